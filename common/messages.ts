@@ -1,0 +1,59 @@
+/**
+ * Chat messages in the OpenAI wire shape. The session workflow owns an append-only array of these;
+ * they are plain JSON so they can cross the workflow/activity boundary and be recorded in history.
+ */
+
+/** One function call requested by the model. `arguments` is the raw JSON text the model produced. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface SystemMessage {
+  role: 'system';
+  content: string;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  tool_calls?: ToolCall[];
+}
+
+export interface ToolMessage {
+  role: 'tool';
+  tool_call_id: string;
+  content: string;
+}
+
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** Token counts reported by the model server for one call (or summed over a session). */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+/** An OpenAI function-calling tool definition. */
+export interface ToolDefinition {
+  type: 'function';
+  function: {
+    name: string;
+    description: string;
+    parameters: Record<string, unknown>;
+  };
+}
+
+/** What every tool returns; it is sent to the model as the JSON content of a `role: 'tool'` message. */
+export interface ToolResult {
+  success: boolean;
+  error?: string;
+  [key: string]: unknown;
+}
