@@ -1,0 +1,48 @@
+/**
+ * Checks a tool call's arguments against its zod schema. A bad argument is the model's mistake, so
+ * it becomes an error message the model can act on (naming the field), never an exception.
+ */
+import type { z } from 'zod';
+
+/** Either the typed arguments or a message that names what is wrong. */
+export type ParsedArgs<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/**
+ * Validates `args` (an object, or the raw JSON text the model produced) against `schema`.
+ * The error names each bad field, e.g. `Invalid arguments for read_file: file_path: expected a string, received number`.
+ */
+export function parseToolArgs<S extends z.ZodType>(tool: string, schema: S, args: unknown): ParsedArgs<z.infer<S>> {
+  let input = args;
+  if (typeof args === 'string') {
+    try {
+      input = JSON.parse(args);
+    } catch (error) {
+      return { ok: false, error: `Invalid arguments for ${tool}: not valid JSON (${(error as Error).message})` };
+    }
+  }
+  if (input === undefined || input === null) input = {};
+  const result = schema.safeParse(input, { reportInput: true });
+  if (result.success) return { ok: true, value: result.data };
+  const problems = result.error.issues.map((issue) => {
+    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : '(arguments)';
+    return `${field}: ${describeIssue(issue)}`;
+  });
+  return { ok: false, error: `Invalid arguments for ${tool}: ${problems.join('; ')}` };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type') {
+    // zod calls a key/value object a "record"; the model only knows JSON objects.
+    const expected = issue.expected === 'record' ? 'object' : issue.expected;
+    if (issue.input === undefined) return `required ${expected} is missing`;
+    return `expected ${expected}, received ${kindOf(issue.input)}`;
+  }
+  if (issue.code === 'too_small' && issue.origin === 'string') return 'must not be empty';
+  return issue.message;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
