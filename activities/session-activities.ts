@@ -1,0 +1,77 @@
+/**
+ * The worker-side implementation of `SessionActivities`: agent initialisation, the model call and
+ * one activity per tool. Built by a factory so the worker (and tests) choose the model settings.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { InitializeAgentActivityInput, SessionActivities } from '../common/activity-types';
+import { AGENT_INIT_FAILED } from '../common/failure-types';
+import type { AgentSummary, InitializeResult } from '../common/session-types';
+import type { AgentDefinition } from './bundle/agent-schema';
+import { initializeAgent } from './bundle/initialize-agent';
+import { createModelActivities, type ModelActivityOptions } from './model/call-model';
+import { TOOL_DEFINITIONS } from './tools/definitions';
+import { executeWorkflowTool } from './tools/execute-workflow';
+import { readFileTool } from './tools/read-file';
+import { saveOutputTool } from './tools/save-output';
+
+/** Settings of the activities a worker registers. */
+export interface ActivitiesOptions {
+  /** Model client settings; by default from OPENAI_API_KEY, OPENAI_BASE_URL and LOOPWRIGHT_MODEL. */
+  model?: ModelActivityOptions;
+  /** Largest file `read_file` returns, in bytes (default 1 MiB; LOOPWRIGHT_MAX_READ_BYTES). */
+  maxReadBytes?: number;
+}
+
+/** Create the activities of a session, keyed by the names the workflow schedules (and the Web UI shows). */
+export function createActivities(options: ActivitiesOptions = {}): SessionActivities {
+  const { callModel } = createModelActivities(options.model);
+  const maxReadBytes = options.maxReadBytes ?? readMaxBytesFromEnv();
+  return {
+    async initializeAgent(input: InitializeAgentActivityInput): Promise<InitializeResult> {
+      try {
+        const result = await initializeAgent({ ...input, maxReadBytes });
+        return {
+          agent: summarizeAgent(result.agent),
+          messages: result.messages,
+          context: result.context,
+          tools: TOOL_DEFINITIONS,
+        };
+      } catch (err) {
+        // Reading a bundle is local and deterministic: a missing file or a malformed agent will
+        // not fix itself on retry, so the operator hears about it at once.
+        const error = err as Error;
+        throw ApplicationFailure.create({
+          type: AGENT_INIT_FAILED,
+          message: error.message,
+          nonRetryable: true,
+          details: [{ name: error.name }],
+        });
+      }
+    },
+    callModel,
+    read_file: readFileTool,
+    execute_workflow: executeWorkflowTool,
+    save_output: saveOutputTool,
+  };
+}
+
+/** The parts of a parsed agent that clients show. */
+export function summarizeAgent(agent: AgentDefinition): AgentSummary {
+  return {
+    id: agent.id,
+    name: agent.name,
+    title: agent.title,
+    ...(agent.icon ? { icon: agent.icon } : {}),
+    commands: agent.commands.map((c) => ({ cmd: c.cmd, description: c.description })),
+  };
+}
+
+function readMaxBytesFromEnv(): number | undefined {
+  const raw = process.env.LOOPWRIGHT_MAX_READ_BYTES;
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new Error(`LOOPWRIGHT_MAX_READ_BYTES must be a positive whole number of bytes, got "${raw}"`);
+  }
+  return value;
+}

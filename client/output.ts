@@ -1,0 +1,16 @@
+/** Where a command prints: stdout for results, stderr for progress and errors. Tests pass their own. */
+export interface CommandOutput {
+  log(line: string): void;
+  error(line: string): void;
+}
+
+/** The process's own stdout and stderr. */
+export const consoleOutput: CommandOutput = {
+  log: (line) => process.stdout.write(`${line}\n`),
+  error: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** A usage mistake on the command line: printed with the usage text, exit status 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}

@@ -1,0 +1,42 @@
+/**
+ * Builds a Loopwright worker: the session workflow plus the activities, on one task queue. Used by
+ * `loopwright worker`, by `loopwright run` when no worker is polling, and by the tests.
+ */
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { SessionActivities } from '../common/activity-types';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
+import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
+
+/** How to build a worker. */
+export interface CreateWorkerOptions {
+  connection: NativeConnection;
+  namespace?: string;
+  taskQueue?: string;
+  /** Ready-made activities (tests); otherwise built from `activityOptions`. */
+  activities?: SessionActivities;
+  activityOptions?: ActivitiesOptions;
+  /** A pre-built workflow bundle (tests bundle once per file); otherwise bundled from workflows/. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Extra worker options (concurrency, identity, ...). */
+  overrides?: Partial<WorkerOptions>;
+}
+
+/** Path of the workflow entry point, for bundling. */
+export const WORKFLOWS_PATH = require.resolve('../workflows');
+
+/** Create (not run) a worker for Loopwright sessions. */
+export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace ?? DEFAULT_NAMESPACE,
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    activities: options.activities ?? createActivities(options.activityOptions),
+    // Heartbeats carry cancellation to a running model call; sending them at least every second
+    // means an interrupt aborts the HTTP request within about a second.
+    maxHeartbeatThrottleInterval: '1 second',
+    defaultHeartbeatThrottleInterval: '1 second',
+    shutdownGraceTime: '10 seconds',
+    ...options.overrides,
+  });
+}

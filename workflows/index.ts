@@ -1,0 +1,2 @@
+/** Entry point of the workflow bundle: only workflow functions are exported here. */
+export { agentSession } from './session';

@@ -1,0 +1,55 @@
+/**
+ * Executing the model's tool calls from workflow code: recognising unknown tools and arguments
+ * that are not JSON (both returned to the model as results), and turning a tool activity that still
+ * fails after its retries into a result the model can act on. Cancellation is rethrown.
+ */
+import { isCancellation, log } from '@temporalio/workflow';
+import { LOG_ARGUMENT_LIMIT } from '../common/defaults';
+import type { ToolCall, ToolResult } from '../common/messages';
+import type { RuntimeContext } from '../common/runtime-context';
+import { isToolName } from '../common/tool-names';
+import { saveActivities, toolActivities } from './activity-proxies';
+
+/** Run one tool call as its activity; never throws except for cancellation. */
+export async function runToolCall(call: ToolCall, context: RuntimeContext): Promise<ToolResult> {
+  const name = call.function.name;
+  if (!isToolName(name)) {
+    return { success: false, error: `Unknown tool: ${name}` };
+  }
+  let args: unknown;
+  try {
+    args = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
+  } catch (err) {
+    return {
+      success: false,
+      error: `Arguments for ${name} are not valid JSON (${(err as Error).message}); send a JSON object`,
+    };
+  }
+  try {
+    switch (name) {
+      case 'read_file':
+        return await toolActivities.read_file(context, args);
+      case 'execute_workflow':
+        return await toolActivities.execute_workflow(context, args);
+      case 'save_output':
+        return await saveActivities.save_output(context, args);
+    }
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    const message = rootMessage(err);
+    log.warn('Tool activity failed after its retries', { tool: name, toolCallId: call.id, error: message });
+    return { success: false, error: `${name} failed: ${message}` };
+  }
+}
+
+/** The innermost failure message (an ActivityFailure wraps the activity's own error). */
+export function rootMessage(err: unknown): string {
+  let current: unknown = err;
+  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
+}
+
+/** Tool arguments for logs, cut to a readable length. */
+export function truncateArguments(text: string, limit = LOG_ARGUMENT_LIMIT): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length} chars)`;
+}
