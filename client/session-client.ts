@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Client, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { type Client, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE } from '../common/defaults';
 import type { ChatMessage } from '../common/messages';
 import type { SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';

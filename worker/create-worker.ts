@@ -2,7 +2,7 @@
  * Builds a Loopwright worker: the session workflow plus the activities, on one task queue. Used by
  * `loopwright worker`, by `loopwright run` when no worker is polling, and by the tests.
  */
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { SessionActivities } from '../common/activity-types';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
