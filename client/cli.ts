@@ -1,0 +1,76 @@
+/**
+ * The `loopwright` command line: a thin dispatcher over the typed client and the bundle tools.
+ */
+import { type CommandOutput, consoleOutput, UsageError } from './output';
+
+type Command = (argv: string[], out: CommandOutput) => Promise<number>;
+
+/** Commands are loaded lazily so `loopwright validate` does not load the Temporal SDK. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  run: {
+    summary: 'run <bundle> <agent> "<message>" [--json] [--once] [--detach] [--max-iterations N] [--model M] [--id ID]',
+    load: async () => (await import('./commands/session-commands')).runCommand,
+  },
+  send: { summary: 'send <id> "<message>" [--json]', load: async () => (await import('./commands/session-commands')).sendCommand },
+  interrupt: { summary: 'interrupt <id> [reason]', load: async () => (await import('./commands/session-commands')).interruptCommand },
+  status: { summary: 'status <id> [--json]', load: async () => (await import('./commands/session-commands')).statusCommand },
+  end: { summary: 'end <id>', load: async () => (await import('./commands/session-commands')).endCommand },
+  worker: { summary: 'worker [--task-queue Q]', load: async () => (await import('./commands/worker-command')).workerCommand },
+  server: {
+    summary: 'server [start [--detach] | stop | status]',
+    load: async () => (await import('./server/server-command')).serverCommand,
+  },
+  demo: { summary: 'demo  (one session of the example bundle; a scripted model unless OPENAI_API_KEY is set)', load: async () => (await import('./commands/demo-command')).demoCommand },
+  inspect: { summary: 'inspect <bundle> [agent] [--json]', load: async () => (await import('./commands/inspect')).inspectCommand },
+  validate: { summary: 'validate <bundle> [--json]', load: async () => (await import('./commands/validate')).validateCommand },
+};
+
+/** Usage text listing every command. */
+export function usage(): string {
+  return ['Usage: loopwright <command> ...', '', ...Object.values(COMMANDS).map((c) => `  loopwright ${c.summary}`)].join('\n');
+}
+
+/** Run the command line with `argv` (without node and script); resolves to the exit status. */
+export async function main(argv: string[], out: CommandOutput = consoleOutput): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    out.log(usage());
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    out.error(`Unknown command "${name}".\n${usage()}`);
+    return 2;
+  }
+  try {
+    return await (await command.load())(rest, out);
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      out.error(`${(err as Error).message}\n${usage()}`);
+      return 2;
+    }
+    out.error(`Error: ${describeError(err)}`);
+    return 1;
+  }
+}
+
+/** An error's message with its causes, which is where Temporal failures keep the useful part. */
+function describeError(err: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = err;
+  while (current instanceof Error && parts.length < 5) {
+    if (!parts.includes(current.message)) parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.length ? parts.join(': ') : String(err);
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`${String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

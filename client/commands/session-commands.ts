@@ -1,0 +1,218 @@
+/**
+ * `loopwright run | send | interrupt | status | end`: start and talk to sessions from a shell.
+ */
+import { parseArgs } from 'node:util';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { SessionState, TurnResult } from '../../common/session-types';
+import { withWorker } from '../in-process-worker';
+import { type CommandOutput, UsageError } from '../output';
+import { watchProgress } from '../progress';
+import { SessionRejectedError, type SessionHandle } from '../session-client';
+import { openTemporal, type TemporalSession } from '../temporal-session';
+
+/** `loopwright run <bundle> <agent> "<message>"`. */
+export async function runCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      detach: { type: 'boolean', default: false },
+      once: { type: 'boolean', default: false },
+      'max-iterations': { type: 'string' },
+      model: { type: 'string' },
+      id: { type: 'string' },
+    },
+  });
+  const [bundlePath, agentId, message] = positionals;
+  if (!bundlePath || !agentId || message === undefined) {
+    throw new UsageError('run needs <bundle> <agent> "<message>"');
+  }
+  if (message.trim() === '') throw new UsageError('the message must not be empty');
+  const maxIterations = parsePositiveInt(values['max-iterations'], '--max-iterations');
+
+  const temporal = await openTemporal(out);
+  try {
+    const oneShot = values.once;
+    const session = await temporal.loopwright.start({
+      bundlePath,
+      agentId,
+      workflowId: values.id,
+      maxIterations,
+      model: values.model,
+      // A one-shot or detached run carries its message in the input; an interactive one sends it
+      // through the `send` update so that the reply comes back as the update's result.
+      ...(oneShot || values.detach ? { firstMessage: message } : {}),
+      ...(oneShot ? { oneShot: true } : {}),
+    });
+    if (!values.json) {
+      out.error(`Session ${session.workflowId} started${temporal.uiUrl ? ` — ${webUiLink(temporal, session.workflowId)}` : ''}`);
+    }
+    if (values.detach) {
+      if (values.json) out.log(JSON.stringify({ workflowId: session.workflowId, detached: true }));
+      else out.log(session.workflowId);
+      out.error('Detached: the session runs on any worker polling the task queue (`loopwright worker`); follow it with `loopwright status <id>`.');
+      return 0;
+    }
+    const result = await withWorker(temporal, { onStart: () => values.json || out.error('  (no worker was polling; running one in this process)') }, () =>
+      oneShot ? oneShotTurn(session, out, !values.json) : sendWithProgress(session, message, out, !values.json),
+    );
+    printTurn(result, session, out, values.json);
+    if (!values.json && !oneShot) {
+      out.error(`Continue with: loopwright send ${session.workflowId} "<message>"   ·   finish with: loopwright end ${session.workflowId}`);
+    }
+    return result.success ? 0 : 1;
+  } finally {
+    await temporal.close();
+  }
+}
+
+/** `loopwright send <id> "<message>"`. */
+export async function sendCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+  const [workflowId, message] = positionals;
+  if (!workflowId || message === undefined) throw new UsageError('send needs <workflow-id> "<message>"');
+  const temporal = await openTemporal(out);
+  try {
+    const session = temporal.loopwright.session(workflowId);
+    const result = await withWorker(temporal, { onStart: () => values.json || out.error('  (no worker was polling; running one in this process)') }, () =>
+      sendWithProgress(session, message, out, !values.json),
+    );
+    printTurn(result, session, out, values.json);
+    return result.success ? 0 : 1;
+  } catch (err) {
+    if (err instanceof SessionRejectedError) {
+      out.error(`Rejected: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await temporal.close();
+  }
+}
+
+/** `loopwright interrupt <id>`. */
+export async function interruptCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const [workflowId, reason] = argv;
+  if (!workflowId) throw new UsageError('interrupt needs <workflow-id>');
+  const temporal = await openTemporal(out);
+  try {
+    await temporal.loopwright.session(workflowId).interrupt(reason);
+    out.log(`Interrupt sent to ${workflowId}`);
+    return 0;
+  } finally {
+    await temporal.close();
+  }
+}
+
+/** `loopwright end <id>`: the session completes after its current turn. */
+export async function endCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const [workflowId] = argv;
+  if (!workflowId) throw new UsageError('end needs <workflow-id>');
+  const temporal = await openTemporal(out);
+  try {
+    const session = temporal.loopwright.session(workflowId);
+    await session.end();
+    const result = await withWorker(temporal, {}, () => session.result());
+    out.log(`Session ${workflowId} ended after ${result.turns} turn(s) (${result.usage.totalTokens} tokens)`);
+    return 0;
+  } finally {
+    await temporal.close();
+  }
+}
+
+/** `loopwright status <id> [--json]`. */
+export async function statusCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+  const [workflowId] = positionals;
+  if (!workflowId) throw new UsageError('status needs <workflow-id>');
+  const temporal = await openTemporal(out);
+  try {
+    const session = temporal.loopwright.session(workflowId);
+    const description = await session.workflow.describe();
+    let state: SessionState | undefined;
+    try {
+      state = await session.state();
+    } catch (err) {
+      // A closed workflow can still answer queries when a worker is up; without one, say so.
+      if (description.status.name === 'RUNNING') throw err;
+    }
+    if (values.json) {
+      out.log(JSON.stringify({ workflowId, workflowStatus: description.status.name, state }, null, 2));
+      return 0;
+    }
+    out.log(`Session ${workflowId}: workflow ${description.status.name.toLowerCase()}`);
+    if (state) {
+      out.log(`  agent:      ${state.agent ? `${state.agent.name} (${state.agent.title})` : '(initialising)'}`);
+      out.log(`  status:     ${state.status}`);
+      out.log(`  turn:       ${state.turn}, iteration ${state.iteration}/${state.maxIterations}`);
+      if (state.runningTools.length) out.log(`  running:    ${state.runningTools.map((t) => t.name).join(', ')}`);
+      out.log(`  tokens:     ${state.usage.totalTokens} (prompt ${state.usage.promptTokens}, completion ${state.usage.completionTokens})`);
+      out.log(`  messages:   ${state.messageCount}`);
+      if (state.lastTurn) out.log(`  last turn:  ${state.lastTurn.status} after ${state.lastTurn.iterations} iteration(s)`);
+      if (state.error) out.log(`  error:      ${state.error}`);
+    }
+    if (temporal.uiUrl) out.log(`  history:    ${webUiLink(temporal, workflowId)}`);
+    return 0;
+  } finally {
+    await temporal.close();
+  }
+}
+
+async function sendWithProgress(session: SessionHandle, message: string, out: CommandOutput, show: boolean): Promise<TurnResult> {
+  const progress = show ? watchProgress(session, out) : undefined;
+  try {
+    return await session.send(message);
+  } finally {
+    progress?.stop();
+  }
+}
+
+/** A one-shot session's result is its workflow result; a failed turn arrives as a failure carrying it. */
+async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boolean): Promise<TurnResult> {
+  const progress = show ? watchProgress(session, out) : undefined;
+  try {
+    const result = await session.result();
+    if (!result.lastTurn) throw new Error('the session ended without a turn');
+    return result.lastTurn;
+  } catch (err) {
+    const failure = err instanceof WorkflowFailedError ? err.cause : undefined;
+    if (failure instanceof ApplicationFailure && failure.details?.[0]) {
+      return failure.details[0] as TurnResult;
+    }
+    throw err;
+  } finally {
+    progress?.stop();
+  }
+}
+
+function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutput, json: boolean): void {
+  if (json) {
+    out.log(
+      JSON.stringify({
+        workflowId: session.workflowId,
+        success: result.success,
+        status: result.status,
+        response: result.response,
+        iterations: result.iterations,
+        ...(result.error ? { error: result.error } : {}),
+      }),
+    );
+    return;
+  }
+  if (result.response) out.log(result.response);
+  if (!result.success) out.error(`Turn ${result.status}: ${result.error ?? 'no reason given'} (${result.iterations} iteration(s))`);
+}
+
+/** Link to a session's history in the Temporal Web UI. */
+export function webUiLink(temporal: Pick<TemporalSession, 'uiUrl' | 'namespace'>, workflowId: string): string {
+  return `${temporal.uiUrl}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+function parsePositiveInt(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} must be a positive whole number, got "${raw}"`);
+  return value;
+}

@@ -1,0 +1,30 @@
+/**
+ * `loopwright worker`: a long-lived worker for the task queue. The SDK's runtime shuts it down
+ * gracefully on SIGINT and SIGTERM (running activities get the grace period to finish).
+ */
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { createWorker } from '../../worker/create-worker';
+import type { CommandOutput } from '../output';
+import { openTemporal } from '../temporal-session';
+
+export async function workerCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { 'task-queue': { type: 'string' } } });
+  const temporal = await openTemporal(out, { taskQueue: values['task-queue'] });
+  const connection = await temporal.nativeConnection();
+  try {
+    const worker = await createWorker({
+      connection,
+      namespace: temporal.namespace,
+      taskQueue: temporal.taskQueue,
+      overrides: { identity: `loopwright-worker-${process.pid}@${os.hostname()}` },
+    });
+    out.error(`Worker polling task queue "${temporal.taskQueue}" on ${temporal.target.address} (namespace ${temporal.namespace}); Ctrl-C to stop`);
+    await worker.run();
+    out.error('Worker stopped');
+    return 0;
+  } finally {
+    await connection.close();
+    await temporal.close();
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * One connection to Temporal for a command: finds (or starts) the server, connects a client, and
+ * can open the native connection a worker needs.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { DEFAULT_TASK_QUEUE } from '../common/defaults';
+import type { CommandOutput } from './output';
+import { ensureTemporal, type TemporalTarget } from './server/ensure-server';
+import { LoopwrightClient } from './session-client';
+
+/** An open connection plus what commands need to know about it. */
+export interface TemporalSession {
+  target: TemporalTarget;
+  client: Client;
+  loopwright: LoopwrightClient;
+  namespace: string;
+  taskQueue: string;
+  /** Base URL of the Web UI, when known (the embedded server's, or `TEMPORAL_UI_URL`). */
+  uiUrl?: string;
+  /** A native connection for a worker in this process (the caller closes it). */
+  nativeConnection(): Promise<NativeConnection>;
+  close(): Promise<void>;
+}
+
+/** Connect to the configured Temporal server, starting the embedded one when none is configured or running. */
+export async function openTemporal(
+  out: CommandOutput,
+  options: { env?: NodeJS.ProcessEnv; taskQueue?: string } = {},
+): Promise<TemporalSession> {
+  const env = options.env ?? process.env;
+  const target = await ensureTemporal({ env, log: (line) => out.error(line) });
+  const connectOptions = { address: target.address, tls: target.tls, apiKey: target.apiKey };
+  const connection = await Connection.connect(connectOptions);
+  const client = new Client({ connection, namespace: target.namespace });
+  const taskQueue = options.taskQueue ?? (env.LOOPWRIGHT_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+  return {
+    target,
+    client,
+    loopwright: new LoopwrightClient(client, taskQueue),
+    namespace: target.namespace,
+    taskQueue,
+    uiUrl: env.TEMPORAL_UI_URL || target.uiUrl,
+    nativeConnection: () => NativeConnection.connect(connectOptions),
+    close: () => connection.close(),
+  };
+}
