@@ -1,0 +1,37 @@
+/**
+ * What the fake model server remembers of each chat-completion request, so tests can assert what
+ * reached the model.
+ */
+import type { ChatMessage, ToolDefinition } from '../../common/messages';
+
+/** The JSON body of a chat-completion request, as far as tests look into it. */
+export interface ChatCompletionRequestBody {
+  model?: string;
+  messages?: ChatMessage[];
+  tools?: ToolDefinition[];
+  tool_choice?: unknown;
+  temperature?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  [key: string]: unknown;
+}
+
+/** One request received on `POST /v1/chat/completions`. */
+export interface RecordedRequest {
+  /** 0-based position among chat-completion requests. */
+  index: number;
+  method: string;
+  path: string;
+  /** Parsed JSON body; null when the body was not JSON (the server then answered 400). */
+  body: ChatCompletionRequestBody | null;
+  /** Request headers, lower-case names, without `authorization`. */
+  headers: Record<string, string>;
+  /** Whether an `Authorization` header came (its value is never kept). */
+  hasAuthorization: boolean;
+  /** When the request arrived (ms since the epoch). */
+  receivedAt: number;
+  /** The client disconnected before the response was complete. */
+  aborted: boolean;
+  /** Status code sent, once a response was sent; null while pending, or after a drop/abort. */
+  status: number | null;
+}

@@ -1,0 +1,341 @@
+/**
+ * A fake OpenAI-compatible HTTP server for tests, benchmarks and the quick-start demo. It speaks
+ * `POST /v1/chat/completions` (non-streaming) and `GET /v1/models` on 127.0.0.1, answers each
+ * chat-completion request with the next scripted step (or a responder's choice), records every
+ * request, and notices when a client gives up on one.
+ */
+import { EventEmitter, once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
+import { buildCompletion, buildErrorBody, faultHeaders, type IdCounters } from './response-bodies';
+import type { Responder, Step } from './steps';
+
+export type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
+export { delay, drop, fault, hang, raw, text, toolCalls } from './steps';
+export type { FakeToolCall, FaultOptions, ReplyOptions, Responder, Step } from './steps';
+
+/** Model the server names in `/v1/models` and in replies to requests that name none. */
+export const FAKE_MODEL = 'loopwright-fake-model';
+
+/** Message of the 500 reply sent when a request arrives and nothing says how to answer it. */
+export const SCRIPT_EXHAUSTED_MESSAGE = 'fake model script exhausted';
+
+/** Options of `startFakeOpenAI`. */
+export interface FakeOpenAIOptions {
+  /** Port on 127.0.0.1; 0 (the default) picks a free one. */
+  port?: number;
+  /** Answers requests once the script is empty. */
+  responder?: Responder;
+  /** Model listed by `/v1/models` (default `FAKE_MODEL`). */
+  model?: string;
+}
+
+/** Events: `request` (a chat-completion request arrived), `aborted` (its client disconnected before the answer). */
+export interface FakeOpenAIEvents {
+  request: [RecordedRequest];
+  aborted: [RecordedRequest];
+}
+
+/** A running fake model server. */
+export interface FakeOpenAI {
+  /** Base URL for the openai client, e.g. `http://127.0.0.1:43121/v1`. */
+  readonly baseURL: string;
+  readonly port: number;
+  readonly model: string;
+  /** Every chat-completion request so far, in arrival order. */
+  readonly requests: RecordedRequest[];
+  /** Emits `request` and `aborted` with the RecordedRequest. */
+  readonly events: EventEmitter<FakeOpenAIEvents>;
+  /** Append steps to the script; each request takes the first one left. */
+  enqueue(...steps: Step[]): void;
+  /** Steps still queued. */
+  remaining(): number;
+  /** Answer requests with `fn` once the script is empty (undefined removes it). */
+  setResponder(fn: Responder | undefined): void;
+  /** Resolve once at least `n` requests have arrived; reject after `timeoutMs` (default 5000). */
+  waitForRequests(n: number, timeoutMs?: number): Promise<RecordedRequest[]>;
+  /** Resolve once at least `n` requests were aborted by their client; reject after `timeoutMs` (default 5000). */
+  waitForAborts(n: number, timeoutMs?: number): Promise<RecordedRequest[]>;
+  /** Requests whose client disconnected before the response was complete. */
+  abortedCount(): number;
+  /** Forget the script, the responder and the recorded requests (ids keep counting). */
+  reset(): void;
+  /** Stop listening, drop open connections and pending timers. */
+  close(): Promise<void>;
+}
+
+/** Start a fake OpenAI-compatible server on 127.0.0.1. */
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+  const fake = new FakeOpenAIServer(options.model ?? FAKE_MODEL, options.responder);
+  await fake.listen(options.port ?? 0);
+  return fake;
+}
+
+class FakeOpenAIServer implements FakeOpenAI {
+  readonly requests: RecordedRequest[] = [];
+  readonly events = new EventEmitter<FakeOpenAIEvents>();
+  private readonly server: Server;
+  private readonly script: Step[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly ids: IdCounters = { completion: 0, toolCall: 0 };
+  private responder: Responder | undefined;
+  private closing = false;
+  private boundPort = 0;
+
+  constructor(
+    readonly model: string,
+    responder: Responder | undefined,
+  ) {
+    this.responder = responder;
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => this.sendError(res, 500, `fake model server error: ${String(err)}`));
+    });
+    // Many tests wait on `aborted` events; do not warn about several listeners.
+    this.events.setMaxListeners(0);
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get baseURL(): string {
+    return `http://127.0.0.1:${this.boundPort}/v1`;
+  }
+
+  async listen(port: number): Promise<void> {
+    this.server.listen(port, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.boundPort = (this.server.address() as AddressInfo).port;
+  }
+
+  enqueue(...steps: Step[]): void {
+    this.script.push(...steps);
+  }
+
+  remaining(): number {
+    return this.script.length;
+  }
+
+  setResponder(fn: Responder | undefined): void {
+    this.responder = fn;
+  }
+
+  abortedCount(): number {
+    return this.requests.filter((r) => r.aborted).length;
+  }
+
+  waitForRequests(n: number, timeoutMs = 5000): Promise<RecordedRequest[]> {
+    return this.waitFor('request', () => this.requests, n, timeoutMs, 'requests');
+  }
+
+  waitForAborts(n: number, timeoutMs = 5000): Promise<RecordedRequest[]> {
+    return this.waitFor('aborted', () => this.requests.filter((r) => r.aborted), n, timeoutMs, 'aborted requests');
+  }
+
+  reset(): void {
+    this.script.length = 0;
+    this.requests.length = 0;
+    this.responder = undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    // Keep-alive sockets and hanging requests would otherwise hold close() open.
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  private waitFor(
+    event: keyof FakeOpenAIEvents,
+    current: () => RecordedRequest[],
+    n: number,
+    timeoutMs: number,
+    what: string,
+  ): Promise<RecordedRequest[]> {
+    return new Promise((resolve, reject) => {
+      if (current().length >= n) return resolve(current());
+      const onEvent = (): void => {
+        if (current().length < n) return;
+        cleanup();
+        resolve(current());
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`fake model: expected ${n} ${what} within ${timeoutMs} ms, saw ${current().length}`));
+      }, timeoutMs);
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        this.events.off(event, onEvent);
+      };
+      this.events.on(event, onEvent);
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
+    if (req.method === 'GET' && path === '/v1/models') {
+      req.resume();
+      this.sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: this.model, object: 'model', created: 0, owned_by: 'loopwright-fake' }],
+      });
+      return;
+    }
+    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+      req.resume();
+      this.sendError(res, 404, `No route for ${req.method ?? '?'} ${path || '/'}`, 'not_found');
+      return;
+    }
+
+    const rawBody = await readBody(req);
+    const body = parseJson(rawBody);
+    const record = this.record(req, path, body);
+    res.on('close', () => {
+      // `close` before `finish` means the connection went away under an unfinished response;
+      // unless we dropped it ourselves or are shutting down, the client gave up.
+      if (res.writableFinished || record.status !== null || this.closing || droppedSockets.has(req.socket)) return;
+      record.aborted = true;
+      this.events.emit('aborted', record);
+    });
+    this.events.emit('request', record);
+
+    if (body === null) {
+      this.respondStatus(res, record, 400, buildErrorBody(400, { message: 'Request body is not valid JSON.' }));
+      return;
+    }
+    let step: Step;
+    try {
+      step = await this.nextStep(record);
+    } catch (err) {
+      this.respondStatus(res, record, 500, buildErrorBody(500, { message: `fake model responder failed: ${String(err)}` }));
+      return;
+    }
+    this.perform(step, req, res, record);
+  }
+
+  private record(req: IncomingMessage, path: string, body: ChatCompletionRequestBody | null): RecordedRequest {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (name === 'authorization' || value === undefined) continue;
+      headers[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    const record: RecordedRequest = {
+      index: this.requests.length,
+      method: req.method ?? 'POST',
+      path,
+      body,
+      headers,
+      hasAuthorization: req.headers.authorization !== undefined,
+      receivedAt: Date.now(),
+      aborted: false,
+      status: null,
+    };
+    this.requests.push(record);
+    return record;
+  }
+
+  private async nextStep(record: RecordedRequest): Promise<Step> {
+    const scripted = this.script.shift();
+    if (scripted) return scripted;
+    if (this.responder) return this.responder(record, record.index);
+    return {
+      kind: 'fault',
+      status: 500,
+      options: { message: `${SCRIPT_EXHAUSTED_MESSAGE} (request #${record.index + 1} had no scripted step)` },
+    };
+  }
+
+  private perform(step: Step, req: IncomingMessage, res: ServerResponse, record: RecordedRequest): void {
+    if (res.destroyed || this.closing) return;
+    switch (step.kind) {
+      case 'text':
+      case 'tool_calls':
+        this.respondStatus(res, record, 200, buildCompletion(step, record.body, this.model, this.ids, record.receivedAt));
+        return;
+      case 'fault':
+        this.respondStatus(res, record, step.status, buildErrorBody(step.status, step.options), faultHeaders(step.options));
+        return;
+      case 'raw':
+        this.respondStatus(res, record, step.status, step.body, step.headers);
+        return;
+      case 'delay': {
+        const timer = setTimeout(() => {
+          this.timers.delete(timer);
+          this.perform(step.step, req, res, record);
+        }, step.ms);
+        // A pending delay must never keep a test process alive on its own.
+        timer.unref();
+        this.timers.add(timer);
+        res.on('close', () => {
+          clearTimeout(timer);
+          this.timers.delete(timer);
+        });
+        return;
+      }
+      case 'drop':
+        droppedSockets.add(req.socket);
+        req.socket.destroy();
+        return;
+      case 'hang':
+        // Nothing to do: the response stays open until the client aborts or close() runs.
+        return;
+    }
+  }
+
+  private respondStatus(
+    res: ServerResponse,
+    record: RecordedRequest,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): void {
+    record.status = status;
+    this.sendJson(res, status, body, { 'x-request-id': `req_fake_${record.index + 1}`, ...headers });
+  }
+
+  private sendError(res: ServerResponse, status: number, message: string, code: string | null = null): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    this.sendJson(res, status, buildErrorBody(status, { message, code }));
+  }
+
+  private sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    if (res.destroyed) return;
+    const payload = typeof body === 'string' ? body : JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(payload),
+      ...headers,
+    });
+    res.end(payload);
+  }
+}
+
+/** Sockets the server destroyed on purpose (`drop`), so their close is not counted as a client abort. */
+const droppedSockets = new WeakSet<object>();
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseJson(text: string): ChatCompletionRequestBody | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as ChatCompletionRequestBody) : null;
+  } catch (err) {
+    // Not JSON: the caller answers 400, as a real server would; the parse error itself is not useful.
+    void err;
+    return null;
+  }
+}
