@@ -32,6 +32,18 @@ export interface SessionInput {
   outputRoots?: string[];
   /** End the session after this long without a message (Temporal duration string, default 24 hours). */
   idleTimeout?: string;
+  /** Activity timeouts (Temporal duration strings such as '30 seconds'). */
+  timeouts?: SessionTimeouts;
+}
+
+/** Activity timeouts of a session; each has a default suited to a hosted model. */
+export interface SessionTimeouts {
+  /** Longest one model call may take, retries aside (default 10 minutes). */
+  modelCall?: string;
+  /** A model call whose worker sends no heartbeat for this long is retried elsewhere (default 30 seconds). */
+  modelHeartbeat?: string;
+  /** Longest one tool call may take (default 1 minute). */
+  tool?: string;
 }
 
 /** What agent initialisation hands the workflow; recorded in history, so replay never re-reads the bundle. */

@@ -21,7 +21,7 @@ import type {
   SessionState,
   TurnResult,
 } from '../common/session-types';
-import { initActivities } from './activity-proxies';
+import { sessionActivities } from './activity-proxies';
 import { endSignal, interruptSignal, messagesQuery, sendUpdate, stateQuery } from './definitions';
 import { rootMessage } from './tool-calls';
 import { runTurn } from './turn';
@@ -30,6 +30,7 @@ import { addUsage, ZERO_USAGE } from './usage';
 /** Run an agent session. See `SessionInput`; signals, queries and the `send` update are in definitions.ts. */
 export async function agentSession(input: SessionInput): Promise<SessionResult> {
   const maxIterations = validMaxIterations(input.maxIterations);
+  const activities = sessionActivities(input.timeouts);
   const transcript: ChatMessage[] = [];
   const state: SessionState = {
     status: 'initializing',
@@ -74,6 +75,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       const result = await scope.run(() =>
         runTurn(
           {
+            activities,
             turn: state.turn,
             transcript,
             tools: ready.tools,
@@ -121,7 +123,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   });
 
   try {
-    init = await initActivities.initializeAgent({
+    init = await activities.initializeAgent({
       bundlePath: input.bundlePath,
       agentId: input.agentId,
       outputRoots: input.outputRoots,

@@ -8,10 +8,14 @@ import { LOG_ARGUMENT_LIMIT } from '../common/defaults';
 import type { ToolCall, ToolResult } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import { isToolName } from '../common/tool-names';
-import { saveActivities, toolActivities } from './activity-proxies';
+import type { SessionActivityStubs } from './activity-proxies';
 
 /** Run one tool call as its activity; never throws except for cancellation. */
-export async function runToolCall(call: ToolCall, context: RuntimeContext): Promise<ToolResult> {
+export async function runToolCall(
+  activities: SessionActivityStubs,
+  call: ToolCall,
+  context: RuntimeContext,
+): Promise<ToolResult> {
   const name = call.function.name;
   if (!isToolName(name)) {
     return { success: false, error: `Unknown tool: ${name}` };
@@ -26,14 +30,7 @@ export async function runToolCall(call: ToolCall, context: RuntimeContext): Prom
     };
   }
   try {
-    switch (name) {
-      case 'read_file':
-        return await toolActivities.read_file(context, args);
-      case 'execute_workflow':
-        return await toolActivities.execute_workflow(context, args);
-      case 'save_output':
-        return await saveActivities.save_output(context, args);
-    }
+    return await activities[name](context, args);
   } catch (err) {
     if (isCancellation(err)) throw err;
     const message = rootMessage(err);

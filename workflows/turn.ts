@@ -7,7 +7,7 @@ import { isCancellation, log } from '@temporalio/workflow';
 import type { ChatMessage, TokenUsage, ToolCall, ToolDefinition, ToolMessage, ToolResult } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import type { RunningTool, TurnResult, TurnStatus } from '../common/session-types';
-import { modelActivities } from './activity-proxies';
+import type { SessionActivityStubs } from './activity-proxies';
 import { rootMessage, runToolCall, truncateArguments } from './tool-calls';
 import { addUsage, ZERO_USAGE } from './usage';
 
@@ -20,6 +20,7 @@ export interface TurnObserver {
 
 /** Everything a turn needs; `transcript` is the session's append-only message array. */
 export interface TurnInput {
+  activities: SessionActivityStubs;
   turn: number;
   transcript: ChatMessage[];
   tools: ToolDefinition[];
@@ -66,7 +67,7 @@ export async function runTurn(input: TurnInput, userMessage: string): Promise<Tu
       iterations += 1;
       observer.onThinking(iterations);
       const modelStarted = Date.now();
-      const reply = await modelActivities.callModel({ messages: transcript, tools: input.tools, model: input.model });
+      const reply = await input.activities.callModel({ messages: transcript, tools: input.tools, model: input.model });
       transcript.push(reply.message);
       if (reply.usage) {
         usage = addUsage(usage, reply.usage);
@@ -103,7 +104,7 @@ async function runToolCalls(input: TurnInput, calls: ToolCall[], transcript: Cha
     await Promise.all(
       calls.map(async (call, i) => {
         const started = Date.now();
-        const result = await runToolCall(call, input.context);
+        const result = await runToolCall(input.activities, call, input.context);
         results[i] = result;
         log.info('Tool call finished', {
           tool: call.function.name,
