@@ -1,0 +1,81 @@
+/**
+ * The parsed form of an agent file, the same for both BMAD dialects (see `agent-parser.ts`). The
+ * parser builds a plain object and validates it with `AgentDefinitionSchema`, so everything past
+ * the parser can trust these types.
+ */
+import { z } from 'zod';
+
+/**
+ * What a command runs. The attribute names of both dialects map onto these kinds:
+ * `run-workflow` (source) and `workflow` (compiled) are `workflow`; `exec`, `action`,
+ * `validate-workflow`, `data` and `tmpl` keep their names.
+ */
+export const CommandTargetKindSchema = z.enum(['workflow', 'exec', 'action', 'validate-workflow', 'data', 'tmpl']);
+export type CommandTargetKind = z.infer<typeof CommandTargetKindSchema>;
+
+/**
+ * One target of a command. `value` is the attribute as written (variables unresolved): a path for
+ * every kind except `action`, whose value is an inline instruction or `#prompt-id`.
+ */
+export const CommandTargetSchema = z.object({
+  kind: CommandTargetKindSchema,
+  value: z.string(),
+});
+export type CommandTarget = z.infer<typeof CommandTargetSchema>;
+
+/**
+ * A menu command (`<c>` or `<item>`). `target` is the primary target (the first of `targets` in the
+ * order workflow, validate-workflow, exec, action, tmpl, data); `targets` holds all of them, since
+ * real items combine e.g. a workflow with a data file. Both are empty for `*help` and `*exit`.
+ */
+export const AgentCommandSchema = z.object({
+  cmd: z.string().min(1),
+  description: z.string(),
+  target: CommandTargetSchema.optional(),
+  targets: z.array(CommandTargetSchema),
+});
+export type AgentCommand = z.infer<typeof AgentCommandSchema>;
+
+/** Who the agent is. Missing parts are empty strings; `<p>` principles are joined as `- ` lines. */
+export const PersonaSchema = z.object({
+  role: z.string(),
+  identity: z.string(),
+  communication_style: z.string(),
+  principles: z.string(),
+});
+export type Persona = z.infer<typeof PersonaSchema>;
+
+/** A `<prompt id>` of the agent, referenced by `action="#id"`. */
+export const AgentPromptSchema = z.object({
+  id: z.string().min(1),
+  text: z.string(),
+});
+export type AgentPrompt = z.infer<typeof AgentPromptSchema>;
+
+/** A compiled agent's `<menu-handlers>` entry: how to run a menu item of that target kind. */
+export const MenuHandlerSchema = z.object({
+  type: z.string(),
+  text: z.string(),
+});
+export type MenuHandler = z.infer<typeof MenuHandlerSchema>;
+
+/** A parsed, validated agent. */
+export const AgentDefinitionSchema = z.object({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  title: z.string().min(1),
+  icon: z.string().optional(),
+  persona: PersonaSchema,
+  /** Instructions run at initialisation, in order (source `<i>` items, compiled `<step>`s). */
+  criticalActions: z.array(z.string()),
+  commands: z.array(AgentCommandSchema),
+  prompts: z.array(AgentPromptSchema),
+  /** Compiled dialect only: the `<menu-handlers>` entries. */
+  menuHandlers: z.array(MenuHandlerSchema),
+  /** Standing rules (`<activation><rules>` lines or `<r>` items), one per entry. */
+  rules: z.array(z.string()),
+  dialect: z.enum(['source', 'compiled']),
+  /** The agent file it was parsed from, as given to the parser. */
+  file: z.string(),
+});
+export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
