@@ -1,0 +1,28 @@
+/**
+ * Heartbeating while the model thinks. Heartbeats tell Temporal the worker is alive (so a killed
+ * worker is noticed within the heartbeat timeout) and are how a cancellation reaches a running
+ * activity at all.
+ */
+import { Context } from '@temporalio/activity';
+
+/**
+ * Heartbeat now and then every `intervalMs` (or half the activity's heartbeat timeout, if shorter)
+ * until the returned function is called.
+ */
+export function startHeartbeat(intervalMs: number): () => void {
+  const context = Context.current();
+  const timeoutMs = context.info.heartbeatTimeoutMs;
+  const every = timeoutMs && timeoutMs > 0 ? Math.min(intervalMs, Math.max(1, Math.floor(timeoutMs / 2))) : intervalMs;
+  const beat = (): void => {
+    try {
+      context.heartbeat();
+    } catch (err) {
+      // A heartbeat can only fail once the activity is being torn down; the model call's own
+      // outcome (or the cancellation) is what must surface, not this.
+      void err;
+    }
+  };
+  beat();
+  const timer = setInterval(beat, every);
+  return () => clearInterval(timer);
+}

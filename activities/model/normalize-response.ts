@@ -1,0 +1,113 @@
+/**
+ * Turning a model server's reply into our AssistantMessage. The reply is checked with zod because
+ * OpenAI-compatible servers differ in small ways (missing tool-call ids or types, object arguments,
+ * content parts); a reply we cannot use at all (no choices, no message) is a retryable
+ * `ModelBadResponse`, since the next sample may well be fine.
+ */
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+import type { AssistantMessage, TokenUsage, ToolCall } from '../../common/messages';
+import { MODEL_BAD_RESPONSE, type ModelFailureDetails } from '../../common/model-call';
+
+const toolCallSchema = z.object({
+  id: z.string().min(1).optional(),
+  type: z.string().optional(),
+  function: z
+    .object({
+      name: z.string(),
+      arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).nullish(),
+    })
+    .optional(),
+});
+
+const contentPartSchema = z.object({ type: z.string(), text: z.string().optional() });
+
+const replySchema = z.object({
+  model: z.string().optional(),
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.union([z.string(), z.array(contentPartSchema)]).nullish(),
+          refusal: z.string().nullish(),
+          tool_calls: z.array(toolCallSchema).nullish(),
+        }),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .min(1, 'the reply has no choices'),
+  usage: z
+    .object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number().optional() })
+    .nullish(),
+});
+
+/** The normalised parts of a reply. */
+export interface NormalizedReply {
+  message: AssistantMessage;
+  usage: TokenUsage | null;
+  model: string | undefined;
+  finishReason: string | null;
+}
+
+/** Normalise a chat-completion reply; throws a retryable ApplicationFailure when it is unusable. */
+export function normalizeReply(reply: unknown): NormalizedReply {
+  const parsed = replySchema.safeParse(reply);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.length > 0 ? issue.path.join('.') : 'reply';
+    const details: ModelFailureDetails = { status: 200, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
+    throw ApplicationFailure.create({
+      type: MODEL_BAD_RESPONSE,
+      message: `The model server sent an unusable reply (${where}: ${issue.message}); it will be retried.`,
+      nonRetryable: false,
+      details: [details],
+    });
+  }
+  const { choices, usage, model } = parsed.data;
+  const choice = choices[0]!;
+  const toolCalls = (choice.message.tool_calls ?? []).flatMap(normalizeToolCall);
+  const message: AssistantMessage = {
+    role: 'assistant',
+    // A refusal is the model's answer to the user; it must not disappear as an empty reply.
+    content: contentText(choice.message.content) ?? choice.message.refusal ?? null,
+  };
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return {
+    message,
+    usage: usage
+      ? {
+          promptTokens: usage.prompt_tokens,
+          completionTokens: usage.completion_tokens,
+          totalTokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,
+        }
+      : null,
+    model,
+    finishReason: choice.finish_reason ?? null,
+  };
+}
+
+/** Only function calls are kept (other kinds, such as custom tools, are not ours). */
+function normalizeToolCall(call: z.infer<typeof toolCallSchema>): ToolCall[] {
+  if (!call.function || (call.type !== undefined && call.type !== 'function')) return [];
+  const args = call.function.arguments;
+  return [
+    {
+      // Some compatible servers omit ids; the tool messages must still point at their call.
+      id: call.id ?? `call_${randomUUID()}`,
+      type: 'function',
+      function: {
+        name: call.function.name,
+        // Strings go through untouched, even when they are not valid JSON: the workflow tells the model.
+        arguments: typeof args === 'string' ? args : args ? JSON.stringify(args) : '{}',
+      },
+    },
+  ];
+}
+
+function contentText(content: string | z.infer<typeof contentPartSchema>[] | null | undefined): string | null {
+  if (content === null || content === undefined) return null;
+  if (typeof content === 'string') return content;
+  const texts = content.filter((p) => p.type === 'text' && p.text !== undefined).map((p) => p.text);
+  return texts.length > 0 ? texts.join('') : null;
+}
