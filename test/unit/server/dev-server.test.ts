@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { startDevServer } from '../../../client/server/dev-server';
 import type { DevServerHandle } from '../../../client/server/dev-server';
 import { DevServerStartError } from '../../../client/server/errors';
@@ -44,7 +45,7 @@ test('startDevServer: a restart on the same SQLite file keeps namespaces and wor
   try {
     await connection.workflowService.registerNamespace({
       namespace: 'lw-restart',
-      workflowExecutionRetentionPeriod: { seconds: 86_400 },
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
     });
     // No worker polls this queue: the execution simply stays open, which is what we look for.
     await new Client({ connection }).workflow.start('neverRuns', { taskQueue: 'lw-nobody', workflowId, args: [] });
