@@ -63,7 +63,7 @@ export function classifyModelError(error: unknown, context: ClassifyContext = {}
     const reason = redact(connectionReason(error));
     return failure(
       MODEL_CONNECTION_ERROR,
-      `Could not reach the model server${where}: ${reason}. It will be retried; check OPENAI_BASE_URL if it persists.`,
+      `Could not reach the model server${where} (${reason.replace(/\.$/, '')}). It will be retried; check OPENAI_BASE_URL if it persists.`,
       false,
       emptyDetails(),
     );
@@ -157,11 +157,15 @@ function emptyDetails(): ModelFailureDetails {
 function connectionReason(error: Error): string {
   const parts: string[] = [];
   let current: unknown = error;
-  for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && !parts.includes(code)) parts.push(code);
-    else if (depth > 0 && current.message && current.message !== 'fetch failed') parts.push(current.message);
-    current = (current as { cause?: unknown }).cause;
+  // Structural, not `instanceof Error`: causes from Node internals may come from another realm.
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth += 1) {
+    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === 'string' && code !== '') {
+      if (!parts.includes(code)) parts.push(code);
+    } else if (depth > 0 && typeof message === 'string' && message !== '' && message !== 'fetch failed') {
+      parts.push(message);
+    }
+    current = cause;
   }
   return parts.length > 0 ? parts.join(': ') : error.message;
 }
