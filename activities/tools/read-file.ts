@@ -1,0 +1,33 @@
+/**
+ * The `read_file` tool: resolve the path's variables, check it against the read roots, and return
+ * the file's text. Every expected failure is a result for the model, never an exception.
+ */
+import type { ToolResult } from '../../common/messages';
+import type { RuntimeContext } from '../../common/runtime-context';
+import { guardRead } from '../bundle/path-guard';
+import { resolveVariables } from '../bundle/variables';
+import { parseToolArgs } from './parse-args';
+import { readFileArgs } from './schemas';
+import { readTextFile } from './text-content';
+import { toToolFailure } from './tool-failure';
+
+/**
+ * Runs `read_file` for the session `ctx`: returns `{success: true, path, content, size}` (`path` is
+ * the real path, `size` in bytes) or `{success: false, error}`. Relative paths are taken from the
+ * bundle root. Refuses files over `ctx.maxReadBytes` and binary files.
+ */
+export async function readFileTool(ctx: RuntimeContext, args: unknown): Promise<ToolResult> {
+  const parsed = parseToolArgs('read_file', readFileArgs, args);
+  if (!parsed.ok) return { success: false, error: parsed.error };
+  let realPath: string | undefined;
+  try {
+    // Strict: a path with an unknown variable would otherwise be read literally and fail obscurely.
+    const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
+    realPath = await guardRead(resolved, ctx.readRoots);
+    const { content, size } = await readTextFile(realPath, ctx.maxReadBytes);
+    return { success: true, path: realPath, content, size };
+  } catch (error) {
+    // `realPath` is set only once the guard accepted it, so an outside path is never echoed.
+    return toToolFailure(error, realPath);
+  }
+}

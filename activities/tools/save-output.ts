@@ -1,0 +1,35 @@
+/**
+ * The `save_output` tool: resolve the path's variables, check it against the output roots, create
+ * missing folders and write the content atomically. A retried call writes the same bytes again,
+ * which is harmless, so the activity can be retried freely.
+ */
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { ToolResult } from '../../common/messages';
+import type { RuntimeContext } from '../../common/runtime-context';
+import { guardWrite } from '../bundle/path-guard';
+import { resolveVariables } from '../bundle/variables';
+import { writeFileAtomic } from './atomic-write';
+import { parseToolArgs } from './parse-args';
+import { saveOutputArgs } from './schemas';
+import { toToolFailure } from './tool-failure';
+
+/**
+ * Runs `save_output` for the session `ctx`: returns `{success: true, path, size}` (`path` is the
+ * real path written, `size` in bytes of UTF-8) or `{success: false, error}`. Relative paths are
+ * taken from the first output root; anything outside `ctx.writeRoots` is refused.
+ */
+export async function saveOutputTool(ctx: RuntimeContext, args: unknown): Promise<ToolResult> {
+  const parsed = parseToolArgs('save_output', saveOutputArgs, args);
+  if (!parsed.ok) return { success: false, error: parsed.error };
+  let realPath: string | undefined;
+  try {
+    const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
+    realPath = await guardWrite(resolved, ctx.writeRoots);
+    await fs.mkdir(path.dirname(realPath), { recursive: true });
+    const size = await writeFileAtomic(realPath, parsed.value.content);
+    return { success: true, path: realPath, size };
+  } catch (error) {
+    return toToolFailure(error, realPath);
+  }
+}
