@@ -25,6 +25,10 @@ export interface EnsureTemporalOptions {
   log?: (line: string) => void;
   /** Tools folder for finding or installing the CLI. */
   toolsDir?: string;
+  /** Local port probed and used for the embedded server (default 7233; tests use a free one). */
+  port?: number;
+  /** Web UI port of the embedded server (default 8233). */
+  uiPort?: number;
 }
 
 /** The Temporal server to use, and how it was obtained. */
@@ -44,7 +48,7 @@ export interface TemporalTarget extends TemporalSettings {
 /**
  * Finds the Temporal server to use: TEMPORAL_ADDRESS (and its TLS and API-key settings) when set;
  * else Loopwright's embedded server if its pid file names a live one; else whatever answers on
- * localhost:7233; else starts the embedded dev server detached (SQLite in the state folder, Web UI
+ * localhost:7233 (or `port`); else starts the embedded dev server detached (SQLite in the state folder, Web UI
  * on 8233) and reports it through `log`.
  */
 export async function ensureTemporal(options: EnsureTemporalOptions = {}): Promise<TemporalTarget> {
@@ -56,6 +60,8 @@ export async function ensureTemporal(options: EnsureTemporalOptions = {}): Promi
   const namespace = settings.namespace;
   const stateDir = path.resolve(options.stateDir ?? defaultStateDir(env));
   const stateFile = serverStateFile(stateDir);
+  const port = options.port ?? EMBEDDED_PORT;
+  const localAddress = `localhost:${port}`;
 
   const recorded = readServerState(stateFile);
   if (recorded !== undefined) {
@@ -66,8 +72,8 @@ export async function ensureTemporal(options: EnsureTemporalOptions = {}): Promi
     if (!isProcessAlive(recorded.pid)) removeServerState(stateFile);
   }
 
-  if ((await checkTemporal({ address: LOCAL_ADDRESS }, namespace)) === undefined) {
-    return { address: LOCAL_ADDRESS, namespace, embedded: false, started: false };
+  if ((await checkTemporal({ address: localAddress }, namespace)) === undefined) {
+    return { address: localAddress, namespace, embedded: false, started: false };
   }
 
   let server: DevServerHandle;
@@ -76,8 +82,8 @@ export async function ensureTemporal(options: EnsureTemporalOptions = {}): Promi
       dbFile: path.join(stateDir, 'temporal.db'),
       logFile: path.join(stateDir, 'temporal.log'),
       stateFile,
-      port: EMBEDDED_PORT,
-      uiPort: EMBEDDED_UI_PORT,
+      port,
+      uiPort: options.uiPort ?? EMBEDDED_UI_PORT,
       ui: true,
       namespace,
       detached: true,
@@ -86,8 +92,8 @@ export async function ensureTemporal(options: EnsureTemporalOptions = {}): Promi
     });
   } catch (error) {
     // Another command may have started the same server a moment earlier and won the port.
-    if (error instanceof DevServerStartError && (await checkTemporal({ address: LOCAL_ADDRESS }, namespace)) === undefined) {
-      return { address: LOCAL_ADDRESS, namespace, embedded: false, started: false };
+    if (error instanceof DevServerStartError && (await checkTemporal({ address: localAddress }, namespace)) === undefined) {
+      return { address: localAddress, namespace, embedded: false, started: false };
     }
     throw error;
   }

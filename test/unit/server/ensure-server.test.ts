@@ -3,8 +3,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DevServerHandle } from '../../../client/server/dev-server';
 import { ensureTemporal } from '../../../client/server/ensure-server';
+import { findFreePort, isPortOpen } from '../../../client/server/free-port';
+import { serverCommand } from '../../../client/server/server-command';
 import { TemporalConfigError } from '../../../client/server/errors';
-import { serverStateFile, writeServerState } from '../../../client/server/server-state';
+import { isProcessAlive, readServerState, serverStateFile, writeServerState } from '../../../client/server/server-state';
 import { startTestTemporal, stopTestTemporal } from '../../support/temporal-server';
 
 let stateDir: string;
@@ -54,4 +56,27 @@ describe('with a running server recorded in the state folder', () => {
     expect(target.server).toBeUndefined();
     expect(logs).toEqual([]);
   });
+});
+
+test('ensureTemporal: with nothing running, starts the embedded server detached and reuses it next time', async () => {
+  const [port, uiPort] = [await findFreePort(), await findFreePort()];
+  const env = { ...process.env, TEMPORAL_ADDRESS: '' };
+  const first = await ensureTemporal({ env, stateDir, log, port, uiPort });
+  try {
+    expect(first).toMatchObject({ address: `127.0.0.1:${port}`, namespace: 'default', embedded: true, started: true, uiUrl: `http://localhost:${uiPort}` });
+    expect(logs).toEqual([
+      `Started the embedded Temporal server (pid ${first.pid}) — Web UI http://localhost:${uiPort}; stop it with \`loopwright server stop\``,
+    ]);
+    expect(readServerState(serverStateFile(stateDir))).toMatchObject({ pid: first.pid, dbFile: path.join(stateDir, 'temporal.db') });
+    expect(fs.existsSync(path.join(stateDir, 'temporal.db'))).toBe(true);
+
+    const second = await ensureTemporal({ env, stateDir, log, port, uiPort });
+    expect(second).toMatchObject({ address: first.address, embedded: true, started: false, pid: first.pid });
+    expect(logs).toHaveLength(1);
+  } finally {
+    const quiet = { log: (): void => undefined, error: (): void => undefined };
+    expect(await serverCommand(['stop', '--state-dir', stateDir], quiet)).toBe(0);
+  }
+  expect(isProcessAlive(first.pid as number)).toBe(false);
+  expect(await isPortOpen('127.0.0.1', port)).toBe(false);
 });
