@@ -1,0 +1,230 @@
+/**
+ * What `loopwright validate` checks, without calling a model: every agent parses and initialises
+ * (its critical actions load), every command target exists and stays inside the read roots, every
+ * workflow a command runs (and, in a stand-alone bundle, every workflow under `workflows/`) loads,
+ * with its `config_source`, `instructions` and `template`, every variable resolves, and each
+ * workflow's `default_output_file` lies inside the session's output folders.
+ *
+ * Problems are data, not exceptions: the whole bundle is checked and every problem reported with
+ * the file and field it concerns. Only unexpected failures (I/O faults) throw.
+ */
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { RuntimeContext } from '../../common/runtime-context';
+import { errorCode } from '../tools/tool-failure';
+import { parseAgent } from './agent-parser';
+import type { AgentDefinition } from './agent-schema';
+import { loadBundle, type BundleAgent, type BundleInfo } from './bundle-loader';
+import { fileLoadTargets } from './critical-actions';
+import { BundleError, SecurityViolationError } from './errors';
+import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent } from './initialize-agent';
+import { guardRead, isInside } from './path-guard';
+import { findUnresolved, pathVariables, resolveVariables } from './variables';
+import { loadWorkflow, spellVariable } from './workflow-loader';
+
+/** One problem: the file (relative to the bundle root when inside it), the field in it, what is wrong. */
+export interface Problem {
+  file: string;
+  field: string;
+  message: string;
+}
+
+/** The problems and how much was checked. */
+export interface ValidationReport {
+  bundleRoot?: string;
+  problems: Problem[];
+  checked: { agents: number; commands: number; workflows: number };
+}
+
+/** Checks the bundle at `bundlePath`; an empty list means no problem was found. */
+export async function validateBundle(bundlePath: string): Promise<Problem[]> {
+  return (await checkBundle(bundlePath)).problems;
+}
+
+/** Like `validateBundle`, with the counts of what was checked. */
+export async function checkBundle(bundlePath: string): Promise<ValidationReport> {
+  let bundle: BundleInfo;
+  try {
+    bundle = await loadBundle(bundlePath);
+  } catch (error) {
+    return { problems: [problemFrom(error, bundlePath, '')], checked: { agents: 0, commands: 0, workflows: 0 } };
+  }
+  const run = new Validation(bundle);
+  let firstContext: RuntimeContext | undefined;
+  for (const agent of bundle.agents) {
+    const ctx = await run.agent(bundlePath, agent);
+    firstContext ??= ctx;
+  }
+  if (bundle.kind === 'bundle' && firstContext) {
+    // Workflows no command names yet are still part of the bundle and may be named later.
+    for (const file of await findWorkflowFiles(path.join(bundle.bundleRoot, 'workflows'))) {
+      await run.workflow(file, firstContext);
+    }
+  }
+  return { bundleRoot: bundle.bundleRoot, problems: run.problems, checked: run.checked };
+}
+
+class Validation {
+  readonly problems: Problem[] = [];
+  readonly checked = { agents: 0, commands: 0, workflows: 0 };
+  private readonly workflows = new Set<string>();
+
+  constructor(private readonly bundle: BundleInfo) {}
+
+  /** Checks one agent; returns its session context when it initialised. */
+  async agent(bundlePath: string, entry: BundleAgent): Promise<RuntimeContext | undefined> {
+    this.checked.agents += 1;
+    const file = this.display(entry.file);
+    let agent: AgentDefinition;
+    try {
+      agent = parseAgent(await fs.readFile(entry.file, 'utf8'), entry.file);
+    } catch (error) {
+      this.add(problemFrom(error, file, 'agent'));
+      return undefined;
+    }
+    const agentId = this.bundle.kind === 'installed' && entry.module ? `${entry.module}/${entry.id}` : entry.id;
+    let ctx: RuntimeContext | undefined;
+    try {
+      ctx = (await initializeAgent({ bundlePath, agentId })).context;
+    } catch (error) {
+      this.add({ ...problemFrom(error, file, 'critical-actions'), file });
+    }
+    if (ctx) this.instructions(agent, ctx, file);
+    // Without a working initialisation the commands are still checked, with the path variables
+    // alone, so one broken critical action does not hide every other problem.
+    await this.commands(agent, ctx ?? this.fallbackContext(), file);
+    return ctx;
+  }
+
+  /** Variables in critical instructions (not loads: initialisation checked those) must resolve. */
+  private instructions(agent: AgentDefinition, ctx: RuntimeContext, file: string): void {
+    agent.criticalActions.forEach((action, i) => {
+      if (fileLoadTargets(action).length > 0) return;
+      for (const variable of findUnresolved(resolveVariables(action, ctx.variables))) {
+        this.add({ file, field: `critical-actions[${i}]`, message: `Variable ${spellVariable(variable)} does not resolve` });
+      }
+    });
+  }
+
+  private async commands(agent: AgentDefinition, ctx: RuntimeContext, file: string): Promise<void> {
+    for (const command of agent.commands) {
+      this.checked.commands += 1;
+      for (const target of command.targets) {
+        const field = `commands[${command.cmd}].${target.kind}`;
+        if (target.kind === 'action') {
+          const id = target.value.startsWith('#') ? target.value.slice(1) : undefined;
+          if (id !== undefined && !agent.prompts.some((p) => p.id === id)) {
+            this.add({ file, field, message: `No prompt with id "${id}" in the agent` });
+          }
+          continue;
+        }
+        const real = await this.targetPath(target.value, ctx, file, field);
+        if (real && (target.kind === 'workflow' || target.kind === 'validate-workflow') && /\.ya?ml$/i.test(real)) {
+          await this.workflow(real, ctx);
+        }
+      }
+    }
+  }
+
+  /** The context a session would have before any config is loaded. */
+  private fallbackContext(): RuntimeContext {
+    const { bundleRoot, coreRoot, projectRoot } = this.bundle;
+    return {
+      bundleRoot,
+      coreRoot,
+      projectRoot,
+      variables: pathVariables({ bundleRoot, coreRoot, projectRoot }),
+      readRoots: [...new Set([bundleRoot, coreRoot, projectRoot])],
+      writeRoots: [path.join(projectRoot, DEFAULT_OUTPUT_FOLDER)],
+      maxReadBytes: DEFAULT_MAX_READ_BYTES,
+    };
+  }
+
+  /** Resolves and checks a command's path; returns its real path when it exists inside the roots. */
+  private async targetPath(value: string, ctx: RuntimeContext, file: string, field: string): Promise<string | undefined> {
+    const resolved = resolveVariables(value, ctx.variables);
+    const missing = findUnresolved(resolved);
+    if (missing.length > 0) {
+      this.add({ file, field, message: `Variable ${missing.map(spellVariable).join(', ')} does not resolve in ${value}` });
+      return undefined;
+    }
+    try {
+      return await guardRead(resolved, ctx.readRoots);
+    } catch (error) {
+      if (error instanceof SecurityViolationError) {
+        this.add({ file, field, message: `Path leaves the allowed roots: ${value}` });
+      } else if (errorCode(error) === 'ENOENT') {
+        this.add({ file, field, message: `File not found: ${this.display(resolved)}` });
+      } else {
+        throw error;
+      }
+      return undefined;
+    }
+  }
+
+  /** Loads a workflow (without its content) and reports what does not resolve or exist. */
+  async workflow(realPath: string, ctx: RuntimeContext): Promise<void> {
+    if (this.workflows.has(realPath)) return;
+    this.workflows.add(realPath);
+    this.checked.workflows += 1;
+    const file = this.display(realPath);
+    try {
+      const workflow = await loadWorkflow(realPath, ctx, { skipContent: true });
+      for (const u of workflow.unresolved) {
+        this.add({ file, field: u.key, message: `Variable ${spellVariable(u.variable)} does not resolve` });
+      }
+      for (const w of workflow.warnings) this.add({ file, field: w.key, message: w.message });
+      const output = workflow.config.default_output_file;
+      if (typeof output === 'string' && findUnresolved(output).length === 0) {
+        const target = path.resolve(ctx.writeRoots[0] ?? ctx.projectRoot, output);
+        if (!ctx.writeRoots.some((root) => isInside(target, root))) {
+          this.add({
+            file,
+            field: 'default_output_file',
+            message: `Output path is outside the output folders (${ctx.writeRoots.map((r) => this.display(r)).join(', ')}): ${this.display(target)}`,
+          });
+        }
+      }
+    } catch (error) {
+      const problem = problemFrom(error, file, '');
+      this.add({ ...problem, file: this.display(problem.file) });
+    }
+  }
+
+  private add(problem: Problem): void {
+    this.problems.push(problem);
+  }
+
+  /** A path relative to the bundle root when inside it (shorter to read), else as given. */
+  private display(p: string): string {
+    return path.isAbsolute(p) && isInside(p, this.bundle.bundleRoot, true) ? path.relative(this.bundle.bundleRoot, p) : p;
+  }
+}
+
+/** A typed bundle error as a problem (keeping its file and field); anything else is rethrown. */
+function problemFrom(error: unknown, file: string, field: string): Problem {
+  if (error instanceof BundleError) {
+    const line = (error as { line?: number }).line;
+    return {
+      file: error.file ?? file,
+      field: error.field ?? (line !== undefined ? `line ${line}` : field),
+      message: error.message,
+    };
+  }
+  throw error;
+}
+
+/** Every workflow.yaml below `dir` (none when it does not exist), sorted. */
+async function findWorkflowFiles(dir: string): Promise<string[]> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return [];
+    throw error;
+  }
+  const files = entries
+    .filter((e) => e.isFile() && (e.name === 'workflow.yaml' || e.name === 'workflow.yml'))
+    .map((e) => path.join(e.parentPath ?? e.path, e.name));
+  return Promise.all(files.sort().map((f) => fs.realpath(f)));
+}

@@ -1,0 +1,77 @@
+/**
+ * `loopwright inspect <bundle> [agent] [--json]`: shows an agent as a session would start it (its
+ * commands, opening messages and system prompt) without calling a model.
+ */
+import { parseArgs } from 'node:util';
+import { inspectBundle, type BundleInspection } from '../../activities/bundle/inspect';
+import { BundleError } from '../../activities/bundle/errors';
+import { type CommandOutput, UsageError } from '../output';
+
+/** Runs the command; resolves to the exit status (0 shown, 1 the bundle or agent could not be loaded). */
+export async function inspectCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false } },
+  });
+  const [bundlePath, agentId, ...extra] = positionals;
+  if (!bundlePath || extra.length > 0) throw new UsageError('inspect needs a bundle path and at most one agent id');
+  let inspection: BundleInspection;
+  try {
+    inspection = await inspectBundle(bundlePath, agentId ?? '');
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+    out.error(error.message);
+    return 1;
+  }
+  if (values.json) out.log(JSON.stringify(inspection, null, 2));
+  else out.log(formatInspection(inspection));
+  return 0;
+}
+
+/** The human-readable report. */
+export function formatInspection(data: BundleInspection): string {
+  const { agent, context } = data;
+  const lines: string[] = [];
+  lines.push(`Agent: ${agent.icon ? `${agent.icon} ` : ''}${agent.name}, ${agent.title}`);
+  lines.push(`  id: ${agent.id}`);
+  lines.push(`  file: ${agent.file} (${agent.dialect} dialect)`);
+  lines.push(`Bundle: ${data.bundle.bundleRoot} (${data.bundle.kind}, ${data.bundle.agents.length} agent(s))`);
+  lines.push(`  {project-root} = ${context.projectRoot}`);
+  lines.push(`  {core-root} = ${context.coreRoot}`);
+  lines.push(`  read roots: ${context.readRoots.join(', ')}`);
+  lines.push(`  write roots: ${context.writeRoots.join(', ')}`);
+  lines.push(`  read limit: ${context.maxReadBytes} bytes`);
+  lines.push('');
+  lines.push(`Persona:`);
+  for (const [label, text] of Object.entries(agent.persona)) if (text) lines.push(`  ${label}: ${oneLine(text)}`);
+  lines.push('');
+  lines.push(`Commands (${data.commands.length}):`);
+  const width = Math.max(0, ...data.commands.map((c) => c.cmd.length));
+  for (const command of data.commands) {
+    lines.push(`  ${command.cmd.padEnd(width)}  ${command.description}`);
+    for (const t of command.targets) {
+      lines.push(`  ${' '.repeat(width)}    ${t.kind}: ${t.value}${t.resolved && t.resolved !== t.value ? `\n  ${' '.repeat(width)}      -> ${t.resolved}` : ''}`);
+    }
+  }
+  lines.push('');
+  lines.push(`Variables (${Object.keys(context.variables).length}):`);
+  for (const [key, value] of Object.entries(context.variables).sort(([a], [b]) => a.localeCompare(b))) {
+    lines.push(`  {${key}} = ${value}`);
+  }
+  lines.push('');
+  lines.push(`Tools: ${data.tools.map((t) => t.function.name).join(', ')}`);
+  lines.push('');
+  lines.push(`Initial messages (${data.messages.length}):`);
+  data.messages.forEach((message, i) => {
+    const label = i === 0 ? 'system prompt' : message.content.split('\n')[0];
+    lines.push(`----- [${i + 1}] ${message.role}: ${i === 0 ? label : oneLine(label)}`);
+    lines.push(i === 0 ? message.content : message.content.split('\n').slice(1).join('\n').replace(/^\n/, '') || '(no further text)');
+  });
+  return lines.join('\n');
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 160 ? `${flat.slice(0, 157)}...` : flat;
+}

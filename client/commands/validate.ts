@@ -1,0 +1,36 @@
+/**
+ * `loopwright validate <bundle> [--json]`: checks a bundle without calling a model and prints each
+ * problem with its file and field. Exit status 0 when none, 1 when there are problems.
+ */
+import { parseArgs } from 'node:util';
+import { checkBundle, type ValidationReport } from '../../activities/bundle/validate';
+import { type CommandOutput, UsageError } from '../output';
+
+/** Runs the command; resolves to the exit status. */
+export async function validateCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false } },
+  });
+  if (positionals.length !== 1) throw new UsageError('validate needs exactly one bundle path');
+  const report = await checkBundle(positionals[0]);
+  if (values.json) out.log(JSON.stringify(report, null, 2));
+  else out.log(formatReport(positionals[0], report));
+  return report.problems.length === 0 ? 0 : 1;
+}
+
+/** The human-readable report: one line per problem, `file  field: message`, then a summary. */
+export function formatReport(bundlePath: string, report: ValidationReport): string {
+  const { agents, commands, workflows } = report.checked;
+  const checked = `${agents} agent(s), ${commands} command(s), ${workflows} workflow(s) checked`;
+  if (report.problems.length === 0) return `${report.bundleRoot ?? bundlePath}: no problems (${checked})`;
+  const lines = [`${report.bundleRoot ?? bundlePath}:`];
+  for (const p of report.problems) {
+    const [first, ...rest] = p.message.split('\n');
+    lines.push(`  ${p.file}${p.field ? `  ${p.field}` : ''}: ${first}`);
+    for (const line of rest) lines.push(`      ${line}`);
+  }
+  lines.push(`${report.problems.length} problem(s); ${checked}`);
+  return lines.join('\n');
+}
