@@ -32,5 +32,12 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
   });
-  return { ...init, ...model, ...tools };
+  // proxyActivities returns a Proxy with no own keys, so pick the stubs by name (a spread would copy nothing).
+  return {
+    initializeAgent: init.initializeAgent,
+    callModel: model.callModel,
+    read_file: tools.read_file,
+    execute_workflow: tools.execute_workflow,
+    save_output: tools.save_output,
+  };
 }

@@ -1,0 +1,94 @@
+/**
+ * Shared set-up of workflow tests: a real Temporal dev server, a real worker with the real
+ * activities, the fake OpenAI server, and a copy of the example bundle in a temp folder.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { LoopwrightClient } from '../../client/session-client';
+import type { ActivitiesOptions } from '../../activities/session-activities';
+import { createWorker, WORKFLOWS_PATH } from '../../worker/create-worker';
+import { type FakeOpenAI, startFakeOpenAI } from '../../scripts/fake-openai/server';
+
+/** Folder of the example bundle in the repository. */
+export const EXAMPLE_BUNDLE = path.resolve(__dirname, '../../bundles/requirements-facilitator');
+
+/** Copy the example bundle into a fresh temp folder; its outputs land inside that folder. */
+export function copyExampleBundle(prefix = 'lw-bundle-'): { root: string; bundle: string; cleanup(): void } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const bundle = path.join(root, 'requirements-facilitator');
+  fs.cpSync(EXAMPLE_BUNDLE, bundle, { recursive: true });
+  return { root, bundle, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
+}
+
+/** Everything a workflow test file needs, started once in `beforeAll`. */
+export interface SessionHarness {
+  server: DevServerHandle;
+  fake: FakeOpenAI;
+  workflowBundle: WorkflowBundleWithSourceMap;
+  connection: Connection;
+  client: Client;
+  nativeConnection: NativeConnection;
+  /** Start a worker on a fresh task queue and return a client bound to it. */
+  startWorker(options?: { activities?: ActivitiesOptions; taskQueue?: string }): Promise<{ worker: Worker; loopwright: LoopwrightClient; taskQueue: string; stop(): Promise<void> }>;
+  close(): Promise<void>;
+}
+
+let queueCounter = 0;
+
+/** Start the server, the fake model and bundle the workflow code (once per test file). */
+export async function startSessionHarness(options: { dbFile?: string } = {}): Promise<SessionHarness> {
+  const [server, fake, workflowBundle] = await Promise.all([
+    startDevServer({ port: 0, ui: false, dbFile: options.dbFile }),
+    startFakeOpenAI(),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger }),
+  ]);
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const workers: { stop(): Promise<void> }[] = [];
+  return {
+    server,
+    fake,
+    workflowBundle,
+    connection,
+    client,
+    nativeConnection,
+    async startWorker(opts = {}) {
+      const taskQueue = opts.taskQueue ?? `test-${process.pid}-${++queueCounter}`;
+      const worker = await createWorker({
+        connection: nativeConnection,
+        taskQueue,
+        workflowBundle,
+        activityOptions: { model: { baseURL: fake.baseURL, apiKey: 'test-key' }, ...opts.activities },
+      });
+      const running = worker.run();
+      const stop = async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+      };
+      workers.push({ stop });
+      return { worker, loopwright: new LoopwrightClient(client, taskQueue), taskQueue, stop };
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.stop().catch(() => undefined)));
+      await nativeConnection.close();
+      await connection.close();
+      await fake.close();
+      await server.stop();
+    },
+  };
+}
+
+/** Bundling logs at info level; tests only want warnings. */
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => process.stderr.write(`${message}\n`),
+  error: (message: string) => process.stderr.write(`${message}\n`),
+};

@@ -1,0 +1,242 @@
+/**
+ * The session workflow on a real Temporal dev server with a real worker, the real activities and
+ * the real openai client talking HTTP to the fake model server.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { MAX_ITERATIONS_EXCEEDED } from '../../common/failure-types';
+import type { ChatMessage, ToolMessage } from '../../common/messages';
+import type { TurnResult } from '../../common/session-types';
+import { SessionRejectedError } from '../../client/session-client';
+import { fault, hang, text, toolCalls } from '../../scripts/fake-openai/server';
+import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
+
+let h: SessionHarness;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
+
+beforeAll(async () => {
+  h = await startSessionHarness();
+  bundleCopy = copyExampleBundle();
+  ({ loopwright } = await h.startWorker());
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  bundleCopy?.cleanup();
+});
+
+beforeEach(() => h.fake.reset());
+
+const WORKFLOW_PATH = '{bundle-root}/workflows/intake/workflow.yaml';
+
+function toolResults(messages: ChatMessage[]): { id: string; result: Record<string, unknown> }[] {
+  return messages
+    .filter((m): m is ToolMessage => m.role === 'tool')
+    .map((m) => ({ id: m.tool_call_id, result: JSON.parse(m.content) as Record<string, unknown> }));
+}
+
+function startSession(extra: Partial<Parameters<typeof loopwright.start>[0]> = {}) {
+  return loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', ...extra });
+}
+
+test('session: several iterations load a workflow, save its output and answer', async () => {
+  h.fake.enqueue(
+    toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: WORKFLOW_PATH }, id: 'call_wf' }]),
+    toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' }, id: 'call_read' }]),
+    toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/requirements-test.md', content: '# Requirements\n\nA tool library.\n' }, id: 'call_save' }]),
+    text('Saved your requirements.'),
+  );
+  const session = await startSession();
+  const result = await session.send('*intake');
+
+  expect(result).toMatchObject({ success: true, status: 'completed', iterations: 4, response: 'Saved your requirements.' });
+  const tools = toolResults(result.messages);
+  expect(tools.map((t) => t.id)).toEqual(['call_wf', 'call_read', 'call_save']);
+  expect(tools.every((t) => t.result.success === true)).toBe(true);
+  expect(tools[0].result.workflow_name).toBe('intake');
+  expect(String(tools[0].result.instructions)).toContain('<step');
+  const saved = String(tools[2].result.path);
+  // A stand-alone bundle is its own project root, so the output lands inside the copy.
+  expect(saved).toBe(path.join(fs.realpathSync(bundleCopy.bundle), '.loopwright', 'output', 'requirements-test.md'));
+  expect(fs.readFileSync(saved, 'utf8')).toBe('# Requirements\n\nA tool library.\n');
+
+  // Every model call saw the whole transcript so far, tools included.
+  expect(h.fake.requests).toHaveLength(4);
+  const last = h.fake.requests[3].body!;
+  expect(last.messages!.filter((m) => m.role === 'tool')).toHaveLength(3);
+  expect(last.tools!.map((t) => t.function.name).sort()).toEqual(['execute_workflow', 'read_file', 'save_output']);
+  expect(last.tool_choice).toBe('auto');
+  // The first messages are the system prompt and the critical actions, then the user's message.
+  const first = h.fake.requests[0].body!.messages!;
+  expect(first[0].role).toBe('system');
+  expect(first.some((m) => m.role === 'system' && m.content.includes('[Critical Instruction] Remember the user\'s name is Sam'))).toBe(true);
+  expect(first[first.length - 1]).toEqual({ role: 'user', content: '*intake' });
+
+  const state = await session.state();
+  expect(state).toMatchObject({ status: 'waiting_for_user', turn: 1, iteration: 4, maxIterations: 50 });
+  expect(state.usage.totalTokens).toBeGreaterThan(0);
+  const transcript = await session.messages();
+  expect(transcript.slice(-result.messages.length)).toEqual(result.messages);
+  await session.end();
+  await expect(session.result()).resolves.toMatchObject({ turns: 1, endedBy: 'end_signal' });
+});
+
+test('session: parallel tool calls run together and their results are appended in call order', async () => {
+  h.fake.enqueue(
+    toolCalls([
+      { name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/instructions.md' }, id: 'call_a' },
+      { name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_b' },
+      { name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/summary/workflow.yaml' }, id: 'call_c' },
+    ]),
+    text('All three loaded.'),
+  );
+  const session = await startSession();
+  const result = await session.send('load three things');
+  expect(result.success).toBe(true);
+  expect(toolResults(result.messages).map((t) => t.id)).toEqual(['call_a', 'call_b', 'call_c']);
+  // The second model call came only after all three results were in.
+  const second = h.fake.requests[1].body!.messages!;
+  expect(second.slice(-3).map((m) => (m as ToolMessage).tool_call_id)).toEqual(['call_a', 'call_b', 'call_c']);
+
+  // In history, all three activities were scheduled before the first one completed.
+  const history = await session.workflow.fetchHistory();
+  const kinds = (history.events ?? []).map((e) => {
+    if (e.activityTaskScheduledEventAttributes) return `scheduled:${e.activityTaskScheduledEventAttributes.activityType?.name}`;
+    if (e.activityTaskCompletedEventAttributes) return 'completed';
+    return '';
+  }).filter(Boolean);
+  const firstTool = kinds.findIndex((k) => k === 'scheduled:read_file');
+  expect(kinds.slice(firstTool, firstTool + 3)).toEqual(['scheduled:read_file', 'scheduled:read_file', 'scheduled:execute_workflow']);
+  await session.end();
+});
+
+test('session: bad tool calls come back to the model as errors and the loop goes on', async () => {
+  h.fake.enqueue(
+    toolCalls([
+      { name: 'delete_everything', arguments: {}, id: 'call_unknown' },
+      { name: 'read_file', arguments: '{"file_path": ', id: 'call_badjson' },
+      { name: 'read_file', arguments: { path: 'x' }, id: 'call_schema' },
+      { name: 'read_file', arguments: { file_path: '{bundle-root}/no-such-file.md' }, id: 'call_missing' },
+      { name: 'read_file', arguments: { file_path: '{bundle-root}/../../../etc/passwd' }, id: 'call_escape' },
+    ]),
+    text('I could not load those.'),
+  );
+  const session = await startSession();
+  const result = await session.send('try some things');
+  expect(result).toMatchObject({ success: true, iterations: 2, response: 'I could not load those.' });
+  const byId = Object.fromEntries(toolResults(result.messages).map((t) => [t.id, t.result]));
+  expect(byId.call_unknown).toEqual({ success: false, error: 'Unknown tool: delete_everything' });
+  expect(byId.call_badjson.success).toBe(false);
+  expect(String(byId.call_badjson.error)).toMatch(/not valid JSON/);
+  expect(byId.call_schema.success).toBe(false);
+  expect(String(byId.call_schema.error)).toContain('file_path');
+  expect(byId.call_missing.success).toBe(false);
+  expect(String(byId.call_missing.error)).toContain('ENOENT');
+  expect(byId.call_escape).toMatchObject({ success: false, error: 'Security violation: Access denied' });
+  await session.end();
+});
+
+test('session: a turn past maxIterations ends unsuccessfully and keeps the partial transcript', async () => {
+  h.fake.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]));
+  const session = await startSession({ maxIterations: 3 });
+  const result = await session.send('loop forever');
+  expect(result).toMatchObject({ success: false, status: 'max_iterations', iterations: 3, error: 'Agent execution exceeded maximum iterations (3)' });
+  expect(h.fake.requests).toHaveLength(3);
+  // user + 3 × (assistant + tool)
+  expect(result.messages).toHaveLength(7);
+  expect((await session.state()).status).toBe('waiting_for_user');
+  await session.end();
+});
+
+test('session: a one-shot run past the limit fails with a stable type carrying the partial result', async () => {
+  h.fake.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]));
+  const session = await startSession({ maxIterations: 2, firstMessage: 'loop', oneShot: true });
+  const error = await session.result().then(() => undefined, (err: unknown) => err);
+  expect(error).toBeInstanceOf(WorkflowFailedError);
+  const failure = (error as WorkflowFailedError).cause;
+  expect(failure).toBeInstanceOf(ApplicationFailure);
+  expect((failure as ApplicationFailure).type).toBe(MAX_ITERATIONS_EXCEEDED);
+  expect((failure as ApplicationFailure).nonRetryable).toBe(true);
+  const partial = (failure as ApplicationFailure).details?.[0] as TurnResult;
+  expect(partial).toMatchObject({ success: false, iterations: 2, error: 'Agent execution exceeded maximum iterations (2)' });
+  expect(partial.messages).toHaveLength(5);
+});
+
+test('session: interrupt aborts a slow model call, keeps the transcript, and the next message resumes', async () => {
+  h.fake.enqueue(hang());
+  const session = await startSession();
+  const turn = session.send('take your time');
+  await h.fake.waitForRequests(1, 20_000);
+  expect((await session.state()).status).toBe('thinking');
+
+  // A second message while the turn runs is refused.
+  await expect(session.send('another')).rejects.toThrow(SessionRejectedError);
+  await expect(session.send('another')).rejects.toThrow(/busy/);
+
+  await session.interrupt('changed my mind');
+  const interrupted = await turn;
+  expect(interrupted).toMatchObject({ success: false, status: 'interrupted' });
+  await h.fake.waitForAborts(1, 10_000);
+  expect(h.fake.requests[0].aborted).toBe(true);
+  expect((await session.state()).status).toBe('interrupted');
+
+  h.fake.enqueue(text('Back again.'));
+  const resumed = await session.send('go on');
+  expect(resumed).toMatchObject({ success: true, response: 'Back again.', turn: 2 });
+  const seen = h.fake.requests[1].body!.messages!.filter((m) => m.role === 'user').map((m) => m.content);
+  expect(seen).toEqual(['take your time', 'go on']);
+  await session.end();
+});
+
+test('session: interrupt while tools run answers every tool call so the transcript stays valid', async () => {
+  h.fake.enqueue(
+    toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_ok' }]),
+    hang(),
+  );
+  const session = await startSession();
+  const turn = session.send('read then think');
+  await h.fake.waitForRequests(2, 20_000);
+  await session.interrupt();
+  const result = await turn;
+  expect(result.status).toBe('interrupted');
+  expect(toolResults(result.messages).map((t) => t.id)).toEqual(['call_ok']);
+  await session.end();
+});
+
+test('session: the send validator rejects an empty message', async () => {
+  const session = await startSession();
+  await expect(session.send('   ')).rejects.toThrow(/non-empty/);
+  await session.end();
+});
+
+test('session: a 429 with Retry-After is retried after the delay and the turn succeeds', async () => {
+  h.fake.enqueue(fault(429, { retryAfter: 1 }), text('Worth the wait.'));
+  const session = await startSession();
+  const result = await session.send('hello');
+  expect(result).toMatchObject({ success: true, response: 'Worth the wait.', iterations: 1 });
+  expect(h.fake.requests).toHaveLength(2);
+  expect(h.fake.requests[1].receivedAt - h.fake.requests[0].receivedAt).toBeGreaterThanOrEqual(900);
+  await session.end();
+});
+
+test('session: a 401 fails the turn at once with a message that says what to fix', async () => {
+  h.fake.enqueue(fault(401, { body: { error: { message: 'Incorrect API key provided: sk-secret', type: 'invalid_request_error', code: 'invalid_api_key' } } }));
+  const session = await startSession();
+  const result = await session.send('hello');
+  expect(result.success).toBe(false);
+  expect(result.status).toBe('failed');
+  expect(result.error).toMatch(/OPENAI_API_KEY/);
+  expect(result.error).not.toContain('sk-secret');
+  expect(h.fake.requests).toHaveLength(1);
+  await session.end();
+});
+
+test('session: a missing agent fails initialisation with a clear, non-retried error', async () => {
+  const session = await startSession({ agentId: 'nobody' });
+  const error = await session.result().then(() => undefined, (err: unknown) => err);
+  expect(error).toBeInstanceOf(WorkflowFailedError);
+  expect(String((error as WorkflowFailedError).cause?.message)).toMatch(/nobody/);
+});
