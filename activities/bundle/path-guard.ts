@@ -10,7 +10,7 @@
  * Limits: the check and the later open are separate system calls, so a symlink swapped in between
  * (by someone who can already write inside a root) is not caught.
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { SecurityViolationError } from './errors';
 
@@ -103,7 +103,7 @@ async function realpathLenient(p: string, hops = 0): Promise<{ real: string; exi
   return { real: path.join(up.real, path.basename(p)), exists: false };
 }
 
-async function lstatOrNull(p: string): Promise<import('node:fs').Stats | null> {
+async function lstatOrNull(p: string): Promise<Stats | null> {
   try {
     return await fs.lstat(p);
   } catch (error) {
