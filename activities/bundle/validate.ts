@@ -87,6 +87,7 @@ class Validation {
     try {
       ctx = (await initializeAgent({ bundlePath, agentId })).context;
     } catch (error) {
+      // The agent file is where the fix goes, whatever file the failed action named.
       this.add({ ...problemFrom(error, file, 'critical-actions'), file });
     }
     if (ctx) this.instructions(agent, ctx, file);
@@ -186,13 +187,12 @@ class Validation {
         }
       }
     } catch (error) {
-      const problem = problemFrom(error, file, '');
-      this.add({ ...problem, file: this.display(problem.file) });
+      this.add(problemFrom(error, file, ''));
     }
   }
 
   private add(problem: Problem): void {
-    this.problems.push(problem);
+    this.problems.push({ ...problem, file: this.display(problem.file) });
   }
 
   /** A path relative to the bundle root when inside it (shorter to read), else as given. */
