@@ -70,6 +70,9 @@ test('serverCommand: start --detach leaves a server with the Web UI running; sta
   expect(() => process.kill(-pid, 0)).not.toThrow();
   expect(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--ui-disable-news-fetch');
   expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
+  // The Web UI reports its own settings: the news feed fetch is off.
+  const settings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as { DisableNewsFetch?: boolean };
+  expect(settings.DisableNewsFetch).toBe(true);
 
   expect(await serverCommand(['start', '--detach', '--port', String(port), '--state-dir', stateDir], out)).toBe(1);
   expect(out.errors[0]).toContain(`already running (pid ${pid})`);
