@@ -16,11 +16,11 @@ import { parseAgent } from './agent-parser';
 import type { AgentDefinition } from './agent-schema';
 import { loadBundle, type BundleAgent, type BundleInfo } from './bundle-loader';
 import { fileLoadTargets } from './critical-actions';
-import { BundleError, SecurityViolationError } from './errors';
+import { BundleError, ConfigVariableNotFoundError, SecurityViolationError } from './errors';
 import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent } from './initialize-agent';
 import { guardRead, isInside } from './path-guard';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
-import { loadWorkflow, spellVariable } from './workflow-loader';
+import { loadWorkflowContent, resolveWorkflow, spellVariable, type ResolvedWorkflow } from './workflow-loader';
 
 /** One problem: the file (relative to the bundle root when inside it), the field in it, what is wrong. */
 export interface Problem {
@@ -169,25 +169,34 @@ class Validation {
     this.workflows.add(realPath);
     this.checked.workflows += 1;
     const file = this.display(realPath);
+    let workflow: ResolvedWorkflow;
     try {
-      const workflow = await loadWorkflow(realPath, ctx, { skipContent: true });
-      for (const u of workflow.unresolved) {
-        this.add({ file, field: u.key, message: `Variable ${spellVariable(u.variable)} does not resolve` });
-      }
-      for (const w of workflow.warnings) this.add({ file, field: w.key, message: w.message });
-      const output = workflow.config.default_output_file;
-      if (typeof output === 'string' && findUnresolved(output).length === 0) {
-        const target = path.resolve(ctx.writeRoots[0] ?? ctx.projectRoot, output);
-        if (!ctx.writeRoots.some((root) => isInside(target, root))) {
-          this.add({
-            file,
-            field: 'default_output_file',
-            message: `Output path is outside the output folders (${ctx.writeRoots.map((r) => this.display(r)).join(', ')}): ${this.display(target)}`,
-          });
-        }
-      }
+      workflow = await resolveWorkflow(realPath, ctx);
     } catch (error) {
       this.add(problemFrom(error, file, ''));
+      return;
+    }
+    for (const u of workflow.unresolved) {
+      this.add({ file, field: u.key, message: `Variable ${spellVariable(u.variable)} does not resolve` });
+    }
+    for (const w of workflow.warnings) this.add({ file, field: w.key, message: w.message });
+    const output = workflow.config.default_output_file;
+    if (typeof output === 'string' && findUnresolved(output).length === 0) {
+      const target = path.resolve(ctx.writeRoots[0] ?? ctx.projectRoot, output);
+      if (!ctx.writeRoots.some((root) => isInside(target, root))) {
+        const roots = ctx.writeRoots.map((r) => this.display(r)).join(', ');
+        this.add({
+          file,
+          field: 'default_output_file',
+          message: `Output path is outside the output folders (${roots}): ${this.display(target)}`,
+        });
+      }
+    }
+    try {
+      await loadWorkflowContent(workflow, ctx, { skipContent: true });
+    } catch (error) {
+      // An unresolved variable in instructions/template was already reported above.
+      if (!(error instanceof ConfigVariableNotFoundError)) this.add(problemFrom(error, file, ''));
     }
   }
 

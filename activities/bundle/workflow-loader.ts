@@ -28,30 +28,38 @@ export interface UnresolvedVariable {
   variable: string;
 }
 
-/** A workflow ready to hand to the model. */
-export interface LoadedWorkflow {
+/** A workflow.yaml with its variables resolved, before its instructions and template are read. */
+export interface ResolvedWorkflow {
   /** Real path of the workflow.yaml. */
   path: string;
   name: string;
   description: string;
-  /** Text of the instructions file, or null when the workflow names none. */
-  instructions: string | null;
-  /** Text of the template, or null when there is none (`template: false`, absent). */
-  template: string | null;
   /** The whole workflow.yaml with every variable that could be resolved, resolved. */
   config: Record<string, unknown>;
-  /** Real paths of the files read, by field. */
-  files: { config_source?: string; instructions?: string; template?: string };
+  /** Real path of the `config_source` file, when it was loaded. */
+  configSource?: string;
+  /** The variables the workflow was resolved against (session, config source, `installed_path`). */
+  variables: Record<string, string>;
   unresolved: UnresolvedVariable[];
   /** Non-fatal problems, e.g. a `config_source` that does not exist. */
   warnings: { key: string; message: string }[];
 }
 
-/** Options of `loadWorkflow`. */
+/** A workflow ready to hand to the model. */
+export interface LoadedWorkflow extends ResolvedWorkflow {
+  /** Text of the instructions file, or null when the workflow names none. */
+  instructions: string | null;
+  /** Text of the template, or null when there is none (`template: false`, absent). */
+  template: string | null;
+  /** Real paths of the instructions and template files. */
+  files: { instructions?: string; template?: string };
+}
+
+/** Options of `resolveWorkflow` and `loadWorkflow`. */
 export interface LoadWorkflowOptions {
   /** Value of `{date}` (default today). */
   date?: string;
-  /** Resolve and check only; do not read instructions and template (used by `validate`). */
+  /** Check that instructions and template exist inside the roots, but do not read them (used by `validate`). */
   skipContent?: boolean;
 }
 
@@ -63,15 +71,28 @@ const CONTENT_FIELDS = ['instructions', 'template'] as const;
 
 /**
  * Loads the workflow at `workflowPath` (variables allowed, e.g. `{bundle-root}/workflows/x/workflow.yaml`)
- * for the session `ctx`. Throws `SecurityViolationError` for a path outside `ctx.readRoots`,
- * `ConfigVariableNotFoundError` for an unknown variable in a path that must be read, and
- * `WorkflowLoadError` (with `file` and `field`) for files that cannot be read or parsed.
+ * for the session `ctx`: `resolveWorkflow`, then `loadWorkflowContent`. Throws
+ * `SecurityViolationError` for a path outside `ctx.readRoots`, `ConfigVariableNotFoundError` for an
+ * unknown variable in a path that must be read, and `WorkflowLoadError` (with `file` and `field`)
+ * for files that cannot be read or parsed.
  */
 export async function loadWorkflow(
   workflowPath: string,
   ctx: RuntimeContext,
   options: LoadWorkflowOptions = {},
 ): Promise<LoadedWorkflow> {
+  return loadWorkflowContent(await resolveWorkflow(workflowPath, ctx, options), ctx, options);
+}
+
+/**
+ * Reads and resolves a workflow.yaml and its `config_source`, without reading instructions or
+ * template, so every unresolved variable is known even when those files are missing.
+ */
+export async function resolveWorkflow(
+  workflowPath: string,
+  ctx: RuntimeContext,
+  options: LoadWorkflowOptions = {},
+): Promise<ResolvedWorkflow> {
   const resolveOpts = options.date !== undefined ? { date: options.date } : {};
   const file = await guardRead(
     resolveVariables(workflowPath, ctx.variables, { ...resolveOpts, strict: true }),
@@ -81,28 +102,51 @@ export async function loadWorkflow(
 
   // `{installed_path}` defaults to the workflow's own folder; the file's own key wins.
   const base: Record<string, string> = { installed_path: path.dirname(file), ...ctx.variables };
-  const warnings: LoadedWorkflow['warnings'] = [];
-  const files: LoadedWorkflow['files'] = {};
+  const warnings: ResolvedWorkflow['warnings'] = [];
 
-  let configSource: Record<string, string> | undefined;
+  let configSource: { path: string; variables: Record<string, string> } | undefined;
   if (typeof raw.config_source === 'string' && raw.config_source.trim() !== '') {
     const loaded = await loadConfigSource(raw, base, ctx, resolveOpts, file);
     if ('warning' in loaded) warnings.push({ key: 'config_source', message: loaded.warning });
     else {
-      files.config_source = loaded.path;
-      configSource = loaded.variables;
+      configSource = loaded;
       // The workflow's config is more specific than the agent's: its keys become variables too.
       Object.assign(base, loaded.variables, { config_source: loaded.path });
     }
   }
 
-  const config = resolveWithSiblings(raw, base, { ...resolveOpts, ...(configSource ? { configSource } : {}) });
+  const config = resolveWithSiblings(raw, base, {
+    ...resolveOpts,
+    ...(configSource ? { configSource: configSource.variables } : {}),
+  });
   if (config.date === 'system-generated') config.date = resolveVariables('{date}', {}, resolveOpts);
-  const unresolved = collectUnresolved(config);
 
+  return {
+    path: file,
+    name: typeof config.name === 'string' ? config.name : path.basename(path.dirname(file)),
+    description: typeof config.description === 'string' ? config.description : '',
+    config,
+    ...(configSource ? { configSource: configSource.path } : {}),
+    variables: base,
+    unresolved: collectUnresolved(config),
+    warnings,
+  };
+}
+
+/**
+ * Reads the instructions and template a resolved workflow names (absent, null, `false` or empty
+ * means none). Each path must resolve fully and pass the read guard.
+ */
+export async function loadWorkflowContent(
+  workflow: ResolvedWorkflow,
+  ctx: RuntimeContext,
+  options: LoadWorkflowOptions = {},
+): Promise<LoadedWorkflow> {
+  const file = workflow.path;
   const content: Record<(typeof CONTENT_FIELDS)[number], string | null> = { instructions: null, template: null };
+  const files: LoadedWorkflow['files'] = {};
   for (const field of CONTENT_FIELDS) {
-    const value = config[field];
+    const value = workflow.config[field];
     if (value === undefined || value === null || value === false || value === '') continue;
     if (typeof value !== 'string') {
       throw new WorkflowLoadError(`Invalid workflow ${file}: ${field} must be a path or false`, { file, field });
@@ -110,24 +154,13 @@ export async function loadWorkflow(
     const missing = findUnresolved(value);
     if (missing.length > 0) {
       const key = missing[0].replace(/^config_source:/, '');
-      throw new ConfigVariableNotFoundError(key, Object.keys(base), { file, field });
+      throw new ConfigVariableNotFoundError(key, Object.keys(workflow.variables), { file, field });
     }
     const target = await guardRead(value, ctx.readRoots).catch((error: unknown) => rethrowReadError(error, file, field));
     files[field] = target;
     if (!options.skipContent) content[field] = await readText(target, ctx.maxReadBytes, file, field);
   }
-
-  return {
-    path: file,
-    name: typeof config.name === 'string' ? config.name : path.basename(path.dirname(file)),
-    description: typeof config.description === 'string' ? config.description : '',
-    instructions: content.instructions,
-    template: content.template,
-    config,
-    files,
-    unresolved,
-    warnings,
-  };
+  return { ...workflow, instructions: content.instructions, template: content.template, files };
 }
 
 /** Resolves, checks and reads the workflow's `config_source`; a missing file is only a warning. */
