@@ -10,7 +10,7 @@
  *   The test lays out what the installer would (bmad/<module> and bmad/core as symlinks into src/)
  *   in a temp folder; the source tree ships no config.yaml, so its config keys stay unresolved.
  */
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -29,7 +29,7 @@ import {
 const CORPUS = path.resolve(__dirname, '../../../shared/corpus/bmad');
 const ALPHA5 = path.join(CORPUS, 'v6.0.0-alpha.5');
 const ALPHA0_SRC = path.join(CORPUS, 'v6.0.0-alpha.0/src');
-const present = require('node:fs').existsSync(ALPHA5) && require('node:fs').existsSync(ALPHA0_SRC);
+const present = existsSync(ALPHA5) && existsSync(ALPHA0_SRC);
 if (!present) {
   // Said loudly: a skipped conformance suite must not look like a passing one.
   process.stderr.write(`corpus-workflows: SKIPPED, the BMAD corpus is not at ${CORPUS}\n`);
