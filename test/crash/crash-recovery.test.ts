@@ -1,0 +1,166 @@
+/**
+ * Crash recovery: a worker killed with SIGKILL mid-call and a Temporal server restarted mid-turn
+ * lose nothing. Workers run as real `loopwright worker` processes.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { LoopwrightClient } from '../../client/session-client';
+import type { ChatMessage } from '../../common/messages';
+import { delay, type FakeOpenAI, type Step, startFakeOpenAI, text, toolCalls } from '../../scripts/fake-openai/server';
+import { copyExampleBundle } from '../support/session-harness';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+
+jest.setTimeout(90_000);
+
+let stateDir: string;
+let server: DevServerHandle;
+let fake: FakeOpenAI;
+let connection: Connection;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+const workers: WorkerProcess[] = [];
+let slowMs = 0;
+
+/**
+ * The model's script depends only on the request (how many assistant messages follow the last user
+ * message), so a retried call gets the same answer, as from a deterministic model.
+ */
+function scriptedStep(messages: ChatMessage[]): Step {
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const step = messages.slice(lastUser).filter((m) => m.role === 'assistant').length;
+  switch (step) {
+    case 0:
+      return toolCalls([{ id: 'call_wf', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } }]);
+    case 1:
+      return toolCalls([{ id: 'call_save', name: 'save_output', arguments: { file_path: '{output_folder}/crash-test.md', content: '# Saved once\n' } }]);
+    default:
+      return slowMs > 0 ? delay(slowMs, text('All saved.')) : text('All saved.');
+  }
+}
+
+/** The fake model's responder; `reset()` drops it, so tests set it again after a reset. */
+const scripted = (req: { body: { messages?: ChatMessage[] } | null }): Step => scriptedStep(req.body?.messages ?? []);
+
+function resetModel(): void {
+  fake.reset();
+  fake.setResponder(scripted);
+}
+
+function workerEnv(taskQueue: string): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: server.address,
+    LOOPWRIGHT_TASK_QUEUE: taskQueue,
+    OPENAI_BASE_URL: fake.baseURL,
+    OPENAI_API_KEY: 'test-key',
+  };
+}
+
+async function client(taskQueue: string): Promise<LoopwrightClient> {
+  return new LoopwrightClient(new Client({ connection }), taskQueue);
+}
+
+beforeAll(async () => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-crash-'));
+  [server, fake] = await Promise.all([
+    startDevServer({ port: 0, ui: false, dbFile: path.join(stateDir, 'temporal.db') }),
+    startFakeOpenAI({ responder: scripted }),
+  ]);
+  connection = await Connection.connect({ address: server.address });
+  bundleCopy = copyExampleBundle();
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+  await connection?.close();
+  await fake?.close();
+  await server?.stop();
+  bundleCopy?.cleanup();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+test('crash: a worker killed with SIGKILL during a model call is replaced and the session completes the same way', async () => {
+  const taskQueue = 'crash-kill';
+  const lw = await client(taskQueue);
+  const first = await startWorkerProcess(workerEnv(taskQueue));
+  workers.push(first);
+
+  // Reference: the same conversation with nothing going wrong.
+  slowMs = 0;
+  const reference = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
+  const referenceTurn = await reference.send('*intake');
+  expect(referenceTurn.success).toBe(true);
+  const referenceTranscript = await reference.messages();
+  await reference.end();
+
+  // Now the model's last answer takes long enough to kill the worker while it waits.
+  slowMs = 5_000;
+  resetModel();
+  const session = await lw.start({
+    bundlePath: bundleCopy.bundle,
+    agentId: 'facilitator',
+    timeouts: { modelHeartbeat: '2 seconds' },
+  });
+  const turn = session.send('*intake');
+  await fake.waitForRequests(3, 60_000);
+  const saved = path.join(bundleCopy.bundle, '.loopwright', 'output', 'crash-test.md');
+  const before = fs.statSync(saved);
+
+  await first.kill('SIGKILL');
+  const second = await startWorkerProcess(workerEnv(taskQueue));
+  workers.push(second);
+  slowMs = 0;
+
+  const result = await turn;
+  expect(result).toMatchObject({ success: true, response: 'All saved.', iterations: 3 });
+  // The killed call was asked again; nothing else was.
+  expect(fake.requests).toHaveLength(4);
+  expect(await session.messages()).toEqual(referenceTranscript);
+
+  // save_output ran once: its result came from history on the new worker, the file was not rewritten.
+  const after = fs.statSync(saved);
+  expect(after.ino).toBe(before.ino);
+  expect(after.mtimeMs).toBe(before.mtimeMs);
+  const history = await session.workflow.fetchHistory();
+  const saves = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'save_output');
+  expect(saves).toHaveLength(1);
+  await session.end();
+  await session.result();
+});
+
+test('crash: the Temporal server stopped and restarted on the same SQLite file mid-turn; the session goes on', async () => {
+  const taskQueue = 'crash-restart';
+  const lw = await client(taskQueue);
+  const worker = await startWorkerProcess(workerEnv(taskQueue));
+  workers.push(worker);
+  resetModel();
+  slowMs = 4_000;
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', timeouts: { modelHeartbeat: '5 seconds' } });
+  const turn = session.send('*intake').catch((err: unknown) => err);
+  await fake.waitForRequests(3, 60_000);
+
+  await server.stop();
+  server = await startDevServer({ port: server.port, ui: false, dbFile: path.join(stateDir, 'temporal.db') });
+  slowMs = 0;
+
+  // The update call may or may not survive the outage; the session's own state is what counts.
+  await turn;
+  const fresh = new LoopwrightClient(new Client({ connection: await Connection.connect({ address: server.address }) }), taskQueue);
+  const handle = fresh.session(session.workflowId);
+  let state = await handle.state();
+  for (let i = 0; i < 120 && state.lastTurn === undefined; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    state = await handle.state();
+  }
+  expect(state.lastTurn).toMatchObject({ success: true, response: 'All saved.', iterations: 3 });
+  const transcript = await handle.messages();
+  expect(transcript.filter((m) => m.role === 'tool')).toHaveLength(2);
+
+  // And the session still takes messages after the restart.
+  const next = await handle.send('thanks');
+  expect(next.success).toBe(true);
+  await handle.end();
+  await handle.result();
+  await fresh.client.connection.close();
+});
