@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createWorker } from '../worker/create-worker';
 import type { ActivitiesOptions } from '../activities/session-activities';
+import { installRuntimeLogging } from './runtime-logging';
 import type { TemporalSession } from './temporal-session';
 
 /** Identity prefix of workers that live only as long as one command; they do not count as "a worker is polling". */
@@ -40,6 +41,7 @@ export async function startInProcessWorker(
   session: TemporalSession,
   activityOptions?: ActivitiesOptions,
 ): Promise<RunningWorker> {
+  installRuntimeLogging('WARN');
   const connection = await session.nativeConnection();
   const worker = await createWorker({
     connection,

@@ -6,10 +6,12 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createWorker } from '../../worker/create-worker';
 import type { CommandOutput } from '../output';
+import { installRuntimeLogging } from '../runtime-logging';
 import { openTemporal } from '../temporal-session';
 
 export async function workerCommand(argv: string[], out: CommandOutput): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'task-queue': { type: 'string' } } });
+  installRuntimeLogging('INFO');
   const temporal = await openTemporal(out, { taskQueue: values['task-queue'] });
   const connection = await temporal.nativeConnection();
   try {

@@ -1,0 +1,69 @@
+/**
+ * `loopwright demo`: one real session of the example bundle on the embedded Temporal server. It
+ * talks to OpenAI (or OPENAI_BASE_URL) when configured, otherwise to a scripted model server that it
+ * names plainly, and always runs its own worker so the model settings are the ones shown here.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { ModelActivityOptions } from '../../activities/model/call-model';
+import { startFakeOpenAI, type FakeOpenAI } from '../../scripts/fake-openai/server';
+import { demoResponder } from '../../scripts/demo-model';
+import { startInProcessWorker } from '../in-process-worker';
+import type { CommandOutput } from '../output';
+import { watchProgress } from '../progress';
+import { openTemporal } from '../temporal-session';
+import { webUiLink } from './session-commands';
+
+/** The example bundle shipped with the project. */
+export const DEMO_BUNDLE = path.resolve(__dirname, '../../bundles/requirements-facilitator');
+
+export async function demoCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { message: { type: 'string', default: '*intake' }, 'keep-open': { type: 'boolean', default: false } },
+  });
+  const realModel = Boolean(process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL);
+  let fake: FakeOpenAI | undefined;
+  let model: ModelActivityOptions | undefined;
+  if (realModel) {
+    out.error(`Model: ${process.env.OPENAI_BASE_URL ? `OpenAI-compatible server at ${process.env.OPENAI_BASE_URL}` : 'OpenAI'} (${process.env.LOOPWRIGHT_MODEL ?? 'default model'})`);
+  } else {
+    fake = await startFakeOpenAI({ responder: demoResponder });
+    model = { baseURL: fake.baseURL, apiKey: 'scripted' };
+    out.error(`Model: no OPENAI_API_KEY set, so this demo uses Loopwright's SCRIPTED model server at ${fake.baseURL}`);
+    out.error('       (canned replies, not a real model; set OPENAI_API_KEY or OPENAI_BASE_URL to talk to one)');
+  }
+  // A queue of its own, so that no other worker with other model settings takes the demo's tasks.
+  const temporal = await openTemporal(out, { taskQueue: `loopwright-demo-${process.pid}` });
+  const worker = await startInProcessWorker(temporal, { model });
+  try {
+    const session = await temporal.loopwright.start({ bundlePath: DEMO_BUNDLE, agentId: 'facilitator' });
+    out.error(`Session ${session.workflowId} started`);
+    const state = await session.state().catch(() => undefined);
+    if (state?.agent) out.error(`Agent: ${state.agent.name}, ${state.agent.title}`);
+    out.error(`You: ${values.message}`);
+    const progress = watchProgress(session, out);
+    const result = await session.send(values.message).finally(() => progress.stop());
+    out.log(`\n${result.response ?? ''}\n`);
+    const saved = result.messages
+      .filter((m) => m.role === 'tool')
+      .map((m) => JSON.parse(m.content) as { success?: boolean; path?: string; size?: number })
+      .filter((r) => r.success && r.path && typeof r.size === 'number' && !('content' in r));
+    for (const file of saved) out.error(`Saved: ${file.path} (${file.size} bytes)`);
+    out.error(`Turn: ${result.status} in ${result.iterations} model call(s), ${result.usage.totalTokens} tokens`);
+    if (values['keep-open']) {
+      out.error(`The session stays open: loopwright send ${session.workflowId} "<message>" (with a worker running: loopwright worker)`);
+    } else {
+      await session.end();
+      const ended = await session.result();
+      const history = await session.workflow.fetchHistory();
+      out.error(`Session completed after ${ended.turns} turn(s); its history has ${history.events?.length ?? 0} events`);
+    }
+    if (temporal.uiUrl) out.error(`Read every step in the Web UI: ${webUiLink(temporal, session.workflowId)}`);
+    return result.success ? 0 : 1;
+  } finally {
+    await worker.stop();
+    await temporal.close();
+    await fake?.close();
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * How much the Temporal runtime in a command prints. Workers log every iteration at INFO, which is
+ * right for `loopwright worker` but noise under `loopwright run`; `LOOPWRIGHT_LOG_LEVEL` overrides.
+ */
+import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
+
+const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+let installed = false;
+
+/** Install the runtime logger once per process, before any worker or native connection exists. */
+export function installRuntimeLogging(defaultLevel: LogLevel, env: NodeJS.ProcessEnv = process.env): void {
+  if (installed) return;
+  const raw = env.LOOPWRIGHT_LOG_LEVEL?.toUpperCase();
+  if (raw && !LEVELS.includes(raw as LogLevel)) {
+    throw new Error(`LOOPWRIGHT_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${env.LOOPWRIGHT_LOG_LEVEL}"`);
+  }
+  Runtime.install({ logger: new DefaultLogger((raw as LogLevel | undefined) ?? defaultLevel) });
+  installed = true;
+}
