@@ -3,7 +3,6 @@
  * the task queue, so one command runs a whole session.
  */
 import { temporal } from '@temporalio/proto';
-import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createWorker } from '../worker/create-worker';
 import type { ActivitiesOptions } from '../activities/session-activities';

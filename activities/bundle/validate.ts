@@ -8,7 +8,7 @@
  * Problems are data, not exceptions: the whole bundle is checked and every problem reported with
  * the file and field it concerns. Only unexpected failures (I/O faults) throw.
  */
-import { promises as fs } from 'node:fs';
+import { type Dirent, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { errorCode } from '../tools/tool-failure';
@@ -225,7 +225,7 @@ function problemFrom(error: unknown, file: string, field: string): Problem {
 
 /** Every workflow.yaml below `dir` (none when it does not exist), sorted. */
 async function findWorkflowFiles(dir: string): Promise<string[]> {
-  let entries: import('node:fs').Dirent[];
+  let entries: Dirent[];
   try {
     entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
   } catch (error) {
