@@ -1,0 +1,34 @@
+/**
+ * Every recorded session history replays against today's workflow code. Fixtures under
+ * test/fixtures/histories are written by scripts/record-history.ts and never edited.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { WORKFLOWS_PATH } from '../../worker/create-worker';
+
+const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
+const fixtures = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+
+let current: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  current = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent });
+}, 60_000);
+
+test('replay: there is at least one recorded history', () => {
+  expect(fixtures.length).toBeGreaterThan(0);
+});
+
+test.each(fixtures)('replay: %s replays against the current workflow code', async (file) => {
+  const history = JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8'));
+  await expect(Worker.runReplayHistory({ workflowBundle: current }, history, `fixture-${file}`)).resolves.toBeUndefined();
+});
+
+test('replay: an incompatible change to the workflow is caught', async () => {
+  const changed = await bundleWorkflowCode({ workflowsPath: require.resolve('./changed-workflow'), logger: silent });
+  const history = JSON.parse(fs.readFileSync(path.join(FIXTURES, fixtures[0]), 'utf8'));
+  await expect(Worker.runReplayHistory({ workflowBundle: changed }, history, 'changed')).rejects.toBeInstanceOf(DeterminismViolationError);
+});
