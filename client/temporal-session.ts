@@ -7,6 +7,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_TASK_QUEUE } from '../common/defaults';
 import type { CommandOutput } from './output';
 import { ensureTemporal, type TemporalTarget } from './server/ensure-server';
+import { connectionOptions } from './server/temporal-env';
 import { LoopwrightClient } from './session-client';
 
 /** An open connection plus what commands need to know about it. */
@@ -30,7 +31,7 @@ export async function openTemporal(
 ): Promise<TemporalSession> {
   const env = options.env ?? process.env;
   const target = await ensureTemporal({ env, log: (line) => out.error(line) });
-  const connectOptions = { address: target.address, tls: target.tls, apiKey: target.apiKey };
+  const connectOptions = connectionOptions(target);
   const connection = await Connection.connect(connectOptions);
   const client = new Client({ connection, namespace: target.namespace });
   const taskQueue = options.taskQueue ?? (env.LOOPWRIGHT_TASK_QUEUE || DEFAULT_TASK_QUEUE);
