@@ -27,17 +27,23 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
   });
   // Tools report expected failures as results; retries are for unexpected ones (I/O errors, a
-  // lost worker). `save_output` writes atomically and is idempotent, so retrying it is safe.
-  const tools = proxyActivities<Pick<SessionActivities, 'read_file' | 'execute_workflow' | 'save_output'>>({
+  // lost worker). Reads are cheap to repeat but pointless to repeat often.
+  const reads = proxyActivities<Pick<SessionActivities, 'read_file' | 'execute_workflow'>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
-    retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+  });
+  // `save_output` writes atomically and is idempotent, so it may be retried longer: losing a
+  // finished document to a passing disk or worker problem is the worst outcome of a session.
+  const writes = proxyActivities<Pick<SessionActivities, 'save_output'>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
   });
   // proxyActivities returns a Proxy with no own keys, so pick the stubs by name (a spread would copy nothing).
   return {
     initializeAgent: init.initializeAgent,
     callModel: model.callModel,
-    read_file: tools.read_file,
-    execute_workflow: tools.execute_workflow,
-    save_output: tools.save_output,
+    read_file: reads.read_file,
+    execute_workflow: reads.execute_workflow,
+    save_output: writes.save_output,
   };
 }
