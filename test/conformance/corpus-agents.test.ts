@@ -3,14 +3,16 @@
  * of both versions parses with its name, title and command count, and initialising each agent of
  * the installed alpha.5 tree either works or fails with a typed BundleError.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseAgent } from '../../activities/bundle/agent-parser';
 import { loadBundle } from '../../activities/bundle/bundle-loader';
 import { AgentParseError, BundleError, CriticalActionError } from '../../activities/bundle/errors';
 import { initializeAgent } from '../../activities/bundle/initialize-agent';
 
-const CORPUS = path.resolve(__dirname, '../../../shared/corpus/bmad');
+// Real path: the runtime reports symlink-resolved paths, and shared/ may be reached through a link.
+const CORPUS_LINK = path.resolve(__dirname, '../../../shared/corpus/bmad');
+const CORPUS = existsSync(CORPUS_LINK) ? realpathSync(CORPUS_LINK) : CORPUS_LINK;
 const ALPHA0 = path.join(CORPUS, 'v6.0.0-alpha.0/src');
 const ALPHA5 = path.join(CORPUS, 'v6.0.0-alpha.5');
 const present = existsSync(ALPHA0) && existsSync(path.join(ALPHA5, 'bmad'));

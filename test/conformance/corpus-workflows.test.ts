@@ -10,6 +10,7 @@
  *   The test lays out what the installer would (bmad/<module> and bmad/core as symlinks into src/)
  *   in a temp folder; the source tree ships no config.yaml, so its config keys stay unresolved.
  */
+import * as fsSync from 'node:fs';
 import { existsSync, promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -26,7 +27,9 @@ import {
   type ResolvedWorkflow,
 } from '../../activities/bundle/workflow-loader';
 
-const CORPUS = path.resolve(__dirname, '../../../shared/corpus/bmad');
+// Real path: the runtime reports symlink-resolved paths, and shared/ may be reached through a link.
+const CORPUS_LINK = path.resolve(__dirname, '../../../shared/corpus/bmad');
+const CORPUS = fsSync.existsSync(CORPUS_LINK) ? fsSync.realpathSync(CORPUS_LINK) : CORPUS_LINK;
 const ALPHA5 = path.join(CORPUS, 'v6.0.0-alpha.5');
 const ALPHA0_SRC = path.join(CORPUS, 'v6.0.0-alpha.0/src');
 const present = existsSync(ALPHA5) && existsSync(ALPHA0_SRC);
