@@ -1,0 +1,305 @@
+/**
+ * End to end through the real command line: `node bin/loopwright.js ...` as child processes
+ * against a dev server this file starts on a free port, the fake OpenAI server, and a copy of the
+ * example bundle. Every command gets its own task queue and a temp state folder, so nothing here
+ * touches the repository's `.loopwright` folder or port 7233.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { LoopwrightClient } from '../../client/session-client';
+import type { ChatMessage } from '../../common/messages';
+import { delay, type FakeOpenAI, hang, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../scripts/fake-openai/server';
+import { copyExampleBundle } from '../support/session-harness';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { type CliResult, cliEnvironment, describeRun, REPO_ROOT, runCli, startCli, type RunningCli } from './cli-runner';
+
+jest.setTimeout(90_000);
+
+/** What the scripted model writes through `save_output` for `*intake`. */
+const INTAKE_DOCUMENT = '# Requirements (e2e)\n\nA shared tool library for the street.\n';
+const INTAKE_REPLY = 'Saved the intake document.';
+/** A user message the model answers with tool calls forever. */
+const ENDLESS = 'keep reading';
+/** A user message the model never answers (until the client aborts). */
+const SLOW = 'take your time';
+
+let server: DevServerHandle;
+let fake: FakeOpenAI;
+let connection: Connection;
+let client: Client;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+let stateDir: string;
+let queueCounter = 0;
+const background: RunningCli[] = [];
+const workers: WorkerProcess[] = [];
+const timings: string[] = [];
+
+/** The text of the last user message of a request, and how many assistant replies followed it. */
+function lastUserMessage(request: RecordedRequest): { said: string; step: number } {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  const index = messages.map((m) => m.role).lastIndexOf('user');
+  const said = index >= 0 ? String(messages[index].content) : '';
+  return { said, step: messages.slice(index + 1).filter((m) => m.role === 'assistant').length };
+}
+
+/**
+ * The model's answer depends only on the request, as a deterministic model's would: `*intake`
+ * loads the workflow, saves the document and answers (slowly enough for progress to show);
+ * ENDLESS asks for a tool every time; SLOW never answers; anything else is echoed.
+ */
+function respond(request: RecordedRequest): Step {
+  const { said, step } = lastUserMessage(request);
+  if (said.includes('*intake')) {
+    if (step === 0) return toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } }]);
+    if (step === 1) return toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/e2e-intake.md', content: INTAKE_DOCUMENT } }]);
+    return delay(1_500, text(INTAKE_REPLY));
+  }
+  if (said.includes(ENDLESS)) return toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' } }]);
+  if (said.includes(SLOW)) return hang();
+  return text(`You said: ${said}`);
+}
+
+/** Environment for commands on a fresh task queue. */
+function freshEnv(): { env: NodeJS.ProcessEnv; taskQueue: string } {
+  const taskQueue = `e2e-cli-${process.pid}-${++queueCounter}`;
+  const env = cliEnvironment({
+    TEMPORAL_ADDRESS: server.address,
+    OPENAI_BASE_URL: fake.baseURL,
+    LOOPWRIGHT_TASK_QUEUE: taskQueue,
+    LOOPWRIGHT_STATE_DIR: stateDir,
+  });
+  return { env, taskQueue };
+}
+
+/** Run a command, record how long it took, and return its result. */
+async function cli(args: string[], env: NodeJS.ProcessEnv, options: { cwd?: string } = {}): Promise<CliResult> {
+  const result = await runCli(args, env, { cwd: options.cwd ?? stateDir });
+  timings.push(`${result.ms} ms  loopwright ${args[0]}${args.includes('--json') ? ' --json' : ''}${args.includes('--once') ? ' --once' : ''}`);
+  return result;
+}
+
+/** Expect exit status `code`, showing the command's output when it differs. */
+function expectExit(args: string[], result: CliResult, code: number): void {
+  if (result.code !== code) throw new Error(`expected exit ${code}\n${describeRun(args, result)}`);
+}
+
+function sessionIdFrom(stderr: string): string {
+  const match = /Session (\S+) started/.exec(stderr);
+  if (!match) throw new Error(`no "Session <id> started" line in:\n${stderr}`);
+  return match[1];
+}
+
+/** Resolves with the first request whose last user message contains `words`. */
+function requestSaying(words: string, timeoutMs = 30_000): Promise<RecordedRequest> {
+  return new Promise((resolve, reject) => {
+    const found = fake.requests.find((r) => lastUserMessage(r).said.includes(words));
+    if (found) return resolve(found);
+    const timer = setTimeout(() => {
+      fake.events.off('request', onRequest);
+      reject(new Error(`the fake model saw no request saying "${words}" within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onRequest = (r: RecordedRequest): void => {
+      if (!lastUserMessage(r).said.includes(words)) return;
+      clearTimeout(timer);
+      fake.events.off('request', onRequest);
+      resolve(r);
+    };
+    fake.events.on('request', onRequest);
+  });
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+beforeAll(async () => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-e2e-cli-'));
+  [server, fake] = await Promise.all([startDevServer({ port: 0, ui: false }), startFakeOpenAI({ responder: respond })]);
+  connection = await Connection.connect({ address: server.address });
+  client = new Client({ connection });
+  bundleCopy = copyExampleBundle('lw-e2e-bundle-');
+}, 120_000);
+
+afterAll(async () => {
+  for (const run of background) run.kill();
+  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+  await connection?.close();
+  await fake?.close();
+  await server?.stop();
+  bundleCopy?.cleanup();
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+  if (timings.length) process.stderr.write(`CLI timings:\n  ${timings.join('\n  ')}\n`);
+});
+
+test('cli: run with no worker polling runs the session in-process; send continues it and end completes it', async () => {
+  const { env } = freshEnv();
+  const runArgs = ['run', bundleCopy.bundle, 'facilitator', '*intake'];
+  const run = await cli(runArgs, env);
+  expectExit(runArgs, run, 0);
+  const id = sessionIdFrom(run.stderr);
+  expect(id).toMatch(/^loopwright-facilitator-[0-9a-f]{8}$/);
+  expect(run.stderr).toContain('no worker was polling; running one in this process');
+  // The last model call takes 1.5 s, long enough for the progress poll to see it.
+  expect(run.stderr).toContain('iteration 3/50 · waiting for the model');
+  expect(run.stdout).toBe(`${INTAKE_REPLY}\n`);
+  const saved = path.join(bundleCopy.bundle, '.loopwright', 'output', 'e2e-intake.md');
+  expect(fs.readFileSync(saved, 'utf8')).toBe(INTAKE_DOCUMENT);
+
+  const sendArgs = ['send', id, 'and one more thing'];
+  const send = await cli(sendArgs, env);
+  expectExit(sendArgs, send, 0);
+  expect(send.stdout).toBe('You said: and one more thing\n');
+  const last = fake.requests[fake.requests.length - 1].body!.messages!;
+  expect(last.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['*intake', 'and one more thing']);
+
+  // `status` is checked while a worker polls (interrupt and detach tests): with none polling, its
+  // `state` query waits about 30 s and the command fails with "no poller seen".
+
+  const endArgs = ['end', id];
+  const end = await cli(endArgs, env);
+  expectExit(endArgs, end, 0);
+  expect(end.stdout).toContain(`Session ${id} ended after 2 turn(s)`);
+  const description = await client.workflow.getHandle(id).describe();
+  expect(description.status.name).toBe('COMPLETED');
+});
+
+test('cli: run --json prints one JSON object; past --max-iterations it reports success:false and exits non-zero', async () => {
+  const { env } = freshEnv();
+  const args = ['run', bundleCopy.bundle, 'facilitator', ENDLESS, '--json', '--max-iterations', '2'];
+  const run = await cli(args, env);
+  expectExit(args, run, 1);
+  const lines = run.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  const parsed = JSON.parse(lines[0]) as Record<string, unknown>;
+  expect(Object.keys(parsed).sort()).toEqual(['error', 'iterations', 'response', 'status', 'success', 'workflowId'].sort());
+  expect(parsed).toMatchObject({ success: false, status: 'max_iterations', iterations: 2, response: null, error: 'Agent execution exceeded maximum iterations (2)' });
+  expect(parsed.workflowId).toMatch(/^loopwright-facilitator-/);
+});
+
+test('cli: run --once completes the workflow; a one-shot past the limit exits non-zero with the limit message', async () => {
+  const { env } = freshEnv();
+  const okId = `e2e-once-ok-${process.pid}`;
+  const okArgs = ['run', bundleCopy.bundle, 'facilitator', 'hello there', '--once', '--id', okId];
+  const ok = await cli(okArgs, env);
+  expectExit(okArgs, ok, 0);
+  expect(ok.stdout).toBe('You said: hello there\n');
+  expect((await client.workflow.getHandle(okId).describe()).status.name).toBe('COMPLETED');
+
+  const overId = `e2e-once-over-${process.pid}`;
+  const overArgs = ['run', bundleCopy.bundle, 'facilitator', ENDLESS, '--once', '--max-iterations', '2', '--id', overId];
+  const over = await cli(overArgs, env);
+  expectExit(overArgs, over, 1);
+  expect(over.stderr).toContain('Agent execution exceeded maximum iterations (2)');
+  expect((await client.workflow.getHandle(overId).describe()).status.name).toBe('FAILED');
+});
+
+test('cli: status shows a slow model call; interrupt ends the turn of a background send and aborts the request', async () => {
+  const { env, taskQueue } = freshEnv();
+  const session = await new LoopwrightClient(client, taskQueue).start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
+  const sendArgs = ['send', session.workflowId, SLOW];
+  const send = startCli(sendArgs, env, { cwd: stateDir });
+  background.push(send);
+  const request = await requestSaying(SLOW, 45_000);
+
+  // While the model call hangs, `status` (answered by the send's own worker) shows it.
+  const statusArgs = ['status', session.workflowId];
+  const status = await cli(statusArgs, env);
+  expectExit(statusArgs, status, 0);
+  expect(status.stdout).toContain(`Session ${session.workflowId}: workflow running`);
+  expect(status.stdout).toMatch(/agent: +Robin \(Requirements Facilitator\)/);
+  expect(status.stdout).toMatch(/status: +thinking/);
+  expect(status.stdout).toMatch(/turn: +1, iteration 1\/50/);
+
+  const interruptArgs = ['interrupt', session.workflowId];
+  const interrupt = await cli(interruptArgs, env);
+  expectExit(interruptArgs, interrupt, 0);
+  expect(interrupt.stdout).toContain(`Interrupt sent to ${session.workflowId}`);
+
+  const sent = await send.done;
+  timings.push(`${sent.ms} ms  loopwright send (background, interrupted)`);
+  expectExit(sendArgs, sent, 1);
+  expect(sent.stderr).toContain('Turn interrupted: Interrupted by the user');
+  await fake.waitForAborts(1, 10_000);
+  expect(request.aborted).toBe(true);
+  // The session itself goes on, waiting for the next message (no worker is left to answer a query).
+  expect((await session.workflow.describe()).status.name).toBe('RUNNING');
+});
+
+test('cli: run --detach returns at once and the session runs on a long-lived worker process', async () => {
+  const { env, taskQueue } = freshEnv();
+  const worker = await startWorkerProcess({
+    TEMPORAL_ADDRESS: server.address,
+    OPENAI_BASE_URL: fake.baseURL,
+    OPENAI_API_KEY: 'test',
+    LOOPWRIGHT_TASK_QUEUE: taskQueue,
+    LOOPWRIGHT_STATE_DIR: stateDir,
+  });
+  workers.push(worker);
+  const args = ['run', bundleCopy.bundle, 'facilitator', 'detached hello', '--detach'];
+  const run = await cli(args, env);
+  expectExit(args, run, 0);
+  const id = run.stdout.trim();
+  expect(id).toBe(sessionIdFrom(run.stderr));
+  expect(run.stderr).toContain('Detached');
+  expect(run.stderr).not.toContain('no worker was polling');
+
+  const handle = new LoopwrightClient(client, taskQueue).session(id);
+  const lastTurn = await waitFor('the detached turn', async () => (await handle.state()).lastTurn);
+  expect(lastTurn).toMatchObject({ success: true, response: 'You said: detached hello' });
+
+  const statusArgs = ['status', id, '--json'];
+  const status = await cli(statusArgs, env);
+  expectExit(statusArgs, status, 0);
+  const parsed = JSON.parse(status.stdout) as { workflowId: string; workflowStatus: string; state: { status: string; turn: number } };
+  expect(parsed).toMatchObject({ workflowId: id, workflowStatus: 'RUNNING', state: { status: 'waiting_for_user', turn: 1 } });
+
+  // Every activity ran on the worker process, none in the command.
+  const history = await handle.workflow.fetchHistory();
+  const identities = new Set((history.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.identity] : [])));
+  expect([...identities]).toEqual([expect.stringMatching(new RegExp(`^loopwright-worker-${worker.child.pid}@`))]);
+  await handle.end();
+  expect(await handle.result()).toMatchObject({ turns: 1, endedBy: 'end_signal' });
+});
+
+test('cli: validate and inspect the example bundle; usage mistakes exit 2', async () => {
+  const { env } = freshEnv();
+  const [validate, inspect, unknown, missing] = await Promise.all([
+    cli(['validate', 'bundles/requirements-facilitator'], env, { cwd: REPO_ROOT }),
+    cli(['inspect', 'bundles/requirements-facilitator', 'facilitator'], env, { cwd: REPO_ROOT }),
+    cli(['frobnicate'], env),
+    cli(['run', bundleCopy.bundle], env),
+  ]);
+  expectExit(['validate'], validate, 0);
+  expect(validate.stdout).toContain('no problems');
+  expectExit(['inspect'], inspect, 0);
+  // The example agent is Robin, the Requirements Facilitator (agents/facilitator.md).
+  expect(inspect.stdout).toMatch(/^Agent: (\S+ )?Robin, Requirements Facilitator$/m);
+  expectExit(['frobnicate'], unknown, 2);
+  expect(unknown.stderr).toContain('Unknown command "frobnicate"');
+  expect(unknown.stderr).toContain('Usage: loopwright <command>');
+  expectExit(['run'], missing, 2);
+  expect(missing.stderr).toContain('run needs <bundle> <agent> "<message>"');
+  expect(missing.stderr).toContain('Usage: loopwright <command>');
+});
+
+test('cli: run with a bundle path that does not exist exits non-zero naming the path', async () => {
+  const { env } = freshEnv();
+  const missingPath = path.join(stateDir, 'no-such-bundle');
+  const args = ['run', missingPath, 'facilitator', 'hi'];
+  const run = await cli(args, env);
+  expect(run.code).toBe(1);
+  expect(run.stdout).toBe('');
+  // Today the path is named by the in-process worker's warning about the failed initialisation;
+  // the command's own closing line only says "The agent failed to initialise", without the cause.
+  expect(run.stderr).toContain(`Bundle not found: ${missingPath}`);
+  expect(run.stderr.trim().split('\n').pop()).toMatch(/^Error: The agent failed to initialise/);
+});
