@@ -7,6 +7,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { WORKFLOWS_PATH } from '../../worker/create-worker';
+import { quietRuntime } from '../support/session-harness';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
 const fixtures = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
@@ -15,6 +16,7 @@ const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error()
 let current: WorkflowBundleWithSourceMap;
 
 beforeAll(async () => {
+  quietRuntime();
   current = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent });
 }, 60_000);
 

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ActivitiesOptions } from '../../activities/session-activities';
@@ -41,6 +41,7 @@ let queueCounter = 0;
 
 /** Start the server, the fake model and bundle the workflow code (once per test file). */
 export async function startSessionHarness(options: { dbFile?: string } = {}): Promise<SessionHarness> {
+  quietRuntime();
   const [server, fake, workflowBundle] = await Promise.all([
     startDevServer({ port: 0, ui: false, dbFile: options.dbFile }),
     startFakeOpenAI(),
@@ -81,6 +82,15 @@ export async function startSessionHarness(options: { dbFile?: string } = {}): Pr
       await server.stop();
     },
   };
+}
+
+/** Workers log every iteration at INFO; tests show warnings only (LOOPWRIGHT_LOG_LEVEL overrides). */
+export function quietRuntime(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger((process.env.LOOPWRIGHT_LOG_LEVEL as 'INFO' | undefined) ?? 'WARN') });
+  } catch {
+    // Already installed in this process (another test file ran first): its logger stays.
+  }
 }
 
 /** Bundling logs at info level; tests only want warnings. */
