@@ -1,7 +1,7 @@
 /**
  * The `loopwright` command line: a thin dispatcher over the typed client and the bundle tools.
  */
-import { type CommandOutput, consoleOutput, UsageError } from './output';
+import { type CommandOutput, consoleOutput, describeError, UsageError } from './output';
 
 type Command = (argv: string[], out: CommandOutput) => Promise<number>;
 
@@ -52,17 +52,6 @@ export async function main(argv: string[], out: CommandOutput = consoleOutput): 
     out.error(`Error: ${describeError(err)}`);
     return 1;
   }
-}
-
-/** An error's message with its causes, which is where Temporal failures keep the useful part. */
-function describeError(err: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = err;
-  while (current instanceof Error && parts.length < 5) {
-    if (!parts.includes(current.message)) parts.push(current.message);
-    current = current.cause;
-  }
-  return parts.length ? parts.join(': ') : String(err);
 }
 
 if (require.main === module) {

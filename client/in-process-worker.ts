@@ -40,7 +40,9 @@ export async function startInProcessWorker(
   session: TemporalSession,
   activityOptions?: ActivitiesOptions,
 ): Promise<RunningWorker> {
-  installRuntimeLogging('WARN');
+  // The command prints the outcome itself; the worker's retry warnings and stack traces would bury
+  // it (LOOPWRIGHT_LOG_LEVEL=WARN shows them).
+  installRuntimeLogging('ERROR');
   const connection = await session.nativeConnection();
   const worker = await createWorker({
     connection,

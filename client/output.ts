@@ -14,3 +14,12 @@ export const consoleOutput: CommandOutput = {
 export class UsageError extends Error {
   override name = 'UsageError';
 }
+
+/** An error's message with its causes in one line; Temporal failures keep the useful part in the causes. */
+export function describeError(err: unknown): string {
+  const parts: string[] = [];
+  for (let current: unknown = err; current instanceof Error && parts.length < 5; current = current.cause) {
+    if (!parts.includes(current.message)) parts.push(current.message);
+  }
+  return parts.length ? parts.join(': ') : String(err);
+}

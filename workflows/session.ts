@@ -66,7 +66,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     busy = true;
     try {
       await condition(() => init !== undefined || state.status === 'failed');
-      if (!init) throw ApplicationFailure.nonRetryable('The agent failed to initialise', AGENT_INIT_FAILED);
+      if (!init) {
+        throw ApplicationFailure.nonRetryable(`Agent initialisation failed: ${state.error ?? 'unknown error'}`, AGENT_INIT_FAILED);
+      }
       const ready = init;
       state.turn += 1;
       state.iteration = 0;

@@ -6,7 +6,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SessionState, TurnResult } from '../../common/session-types';
 import { withWorker } from '../in-process-worker';
-import { type CommandOutput, UsageError } from '../output';
+import { type CommandOutput, describeError, UsageError } from '../output';
 import { watchProgress } from '../progress';
 import { SessionRejectedError, type SessionHandle } from '../session-client';
 import { openTemporal, type TemporalSession } from '../temporal-session';
@@ -55,9 +55,17 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
       out.error('Detached: the session runs on any worker polling the task queue (`loopwright worker`); follow it with `loopwright status <id>`.');
       return 0;
     }
-    const result = await withWorker(temporal, { onStart: () => values.json || out.error('  (no worker was polling; running one in this process)') }, () =>
-      oneShot ? oneShotTurn(session, out, !values.json) : sendWithProgress(session, message, out, !values.json),
-    );
+    let result: TurnResult;
+    try {
+      result = await withWorker(temporal, { onStart: () => values.json || out.error('  (no worker was polling; running one in this process)') }, () =>
+        oneShot ? oneShotTurn(session, out, !values.json) : sendWithProgress(session, message, out, !values.json),
+      );
+    } catch (err) {
+      if (!values.json) throw err;
+      // Scripts reading --json get an object whatever happened.
+      out.log(JSON.stringify({ workflowId: session.workflowId, success: false, status: 'failed', error: describeError(err) }));
+      return 1;
+    }
     printTurn(result, session, out, values.json);
     if (!values.json && !oneShot) {
       out.error(`Continue with: loopwright send ${session.workflowId} "<message>"   ·   finish with: loopwright end ${session.workflowId}`);
@@ -133,9 +141,10 @@ export async function statusCommand(argv: string[], out: CommandOutput): Promise
     const description = await session.workflow.describe();
     let state: SessionState | undefined;
     try {
-      state = await session.state();
+      // Queries are answered by a worker; when none polls, this command runs one for the moment.
+      state = await withWorker(temporal, {}, () => session.state());
     } catch (err) {
-      // A closed workflow can still answer queries when a worker is up; without one, say so.
+      // A closed workflow whose history cannot be replayed any more still has its description.
       if (description.status.name === 'RUNNING') throw err;
     }
     if (values.json) {

@@ -161,8 +161,12 @@ test('cli: run with no worker polling runs the session in-process; send continue
   const last = fake.requests[fake.requests.length - 1].body!.messages!;
   expect(last.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['*intake', 'and one more thing']);
 
-  // `status` is checked while a worker polls (interrupt and detach tests): with none polling, its
-  // `state` query waits about 30 s and the command fails with "no poller seen".
+  // With no worker polling any more, `status` runs one for its query.
+  const statusArgs = ['status', id];
+  const status = await cli(statusArgs, env);
+  expectExit(statusArgs, status, 0);
+  expect(status.stdout).toContain('status:     waiting_for_user');
+  expect(status.stdout).toContain('turn:       2');
 
   const endArgs = ['end', id];
   const end = await cli(endArgs, env);
@@ -298,8 +302,15 @@ test('cli: run with a bundle path that does not exist exits non-zero naming the 
   const run = await cli(args, env);
   expect(run.code).toBe(1);
   expect(run.stdout).toBe('');
-  // Today the path is named by the in-process worker's warning about the failed initialisation;
-  // the command's own closing line only says "The agent failed to initialise", without the cause.
-  expect(run.stderr).toContain(`Bundle not found: ${missingPath}`);
-  expect(run.stderr.trim().split('\n').pop()).toMatch(/^Error: The agent failed to initialise/);
+  // The command's own error line names the cause.
+  const errorLine = run.stderr.split('\n').find((line) => line.startsWith('Error: '));
+  expect(errorLine).toMatch(/Agent initialisation failed: Bundle not found: /);
+  expect(errorLine).toContain(missingPath);
+
+  // With --json, scripts still get one object saying what went wrong.
+  const json = await cli([...args.slice(0, 1), '--json', ...args.slice(1)], env);
+  expect(json.code).toBe(1);
+  const parsed = JSON.parse(json.stdout) as { success: boolean; status: string; error: string };
+  expect(parsed).toMatchObject({ success: false, status: 'failed' });
+  expect(parsed.error).toContain(`Bundle not found: ${missingPath}`);
 });
