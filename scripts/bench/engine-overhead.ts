@@ -1,0 +1,99 @@
+/**
+ * Engine overhead: the same scripted turn through the durable loop (Temporal) and through the plain
+ * in-process loop, per iteration, plus the history each durable turn leaves behind.
+ */
+import type OpenAI from 'openai';
+import type { SystemMessage, ToolDefinition } from '../../common/messages';
+import type { RuntimeContext } from '../../common/runtime-context';
+import { benchTurnMessage } from './bench-responder';
+import type { DurableBench } from './durable-loop';
+import { measureHistory, type HistoryFigures } from './history-size';
+import { measureTimeline, type TimelineFigures } from './history-timeline';
+import { runPlainTurn } from './plain-loop';
+import { median, summarize, type SampleSummary } from './stats';
+
+/** What both loops need. */
+export interface EngineBenchInput {
+  durable: DurableBench;
+  openai: OpenAI;
+  model: string;
+  systemMessages: SystemMessage[];
+  tools: ToolDefinition[];
+  context: RuntimeContext;
+  /** Progress lines (to stderr). */
+  progress(line: string): void;
+}
+
+/** Timings of one turn shape, in milliseconds per whole turn. */
+export interface OverheadFigures {
+  iterations: number;
+  file: string;
+  runs: number;
+  warmup: number;
+  plainTurn: SampleSummary;
+  durableTurn: SampleSummary;
+  /** Medians per iteration (turn median / iterations). */
+  plainPerIteration: number;
+  durablePerIteration: number;
+  overheadPerIteration: number;
+  ratio: number;
+  /** History of the last durable turn. */
+  history: HistoryFigures;
+  /** Where that turn's time went, from its event times. */
+  timeline: TimelineFigures;
+}
+
+/** Run `warmup` + `runs` turns of `iterations` model calls reading `file`, on both loops. */
+export async function measureEngineOverhead(
+  input: EngineBenchInput,
+  shape: { iterations: number; file: string; runs: number; warmup: number },
+): Promise<OverheadFigures> {
+  const message = benchTurnMessage(shape.iterations, shape.file);
+  const plainSamples: number[] = [];
+  const durableSamples: number[] = [];
+  let history: HistoryFigures | undefined;
+  let timeline: TimelineFigures | undefined;
+  for (let i = 0; i < shape.warmup + shape.runs; i++) {
+    const timed = i >= shape.warmup;
+    input.progress(`${shape.iterations} iterations, ${shape.file}: ${timed ? `run ${i - shape.warmup + 1}/${shape.runs}` : 'warm-up'}`);
+
+    const started = performance.now();
+    const plain = await runPlainTurn(
+      { client: input.openai, model: input.model, systemMessages: input.systemMessages, tools: input.tools, context: input.context, maxIterations: shape.iterations },
+      message,
+    );
+    const plainMs = performance.now() - started;
+    expectIterations('plain', plain.iterations, plain.response !== null, shape.iterations);
+
+    const durable = await input.durable.runTurn(message, shape.iterations);
+    expectIterations('durable', durable.result.iterations, durable.result.status === 'completed', shape.iterations);
+
+    if (timed) {
+      plainSamples.push(plainMs);
+      durableSamples.push(durable.ms);
+      history = measureHistory(durable.history);
+      timeline = measureTimeline(durable.history);
+    }
+  }
+  if (!history || !timeline) throw new Error('engine bench: at least one timed run is needed');
+  const plainPerIteration = median(plainSamples) / shape.iterations;
+  const durablePerIteration = median(durableSamples) / shape.iterations;
+  return {
+    ...shape,
+    plainTurn: summarize(plainSamples),
+    durableTurn: summarize(durableSamples),
+    plainPerIteration,
+    durablePerIteration,
+    overheadPerIteration: durablePerIteration - plainPerIteration,
+    ratio: durablePerIteration / plainPerIteration,
+    history,
+    timeline,
+  };
+}
+
+/** A turn that ended early or failed would make its timing meaningless. */
+function expectIterations(loop: string, got: number, completed: boolean, want: number): void {
+  if (!completed || got !== want) {
+    throw new Error(`${loop} turn: expected ${want} completed iterations, got ${got}${completed ? '' : ' (not completed)'}`);
+  }
+}
