@@ -14,6 +14,12 @@ export function installRuntimeLogging(defaultLevel: LogLevel, env: NodeJS.Proces
   if (raw && !LEVELS.includes(raw as LogLevel)) {
     throw new Error(`LOOPWRIGHT_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${env.LOOPWRIGHT_LOG_LEVEL}"`);
   }
-  Runtime.install({ logger: new DefaultLogger((raw as LogLevel | undefined) ?? defaultLevel) });
+  const level = (raw as LogLevel | undefined) ?? defaultLevel;
+  Runtime.install({
+    logger: new DefaultLogger(level),
+    // The SDK core prints its own logs to stdout unless they are forwarded; forwarded, they go to
+    // stderr with ours, so `--json` output on stdout stays one clean object.
+    telemetryOptions: { logging: { filter: { core: level === 'ERROR' ? 'ERROR' : 'WARN', other: 'ERROR' }, forward: {} } },
+  });
   installed = true;
 }
