@@ -164,3 +164,28 @@ test('crash: the Temporal server stopped and restarted on the same SQLite file m
   await handle.result();
   await fresh.client.connection.close();
 });
+
+test('worker: SIGTERM shuts a worker process down gracefully, letting a running model call finish', async () => {
+  const taskQueue = 'graceful-stop';
+  const lw = await client(taskQueue);
+  const worker = await startWorkerProcess(workerEnv(taskQueue));
+  workers.push(worker);
+  resetModel();
+  slowMs = 1_500;
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
+  const turn = session.send('*intake');
+  await fake.waitForRequests(3, 60_000);
+  // The last model call is in flight; SIGTERM lets it finish within the grace period.
+  const code = await worker.kill('SIGTERM');
+  expect(code).toBe(0);
+  expect(worker.output()).toContain('Worker stopped');
+  expect(fake.requests.filter((r) => r.aborted)).toHaveLength(0);
+
+  // The turn's last workflow task needs a worker; a new one finishes it without calling the model again.
+  const next = await startWorkerProcess(workerEnv(taskQueue));
+  workers.push(next);
+  await expect(turn).resolves.toMatchObject({ success: true, response: 'All saved.' });
+  expect(fake.requests).toHaveLength(3);
+  await session.end();
+  await session.result();
+});
