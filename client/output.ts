@@ -15,11 +15,14 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** Messages of the SDK's wrapper errors, which say nothing their cause does not. */
+const SDK_WRAPPERS = new Set(['Workflow Update failed', 'Workflow execution failed', 'Activity task failed']);
+
 /** An error's message with its causes in one line; Temporal failures keep the useful part in the causes. */
 export function describeError(err: unknown): string {
   const parts: string[] = [];
   for (let current: unknown = err; current instanceof Error && parts.length < 5; current = current.cause) {
-    if (!parts.includes(current.message)) parts.push(current.message);
+    if (!parts.includes(current.message) && !SDK_WRAPPERS.has(current.message)) parts.push(current.message);
   }
   return parts.length ? parts.join(': ') : String(err);
 }

@@ -11,6 +11,8 @@ import { demoResponder } from '../../scripts/demo-model';
 import { startInProcessWorker } from '../in-process-worker';
 import type { CommandOutput } from '../output';
 import { watchProgress } from '../progress';
+import type { SessionHandle } from '../session-client';
+import type { AgentSummary } from '../../common/session-types';
 import { openTemporal } from '../temporal-session';
 import { webUiLink } from './session-commands';
 
@@ -39,8 +41,8 @@ export async function demoCommand(argv: string[], out: CommandOutput): Promise<n
   try {
     const session = await temporal.loopwright.start({ bundlePath: DEMO_BUNDLE, agentId: 'facilitator' });
     out.error(`Session ${session.workflowId} started`);
-    const state = await session.state().catch(() => undefined);
-    if (state?.agent) out.error(`Agent: ${state.agent.name}, ${state.agent.title}`);
+    const agent = await waitForAgent(session);
+    if (agent) out.error(`Agent: ${agent.name}, ${agent.title} (${agent.commands.map((c) => c.cmd).join(' ')})`);
     out.error(`You: ${values.message}`);
     const progress = watchProgress(session, out);
     const result = await session.send(values.message).finally(() => progress.stop());
@@ -66,4 +68,14 @@ export async function demoCommand(argv: string[], out: CommandOutput): Promise<n
     await temporal.close();
     await fake?.close();
   }
+}
+
+/** The agent once initialisation has run (a few hundred milliseconds), or undefined after 10 s. */
+async function waitForAgent(session: SessionHandle): Promise<AgentSummary | undefined> {
+  for (let i = 0; i < 50; i++) {
+    const state = await session.state().catch(() => undefined);
+    if (state?.agent || state?.status === 'failed') return state.agent;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return undefined;
 }
