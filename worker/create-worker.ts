@@ -40,3 +40,13 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...options.overrides,
   });
 }
+
+/** A logger for `bundleWorkflowCode` that drops webpack's info chatter and keeps warnings and errors. */
+export const bundlerLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => process.stderr.write(`${message}\n`),
+  error: (message: string) => process.stderr.write(`${message}\n`),
+};

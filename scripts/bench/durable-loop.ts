@@ -9,7 +9,7 @@ import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import { startDevServer } from '../../client/server/dev-server';
 import { LoopwrightClient, type SessionHandle } from '../../client/session-client';
 import type { TurnResult } from '../../common/session-types';
-import { createWorker, WORKFLOWS_PATH } from '../../worker/create-worker';
+import { createWorker, bundlerLogger, WORKFLOWS_PATH } from '../../worker/create-worker';
 import type { CleanupStack } from './cleanup-stack';
 
 /** Settings of the durable side. */
@@ -44,7 +44,7 @@ const TASK_QUEUE = `loopwright-bench-${process.pid}`;
 export async function startDurableBench(options: DurableBenchOptions, cleanup: CleanupStack): Promise<DurableBench> {
   const [server, workflowBundle] = await Promise.all([
     startDevServer({ port: 0, ui: false, ip: '127.0.0.1' }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger }),
   ]);
   cleanup.push('dev server', () => server.stop());
   const connection = await Connection.connect({
@@ -106,13 +106,3 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): P
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
-
-/** Bundling logs at info level; the benchmark only wants warnings. */
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => process.stderr.write(`${message}\n`),
-  error: (message: string) => process.stderr.write(`${message}\n`),
-};

@@ -6,18 +6,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { WORKFLOWS_PATH } from '../../worker/create-worker';
+import { bundlerLogger, WORKFLOWS_PATH } from '../../worker/create-worker';
 import { quietRuntime } from '../support/session-harness';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
 const fixtures = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
-const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 let current: WorkflowBundleWithSourceMap;
 
 beforeAll(async () => {
   quietRuntime();
-  current = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: silent });
+  current = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger });
 }, 60_000);
 
 test('replay: there is at least one recorded history', () => {
@@ -30,7 +29,7 @@ test.each(fixtures)('replay: %s replays against the current workflow code', asyn
 });
 
 test('replay: an incompatible change to the workflow is caught', async () => {
-  const changed = await bundleWorkflowCode({ workflowsPath: require.resolve('./changed-workflow'), logger: silent });
+  const changed = await bundleWorkflowCode({ workflowsPath: require.resolve('./changed-workflow'), logger: bundlerLogger });
   const history = JSON.parse(fs.readFileSync(path.join(FIXTURES, fixtures[0]), 'utf8'));
   await expect(Worker.runReplayHistory({ workflowBundle: changed }, history, 'changed')).rejects.toBeInstanceOf(DeterminismViolationError);
 });

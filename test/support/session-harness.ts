@@ -10,7 +10,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Work
 import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ActivitiesOptions } from '../../activities/session-activities';
-import { createWorker, WORKFLOWS_PATH } from '../../worker/create-worker';
+import { createWorker, bundlerLogger, WORKFLOWS_PATH } from '../../worker/create-worker';
 import { type FakeOpenAI, startFakeOpenAI } from '../../scripts/fake-openai/server';
 
 /** Folder of the example bundle in the repository. */
@@ -45,7 +45,7 @@ export async function startSessionHarness(options: { dbFile?: string } = {}): Pr
   const [server, fake, workflowBundle] = await Promise.all([
     startDevServer({ port: 0, ui: false, dbFile: options.dbFile }),
     startFakeOpenAI(),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger }),
   ]);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
@@ -92,13 +92,3 @@ export function quietRuntime(): void {
     // Already installed in this process (another test file ran first): its logger stays.
   }
 }
-
-/** Bundling logs at info level; tests only want warnings. */
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => process.stderr.write(`${message}\n`),
-  error: (message: string) => process.stderr.write(`${message}\n`),
-};
