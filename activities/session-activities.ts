@@ -10,9 +10,7 @@ import type { AgentDefinition } from './bundle/agent-schema';
 import { initializeAgent } from './bundle/initialize-agent';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
 import { TOOL_DEFINITIONS } from './tools/definitions';
-import { executeWorkflowTool } from './tools/execute-workflow';
-import { readFileTool } from './tools/read-file';
-import { saveOutputTool } from './tools/save-output';
+import { TOOLS } from './tools/dispatch';
 
 /** Settings of the activities a worker registers. */
 export interface ActivitiesOptions {
@@ -49,9 +47,8 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
       }
     },
     callModel,
-    read_file: readFileTool,
-    execute_workflow: executeWorkflowTool,
-    save_output: saveOutputTool,
+    // One activity type per tool, registered under the tool's name.
+    ...TOOLS,
   };
 }
 

@@ -12,12 +12,6 @@ export const DEFAULT_TASK_QUEUE = 'loopwright';
 /** Temporal namespace used when `TEMPORAL_NAMESPACE` is not set. */
 export const DEFAULT_NAMESPACE = 'default';
 
-/** Address of a local Temporal server, and of the embedded one when we start it. */
-export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
-
-/** Port of the embedded server's Web UI. */
-export const DEFAULT_UI_PORT = 8233;
-
 /** A session with no message for this long ends by itself (a workflow timer, so it costs nothing while waiting). */
 export const DEFAULT_IDLE_TIMEOUT = '24 hours';
 

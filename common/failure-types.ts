@@ -11,6 +11,3 @@ export const TURN_FAILED = 'LoopwrightTurnFailed';
 
 /** Agent initialisation failed (bad bundle, agent file or critical action): fix the bundle. */
 export const AGENT_INIT_FAILED = 'LoopwrightAgentInitFailed';
-
-/** A tool activity failed with an unexpected error (the tools themselves report expected errors as results). */
-export const TOOL_FAILED = 'LoopwrightToolFailed';

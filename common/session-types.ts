@@ -1,4 +1,4 @@
-import type { AssistantMessage, ChatMessage, SystemMessage, TokenUsage, ToolDefinition } from './messages';
+import type { ChatMessage, SystemMessage, TokenUsage, ToolDefinition } from './messages';
 import type { RuntimeContext } from './runtime-context';
 
 /** Where a session is now; the `state` query returns it. */
@@ -112,5 +112,3 @@ export interface SessionResult {
   usage: TokenUsage;
   endedBy: 'one_shot' | 'end_signal' | 'idle_timeout';
 }
-
-export type { AssistantMessage };

@@ -62,11 +62,12 @@ export async function initializeAgent(input: InitializeAgentInput): Promise<Init
     projectRoot: bundle.projectRoot,
     ...(found.configPath ? { configSource: found.configPath } : {}),
   });
+  const maxReadBytes = input.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   const critical = await processCriticalActions(agent, {
     bundle,
     agentFile: found.file,
     variables: baseVariables,
-    maxReadBytes: input.maxReadBytes ?? DEFAULT_MAX_READ_BYTES,
+    maxReadBytes,
     ...(input.date !== undefined ? { date: input.date } : {}),
   });
 
@@ -79,7 +80,7 @@ export async function initializeAgent(input: InitializeAgentInput): Promise<Init
     variables: critical.variables,
     readRoots: unique([bundle.bundleRoot, bundle.coreRoot, bundle.projectRoot]),
     writeRoots: writeRoots(input.outputRoots, critical.variables.output_folder, bundle.projectRoot),
-    maxReadBytes: input.maxReadBytes ?? DEFAULT_MAX_READ_BYTES,
+    maxReadBytes,
   };
   const messages: SystemMessage[] = [{ role: 'system', content: buildSystemPrompt(agent) }, ...critical.messages];
   return { agent, messages, context };
