@@ -3,6 +3,7 @@
  * one activity per tool. Built by a factory so the worker (and tests) choose the model settings.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import type { InitializeAgentActivityInput, SessionActivities } from '../common/activity-types';
 import { AGENT_INIT_FAILED } from '../common/failure-types';
 import type { AgentSummary, InitializeResult } from '../common/session-types';
@@ -10,7 +11,8 @@ import type { AgentDefinition } from './bundle/agent-schema';
 import { initializeAgent } from './bundle/initialize-agent';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
 import { TOOL_DEFINITIONS } from './tools/definitions';
-import { TOOLS } from './tools/dispatch';
+import { TOOL_ACTIVITIES } from './tools/dispatch';
+import { createLoadTranscriptPage, queryTranscriptSource } from './transcript-source';
 
 /** Settings of the activities a worker registers. */
 export interface ActivitiesOptions {
@@ -18,11 +20,17 @@ export interface ActivitiesOptions {
   model?: ModelActivityOptions;
   /** Largest file `read_file` returns, in bytes (default 1 MiB; LOOPWRIGHT_MAX_READ_BYTES). */
   maxReadBytes?: number;
+  /**
+   * A client of the worker's namespace: model calls and continued runs read session transcripts
+   * through it (createWorker supplies one). Without it only the first-version `callModel` works.
+   */
+  client?: Client;
 }
 
 /** Create the activities of a session, keyed by the names the workflow schedules (and the Web UI shows). */
 export function createActivities(options: ActivitiesOptions = {}): SessionActivities {
-  const { callModel } = createModelActivities(options.model);
+  const source = options.client ? queryTranscriptSource(options.client) : undefined;
+  const { callModel, callModelV2 } = createModelActivities({ ...options.model, transcriptSource: source });
   const maxReadBytes = options.maxReadBytes ?? readMaxBytesFromEnv();
   return {
     async initializeAgent(input: InitializeAgentActivityInput): Promise<InitializeResult> {
@@ -47,8 +55,14 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
       }
     },
     callModel,
+    callModelV2,
+    loadTranscriptPage: source
+      ? createLoadTranscriptPage(source)
+      : async () => {
+          throw ApplicationFailure.nonRetryable('This worker cannot read session transcripts: create its activities with a client', 'LoopwrightWorkerMisconfigured');
+        },
     // One activity type per tool, registered under the tool's name.
-    ...TOOLS,
+    ...TOOL_ACTIVITIES,
   };
 }
 

@@ -4,18 +4,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { DEFAULT_TASK_QUEUE } from '../common/defaults';
+import { ApplicationFailure } from '@temporalio/common';
+import { DEFAULT_TASK_QUEUE, MAX_USER_MESSAGE_BYTES } from '../common/defaults';
+import { CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
 import type { ChatMessage } from '../common/messages';
 import type { SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
+import { TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
 import {
+  awaitTurnUpdate,
   endSignal,
   interruptSignal,
-  messagesQuery,
   SESSION_WORKFLOW,
   sendUpdate,
   stateQuery,
+  transcriptPageQuery,
 } from '../workflows/definitions';
+
+/** How long the client keeps following a session that is moving to a new run before giving up. */
+const FOLLOW_TIMEOUT_MS = 60_000;
 
 /** Options of a new session. */
 export interface StartSessionOptions extends Omit<SessionInput, 'bundlePath'> {
@@ -35,6 +43,7 @@ export class LoopwrightClient {
   /** Start a session; it initialises the agent and then waits for messages (or runs `firstMessage`). */
   async start(options: StartSessionOptions): Promise<SessionHandle> {
     const { workflowId, ...rest } = options;
+    if (options.firstMessage !== undefined) checkMessageSize(options.firstMessage);
     const input: SessionInput = { ...rest, bundlePath: path.resolve(options.bundlePath) };
     const id = workflowId ?? `loopwright-${slug(options.agentId)}-${randomUUID().slice(0, 8)}`;
     const handle = await this.client.workflow.start(SESSION_WORKFLOW, {
@@ -51,7 +60,10 @@ export class LoopwrightClient {
   }
 }
 
-/** One session: send messages, interrupt, end, and read its state. */
+/**
+ * One session: send messages, interrupt, end, and read its state. Every call goes to the session's
+ * latest run, so a session that continued as new is followed without the caller noticing.
+ */
 export class SessionHandle {
   constructor(readonly workflow: WorkflowHandle) {}
 
@@ -59,16 +71,39 @@ export class SessionHandle {
     return this.workflow.workflowId;
   }
 
-  /** Run a turn and wait for its result. Rejected with `busy` while another turn runs. */
+  /**
+   * Run a turn and wait for its result. Rejected (SessionRejectedError) with `busy` while another
+   * turn runs, and before anything is sent when the message is larger than a session takes. A turn
+   * that goes on in the session's next run is followed there.
+   */
   async send(message: string): Promise<TurnResult> {
-    try {
-      return await this.workflow.executeUpdate(sendUpdate, { args: [message] });
-    } catch (err) {
-      // The validator's reason (`busy`, empty message) is the cause; surface it as the message.
-      if (err instanceof WorkflowUpdateFailedError && err.cause) {
-        throw new SessionRejectedError(err.cause.message, { cause: err });
+    checkMessageSize(message);
+    const deadline = Date.now() + FOLLOW_TIMEOUT_MS;
+    for (;;) {
+      try {
+        return await this.workflow.executeUpdate(sendUpdate, { args: [message] });
+      } catch (err) {
+        const moved = continuedTurn(err);
+        if (moved === undefined) throw rejection(err);
+        if (moved.turn !== undefined) return this.awaitTurn(moved.turn);
+        // The run was handing over and did not take the message: send it to the next run.
+        if (Date.now() > deadline) throw rejection(err);
+        await sleep(50);
       }
-      throw err;
+    }
+  }
+
+  /** The result of turn `turn` once it has finished, following the session across runs. */
+  async awaitTurn(turn: number): Promise<TurnResult> {
+    const deadline = Date.now() + FOLLOW_TIMEOUT_MS;
+    for (;;) {
+      try {
+        return await this.workflow.executeUpdate(awaitTurnUpdate, { args: [turn] });
+      } catch (err) {
+        if (continuedTurn(err) === undefined || Date.now() > deadline) throw rejection(err);
+        // The turn moved on to a newer run (which may not have started yet).
+        await sleep(50);
+      }
     }
   }
 
@@ -86,8 +121,25 @@ export class SessionHandle {
     return this.workflow.query(stateQuery);
   }
 
-  messages(from = 0): Promise<ChatMessage[]> {
-    return this.workflow.query(messagesQuery, from);
+  /**
+   * Messages `[from, to)` of the transcript (default: all), read page by page so that no answer is
+   * larger than a payload may be. After a continue-as-new the transcript is the same: a run starts
+   * with the whole transcript of the run before it.
+   */
+  async messages(from = 0, to?: number): Promise<ChatMessage[]> {
+    const messages: ChatMessage[] = [];
+    let next = from;
+    for (;;) {
+      const page = await this.workflow.query(transcriptPageQuery, next, TRANSCRIPT_PAGE_BYTES, to);
+      messages.push(...page.messages);
+      next = page.from + page.messages.length;
+      if (page.messages.length === 0 || next >= (to ?? page.total)) return messages;
+    }
+  }
+
+  /** The messages of one turn (its user message, then assistant and tool messages). */
+  turnMessages(result: Pick<TurnResult, 'messageRange'>): Promise<ChatMessage[]> {
+    return this.messages(result.messageRange.from, result.messageRange.to);
   }
 
   /** Wait for the session to end. */
@@ -96,9 +148,43 @@ export class SessionHandle {
   }
 }
 
-/** The session refused a message (`busy`, empty, or the session is ending); `message` says why. */
+/** The session refused a message (`busy`, empty, too large, or the session is ending); `message` says why. */
 export class SessionRejectedError extends Error {
   override name = 'SessionRejectedError';
+  /** The failure type when the session gave one (e.g. `LoopwrightTooLarge`). */
+  readonly type: string | undefined;
+  constructor(message: string, options: { cause?: unknown; type?: string } = {}) {
+    super(message, { cause: options.cause });
+    this.type = options.type;
+  }
+}
+
+/** Refuse, before anything is sent, a message the session would refuse (or the server could not take). */
+function checkMessageSize(message: string): void {
+  const bytes = utf8Length(message);
+  if (bytes > MAX_USER_MESSAGE_BYTES) {
+    throw new SessionRejectedError(
+      `The message is ${bytes} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes; send a shorter message or put the text in a file the agent can read`,
+      { type: TOO_LARGE },
+    );
+  }
+}
+
+/** The `{ turn }` of a LoopwrightContinuedAsNew failure, or undefined for any other error. */
+function continuedTurn(err: unknown): { turn?: number } | undefined {
+  if (!(err instanceof WorkflowUpdateFailedError) || !(err.cause instanceof ApplicationFailure)) return undefined;
+  if (err.cause.type !== CONTINUED_AS_NEW) return undefined;
+  const details = err.cause.details?.[0] as { turn?: unknown } | undefined;
+  return typeof details?.turn === 'number' ? { turn: details.turn } : {};
+}
+
+/** An update's refusal (`busy`, empty message, ...) as a SessionRejectedError; other errors as they are. */
+function rejection(err: unknown): unknown {
+  if (err instanceof WorkflowUpdateFailedError && err.cause) {
+    const type = err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined;
+    return new SessionRejectedError(err.cause.message, { cause: err, type });
+  }
+  return err;
 }
 
 function slug(text: string): string {

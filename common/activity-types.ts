@@ -2,6 +2,7 @@ import type { ToolResult } from './messages';
 import type { ModelCallInput, ModelCallResult } from './model-call';
 import type { RuntimeContext } from './runtime-context';
 import type { InitializeResult } from './session-types';
+import type { TranscriptPage, TranscriptRef, TranscriptSlice } from './transcript';
 
 /** Input of the agent-initialisation activity. */
 export interface InitializeAgentActivityInput {
@@ -11,12 +12,34 @@ export interface InitializeAgentActivityInput {
 }
 
 /**
+ * Input of `callModelV2`: where the transcript stands instead of the transcript itself, so history
+ * grows with the transcript and not with its square. The worker keeps a copy per session run.
+ */
+export interface ModelRefCallInput extends Omit<ModelCallInput, 'messages'> {
+  transcript: TranscriptRef;
+  /** The messages added since the model's previous reply, when they are small. */
+  delta?: TranscriptSlice;
+}
+
+/** Input of `loadTranscriptPage`: a page of an earlier run's transcript, for the run that continues it. */
+export interface TranscriptPageRequest {
+  workflowId: string;
+  runId: string;
+  from: number;
+  to: number;
+  maxBytes: number;
+}
+
+/**
  * The activities a session calls, by their registered names (the Web UI shows these names). The
  * workflow imports only this type; the worker supplies the implementation.
  */
 export interface SessionActivities {
   initializeAgent(input: InitializeAgentActivityInput): Promise<InitializeResult>;
+  /** The first model-call activity: the whole transcript in its input (kept for recorded histories). */
   callModel(input: ModelCallInput): Promise<ModelCallResult>;
+  callModelV2(input: ModelRefCallInput): Promise<ModelCallResult>;
+  loadTranscriptPage(input: TranscriptPageRequest): Promise<TranscriptPage>;
   read_file(ctx: RuntimeContext, args: unknown): Promise<ToolResult>;
   execute_workflow(ctx: RuntimeContext, args: unknown): Promise<ToolResult>;
   save_output(ctx: RuntimeContext, args: unknown): Promise<ToolResult>;

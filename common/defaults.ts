@@ -17,3 +17,15 @@ export const DEFAULT_IDLE_TIMEOUT = '24 hours';
 
 /** Longest a single tool argument is shown in logs before it is cut. */
 export const LOG_ARGUMENT_LIMIT = 200;
+
+/** A run continues as new once it added this many history bytes (Temporal warns at 10 MB). */
+export const DEFAULT_MAX_HISTORY_BYTES = 4 * 1024 * 1024;
+
+/** A run continues as new once it added this many history events (Temporal warns at 10,240). */
+export const DEFAULT_MAX_HISTORY_EVENTS = 4_000;
+
+/** Largest user message a session takes (UTF-8 bytes); larger ones are refused before anything is recorded. */
+export const MAX_USER_MESSAGE_BYTES = 512 * 1024;
+
+/** Largest transcript a turn sends to the model (UTF-8 bytes of its JSON); past it the turn fails and says so. */
+export const MAX_TRANSCRIPT_BYTES = 16 * 1024 * 1024;

@@ -7,6 +7,13 @@ import type { AssistantMessage, ChatMessage, TokenUsage, ToolDefinition } from '
 /** Model used when neither the session nor `LOOPWRIGHT_MODEL` names one. */
 export const DEFAULT_MODEL = 'gpt-4o-mini';
 
+/**
+ * Largest model reply (the normalised AssistantMessage as JSON, in UTF-8 bytes) the activity
+ * returns. The reply goes into workflow history, whose payloads Temporal caps (2 MB by default), and
+ * into every later request; a reply near that size is a runaway generation, not an answer.
+ */
+export const DEFAULT_MAX_REPLY_BYTES = 1_000_000;
+
 /** Input of the `callModel` activity: the whole transcript so far and the tools the model may call. */
 export interface ModelCallInput {
   messages: ChatMessage[];
@@ -66,6 +73,16 @@ export const MODEL_PERMISSION_DENIED = 'ModelPermissionDenied';
 export const MODEL_NOT_FOUND = 'ModelNotFound';
 /** 422: the server understood but cannot process the request. Non-retryable. */
 export const MODEL_UNPROCESSABLE = 'ModelUnprocessable';
+/**
+ * 400 or 413 saying the prompt does not fit the model's context window: the session's transcript
+ * has outgrown the model. The same transcript fails the same way every time. Non-retryable.
+ */
+export const MODEL_CONTEXT_LENGTH_EXCEEDED = 'ModelContextLengthExceeded';
+/**
+ * The reply is larger than the activity may return (DEFAULT_MAX_REPLY_BYTES unless configured).
+ * Non-retryable: the call was paid for, and a repeat would pay again for a likely similar reply.
+ */
+export const MODEL_REPLY_TOO_LARGE = 'ModelReplyTooLarge';
 /** Anything else thrown while calling the model (a bug or an unknown client error). Retryable. */
 export const MODEL_UNEXPECTED_ERROR = 'ModelUnexpectedError';
 
@@ -84,6 +101,8 @@ export type ModelFailureType =
   | typeof MODEL_PERMISSION_DENIED
   | typeof MODEL_NOT_FOUND
   | typeof MODEL_UNPROCESSABLE
+  | typeof MODEL_CONTEXT_LENGTH_EXCEEDED
+  | typeof MODEL_REPLY_TOO_LARGE
   | typeof MODEL_UNEXPECTED_ERROR;
 
 /** The failure types that end a call at once (the activity also marks them `nonRetryable`). */
@@ -94,6 +113,8 @@ export const NON_RETRYABLE_MODEL_FAILURES: readonly ModelFailureType[] = [
   MODEL_PERMISSION_DENIED,
   MODEL_NOT_FOUND,
   MODEL_UNPROCESSABLE,
+  MODEL_CONTEXT_LENGTH_EXCEEDED,
+  MODEL_REPLY_TOO_LARGE,
 ];
 
 /** `details[0]` of every model-call failure: the facts behind the message, for programs. */

@@ -34,6 +34,52 @@ export interface SessionInput {
   idleTimeout?: string;
   /** Activity timeouts (Temporal duration strings such as '30 seconds'). */
   timeouts?: SessionTimeouts;
+  /** When a run hands over to a fresh one (continue-as-new); defaults keep well below Temporal's warnings. */
+  continueAsNew?: ContinueAsNewSettings;
+  /** Set by the session itself when it continues as new: what the next run carries over. */
+  continued?: ContinuedSession;
+}
+
+/**
+ * Thresholds on what one run adds to its history. A run continues as new once it passes one, at a
+ * point where no turn is running or between two iterations of a long turn.
+ */
+export interface ContinueAsNewSettings {
+  /** History bytes a run may add (default 4 MB; Temporal warns at 10 MB and stops a run at 50 MB). */
+  maxHistoryBytes?: number;
+  /** History events a run may add (default 4,000; Temporal warns at 10,240 and stops at 51,200). */
+  maxHistoryEvents?: number;
+}
+
+/** A turn that was under way when its run continued as new; the next run resumes it. */
+export interface PendingTurn {
+  turn: number;
+  /** Index of the turn's user message in the transcript. */
+  firstIndex: number;
+  /** Model calls made so far. */
+  iterations: number;
+  usage: TokenUsage;
+  /** When the turn started (epoch ms), for its duration. */
+  startedAt: number;
+}
+
+/** What a run hands the next one when it continues as new. */
+export interface ContinuedSession {
+  /** Run id of the run this one continues. */
+  fromRunId: string;
+  /** Number of this run within the session (1 is the first). */
+  run: number;
+  /** The agent, tools and runtime context from initialisation (the messages are in the transcript). */
+  init: Omit<InitializeResult, 'messages'>;
+  /** The whole transcript: inline when small, else paged over from `fromRunId` by an activity. */
+  transcript: { count: number; hash: string; bytes: number; messages?: ChatMessage[] };
+  turn: number;
+  usage: TokenUsage;
+  lastTurn?: TurnSummary;
+  endRequested: boolean;
+  pendingTurn?: PendingTurn;
+  /** Results of the latest turns, so a client can collect one that finished in a later run. */
+  recentTurns: TurnResult[];
 }
 
 /** Activity timeouts of a session; each has a default suited to a hosted model. */
@@ -83,6 +129,10 @@ export interface SessionState {
   runningTools: RunningTool[];
   usage: TokenUsage;
   messageCount: number;
+  /** UTF-8 bytes of the transcript's JSON. */
+  transcriptBytes: number;
+  /** Run of the session now (1 until it first continues as new). */
+  run: number;
   lastTurn?: TurnSummary;
   /** Set when the session failed. */
   error?: string;
@@ -98,10 +148,16 @@ export interface TurnSummary {
   error?: string;
 }
 
-/** Result of one turn (the `send` update's answer, and a one-shot session's workflow result). */
+/**
+ * Result of one turn (the `send` update's answer, and a one-shot session's workflow result). It
+ * names the turn's messages by index; read them with the `transcriptPage` query
+ * (`SessionHandle.messages(from, to)`), so a turn that read large files stays a small result.
+ */
 export interface TurnResult extends TurnSummary {
-  /** The messages this turn appended: its user message, then assistant and tool messages. */
-  messages: ChatMessage[];
+  /** The turn's messages are `[from, to)` of the transcript: its user message, then assistant and tool messages. */
+  messageRange: { from: number; to: number };
+  /** Tool calls the model made in this turn. */
+  toolCalls: number;
   usage: TokenUsage;
 }
 

@@ -2,6 +2,7 @@
  * Builds a Loopwright worker: the session workflow plus the activities, on one task queue. Used by
  * `loopwright worker`, by `loopwright run` when no worker is polling, and by the tests.
  */
+import { Client } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { SessionActivities } from '../common/activity-types';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
@@ -26,12 +27,15 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 /** Create (not run) a worker for Loopwright sessions. */
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+  // Activities read session transcripts through a client on the worker's own connection.
+  const client = new Client({ connection: options.connection, namespace });
   return Worker.create({
     connection: options.connection,
-    namespace: options.namespace ?? DEFAULT_NAMESPACE,
+    namespace,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-    activities: options.activities ?? createActivities(options.activityOptions),
+    activities: options.activities ?? createActivities({ client, ...options.activityOptions }),
     // Heartbeats carry cancellation to a running model call; sending them at least every second
     // means an interrupt aborts the HTTP request within about a second.
     maxHeartbeatThrottleInterval: '1 second',

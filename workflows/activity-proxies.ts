@@ -8,7 +8,10 @@ import type { SessionActivities } from '../common/activity-types';
 import type { SessionTimeouts } from '../common/session-types';
 
 /** The stubs a session uses. */
-export type SessionActivityStubs = Pick<SessionActivities, 'initializeAgent' | 'callModel' | 'read_file' | 'execute_workflow' | 'save_output'>;
+export type SessionActivityStubs = Pick<
+  SessionActivities,
+  'initializeAgent' | 'callModel' | 'callModelV2' | 'loadTranscriptPage' | 'read_file' | 'execute_workflow' | 'save_output'
+>;
 
 /** Build the stubs for one session. */
 export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivityStubs {
@@ -21,27 +24,38 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
   // Model calls can be slow; they heartbeat so that a dead worker is noticed within the heartbeat
   // timeout and so that an interrupt reaches the HTTP request. The activity marks 4xx errors
   // non-retryable and passes Retry-After through `nextRetryDelay`; this policy shapes the rest.
-  const model = proxyActivities<Pick<SessionActivities, 'callModel'>>({
+  const model = proxyActivities<Pick<SessionActivities, 'callModel' | 'callModelV2'>>({
     startToCloseTimeout: (timeouts.modelCall ?? '10 minutes') as Duration,
     heartbeatTimeout: (timeouts.modelHeartbeat ?? '30 seconds') as Duration,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
   });
+  // Paging an earlier run's transcript into this one queries that run, which a worker replays.
+  const transcript = proxyActivities<Pick<SessionActivities, 'loadTranscriptPage'>>({
+    startToCloseTimeout: '2 minutes',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 10 },
+  });
   // Tools report expected failures as results; retries are for unexpected ones (I/O errors, a
   // lost worker). Reads are cheap to repeat but pointless to repeat often.
+  // Tools heartbeat, so an interrupt reaches one that is stuck (a blocking read) within seconds.
+  const toolHeartbeat = '10 seconds';
   const reads = proxyActivities<Pick<SessionActivities, 'read_file' | 'execute_workflow'>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
   });
   // `save_output` writes atomically and is idempotent, so it may be retried longer: losing a
   // finished document to a passing disk or worker problem is the worst outcome of a session.
   const writes = proxyActivities<Pick<SessionActivities, 'save_output'>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
   });
   // proxyActivities returns a Proxy with no own keys, so pick the stubs by name (a spread would copy nothing).
   return {
     initializeAgent: init.initializeAgent,
     callModel: model.callModel,
+    callModelV2: model.callModelV2,
+    loadTranscriptPage: transcript.loadTranscriptPage,
     read_file: reads.read_file,
     execute_workflow: reads.execute_workflow,
     save_output: writes.save_output,

@@ -5,6 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage } from '../common/messages';
 import type { SessionState, TurnResult } from '../common/session-types';
+import type { TranscriptPage } from '../common/transcript';
 
 /** Cancel the model or tool call in flight; the turn ends `interrupted` and the session waits for the next message. */
 export const interruptSignal = defineSignal<[reason?: string]>('interrupt');
@@ -15,11 +16,27 @@ export const endSignal = defineSignal('end');
 /** Status, turn, iteration, running tools and token usage. */
 export const stateQuery = defineQuery<SessionState>('state');
 
-/** The whole transcript so far (or from an index: `messages(from)`). */
+/**
+ * The transcript from an index (`messages(from)`), for small transcripts: it fails, saying so, when
+ * the answer would be too large for one payload. Use `transcriptPage` for anything else.
+ */
 export const messagesQuery = defineQuery<ChatMessage[], [from?: number]>('messages');
 
-/** Run one turn for a user message and return its result. Rejected when empty or while a turn runs (`busy`). */
+/**
+ * One page of the transcript: messages from `from` (up to `to`), at most `maxBytes` of JSON (default
+ * and cap 1 MB; always at least one message), with the total count and the chain hash after the page.
+ */
+export const transcriptPageQuery = defineQuery<TranscriptPage, [from: number, maxBytes?: number, to?: number]>('transcriptPage');
+
+/**
+ * Run one turn for a user message and return its result. Rejected when empty, too large, or while a
+ * turn runs (`busy`). When the run continues as new mid-turn, it fails with type
+ * `LoopwrightContinuedAsNew` and `details[0].turn`: collect the result with `awaitTurn`.
+ */
 export const sendUpdate = defineUpdate<TurnResult, [message: string]>('send');
+
+/** Wait for turn `turn` to finish (in this run or an earlier one) and return its result. */
+export const awaitTurnUpdate = defineUpdate<TurnResult, [turn: number]>('awaitTurn');
 
 /** Name of the session workflow type, as registered by the worker. */
 export const SESSION_WORKFLOW = 'agentSession';

@@ -1,6 +1,8 @@
 /**
  * The session workflow: initialise the agent (an activity, so its result is recorded), then run one
- * turn per user message until the session ends. The transcript lives here and only grows.
+ * turn per user message until the session ends. The transcript lives here and only grows. Before a
+ * run's history gets large it continues as new — between turns, or between two iterations of a long
+ * turn — carrying the transcript, counters and the unfinished turn; the workflow id stays the same.
  */
 import type { Duration } from '@temporalio/common';
 import {
@@ -8,47 +10,136 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
+  continueAsNew,
   log,
+  patched,
   setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
-import { DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_ITERATIONS } from '../common/defaults';
-import { AGENT_INIT_FAILED, MAX_ITERATIONS_EXCEEDED, TURN_FAILED } from '../common/failure-types';
-import type { ChatMessage } from '../common/messages';
+import {
+  DEFAULT_IDLE_TIMEOUT,
+  DEFAULT_MAX_HISTORY_BYTES,
+  DEFAULT_MAX_HISTORY_EVENTS,
+  DEFAULT_MAX_ITERATIONS,
+  MAX_USER_MESSAGE_BYTES,
+} from '../common/defaults';
+import {
+  AGENT_INIT_FAILED,
+  BAD_INPUT,
+  CONTINUED_AS_NEW,
+  MAX_ITERATIONS_EXCEEDED,
+  TOO_LARGE,
+  TRANSCRIPT_MISMATCH,
+  TURN_FAILED,
+} from '../common/failure-types';
 import type {
+  ContinuedSession,
   InitializeResult,
+  PendingTurn,
   SessionInput,
   SessionResult,
   SessionState,
   TurnResult,
 } from '../common/session-types';
-import { sessionActivities } from './activity-proxies';
-import { endSignal, interruptSignal, messagesQuery, sendUpdate, stateQuery } from './definitions';
+import {
+  CARRY_INLINE_BYTES,
+  HashedTranscript,
+  TRANSCRIPT_PAGE_BYTES,
+  utf8Length,
+} from '../common/transcript';
+import { sessionActivities, type SessionActivityStubs } from './activity-proxies';
+import {
+  awaitTurnUpdate,
+  endSignal,
+  interruptSignal,
+  messagesQuery,
+  sendUpdate,
+  stateQuery,
+  transcriptPageQuery,
+} from './definitions';
 import { rootMessage } from './tool-calls';
-import { runTurn } from './turn';
+import { isPaused, runTurn, type TurnStart } from './turn';
 import { addUsage, ZERO_USAGE } from './usage';
 
-/** Run an agent session. See `SessionInput`; signals, queries and the `send` update are in definitions.ts. */
+/** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
+const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
+const CONTINUE_AS_NEW_PATCH = 'loopwright-continue-as-new';
+
+/** Results of this many latest turns travel to the next run, for clients collecting them there. */
+const RECENT_TURNS = 8;
+
+/** With the server's own suggestion alone, a run continues as new only once it added this much (so a large carried transcript cannot loop). */
+const SUGGESTED_MIN_BYTES = 1024 * 1024;
+const SUGGESTED_MIN_EVENTS = 1_000;
+
+/** Run an agent session. See `SessionInput`; signals, queries and updates are in definitions.ts. */
 export async function agentSession(input: SessionInput): Promise<SessionResult> {
+  const carried = input.continued;
   const maxIterations = validMaxIterations(input.maxIterations);
+  const limits = continueAsNewLimits(input);
   const activities = sessionActivities(input.timeouts);
-  const transcript: ChatMessage[] = [];
+  // Decided once, at the start of a run: a run recorded before a patch replays without it.
+  const transcriptRef = patched(TRANSCRIPT_REF_PATCH);
+  const mayContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
+  const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
-    turn: 0,
-    iteration: 0,
+    turn: carried?.turn ?? 0,
+    iteration: carried?.pendingTurn?.iterations ?? 0,
     maxIterations,
     runningTools: [],
-    usage: ZERO_USAGE,
+    usage: carried?.usage ?? ZERO_USAGE,
     messageCount: 0,
+    transcriptBytes: 0,
+    run: carried?.run ?? 1,
+    ...(carried?.lastTurn ? { lastTurn: carried.lastTurn } : {}),
   };
-  let init: InitializeResult | undefined;
+  let init: Omit<InitializeResult, 'messages'> | undefined;
   let busy = false;
-  let endRequested = false;
+  let endRequested = carried?.endRequested ?? false;
   let currentTurn: CancellationScope | undefined;
-  let lastTurn: TurnResult | undefined;
+  let lastTurn: TurnResult | undefined = carried?.recentTurns.at(-1);
+  const recentTurns: TurnResult[] = [...(carried?.recentTurns ?? [])];
+  /** Set when this run hands over to the next one; waiting handlers then tell their clients so. */
+  let continuing = false;
+  let pausedTurn: PendingTurn | undefined;
+  let historyBase = { bytes: 0, events: 0 };
 
-  setHandler(stateQuery, () => ({ ...state, messageCount: transcript.length }));
-  setHandler(messagesQuery, (from = 0) => transcript.slice(from));
+  const shouldContinueAsNew = (): boolean => {
+    if (!mayContinueAsNew) return false;
+    const info = workflowInfo();
+    const bytes = info.historySize - historyBase.bytes;
+    const events = info.historyLength - historyBase.events;
+    if (bytes >= limits.maxHistoryBytes || events >= limits.maxHistoryEvents) return true;
+    return info.continueAsNewSuggested && (bytes >= SUGGESTED_MIN_BYTES || events >= SUGGESTED_MIN_EVENTS);
+  };
+  /** `turn` set: that turn goes on in the next run. Unset: nothing was accepted; send again. */
+  const continuedFailure = (turn?: number): ApplicationFailure =>
+    ApplicationFailure.create({
+      type: CONTINUED_AS_NEW,
+      message:
+        turn === undefined
+          ? 'The session is moving to a new run; the message was not taken, send it again'
+          : `Turn ${turn} goes on in the session's next run; collect its result with the awaitTurn update`,
+      nonRetryable: true,
+      details: [turn === undefined ? {} : { turn }],
+    });
+  /** The turn carried over from the previous run, until it has finished here. */
+  let resumingTurn = carried?.pendingTurn?.turn;
+  const finishedTurn = (turn: number): TurnResult | undefined => recentTurns.find((t) => t.turn === turn);
+
+  setHandler(stateQuery, () => ({ ...state, messageCount: transcript.length, transcriptBytes: transcript.bytes }));
+  setHandler(messagesQuery, (from = 0) => {
+    if (transcript.bytesBetween(Math.max(0, from)) > TRANSCRIPT_PAGE_BYTES) {
+      throw new Error(`The transcript from message ${from} is over ${TRANSCRIPT_PAGE_BYTES} bytes; read it in pages with the transcriptPage query`);
+    }
+    return transcript.slice(from);
+  });
+  setHandler(transcriptPageQuery, (from, maxBytes, to) => {
+    if (!Number.isInteger(from) || from < 0) throw new Error(`from must be a whole number >= 0, got ${String(from)}`);
+    const cap = Math.min(maxBytes ?? TRANSCRIPT_PAGE_BYTES, TRANSCRIPT_PAGE_BYTES);
+    return transcript.page(from, cap, to ?? transcript.length);
+  });
   setHandler(endSignal, () => {
     endRequested = true;
   });
@@ -61,8 +152,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     currentTurn.cancel();
   });
 
-  /** Run a turn in its own cancellable scope so `interrupt` can stop it and the session go on. */
-  const runUserTurn = async (message: string): Promise<TurnResult> => {
+  /** Run (or resume) a turn in its own cancellable scope so `interrupt` can stop it and the session go on. */
+  const runSessionTurn = async (start: TurnStart): Promise<TurnResult | undefined> => {
     busy = true;
     try {
       await condition(() => init !== undefined || state.status === 'failed');
@@ -70,11 +161,13 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         throw ApplicationFailure.nonRetryable(`Agent initialisation failed: ${state.error ?? 'unknown error'}`, AGENT_INIT_FAILED);
       }
       const ready = init;
-      state.turn += 1;
-      state.iteration = 0;
+      if ('message' in start) {
+        state.turn += 1;
+        state.iteration = 0;
+      }
       const scope = new CancellationScope({ cancellable: true });
       currentTurn = scope;
-      const result = await scope.run(() =>
+      const outcome = await scope.run(() =>
         runTurn(
           {
             activities,
@@ -84,6 +177,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
             context: ready.context,
             maxIterations,
             model: input.model,
+            transcriptRef,
+            shouldPause: shouldContinueAsNew,
             observer: {
               onThinking: (iteration) => {
                 state.iteration = iteration;
@@ -98,90 +193,213 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
               },
             },
           },
-          message,
+          start,
         ),
       );
-      lastTurn = result;
-      const { messages: _messages, usage: _usage, ...summary } = result;
-      state.lastTurn = summary;
       state.runningTools = [];
-      state.status = result.status === 'interrupted' ? 'interrupted' : 'waiting_for_user';
-      return result;
+      if (isPaused(outcome)) {
+        pausedTurn = outcome.paused;
+        continuing = true;
+        return undefined;
+      }
+      lastTurn = outcome;
+      recentTurns.push(outcome);
+      if (recentTurns.length > RECENT_TURNS) recentTurns.shift();
+      const { messageRange: _range, usage: _usage, toolCalls: _calls, ...summary } = outcome;
+      state.lastTurn = summary;
+      state.status = outcome.status === 'interrupted' ? 'interrupted' : 'waiting_for_user';
+      return outcome;
     } finally {
       currentTurn = undefined;
       busy = false;
     }
   };
 
-  setHandler(sendUpdate, runUserTurn, {
-    validator: (message: string) => {
-      if (typeof message !== 'string' || message.trim() === '') {
-        throw new Error('message must be a non-empty string');
-      }
-      if (busy) throw new Error('busy: a turn is running; wait for it to finish or send interrupt');
-      if (endRequested) throw new Error('the session is ending and takes no more messages');
-      if (state.status === 'failed') throw new Error(`the session failed: ${state.error ?? 'unknown error'}`);
+  setHandler(
+    sendUpdate,
+    async (message: string) => {
+      const result = await runSessionTurn({ message });
+      if (!result) throw continuedFailure(state.turn);
+      return result;
     },
-  });
+    {
+      validator: (message: string) => {
+        if (typeof message !== 'string' || message.trim() === '') {
+          throw ApplicationFailure.nonRetryable('message must be a non-empty string', BAD_INPUT);
+        }
+        const bytes = utf8Length(message);
+        if (bytes > MAX_USER_MESSAGE_BYTES) {
+          throw ApplicationFailure.nonRetryable(
+            `The message is ${bytes} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes; send a shorter message or put the text in a file the agent can read`,
+            TOO_LARGE,
+          );
+        }
+        if (continuing) throw continuedFailure();
+        if (busy || resumingTurn !== undefined) throw new Error('busy: a turn is running; wait for it to finish or send interrupt');
+        if (endRequested) throw new Error('the session is ending and takes no more messages');
+        if (state.status === 'failed') throw new Error(`the session failed: ${state.error ?? 'unknown error'}`);
+      },
+    },
+  );
 
-  try {
-    init = await activities.initializeAgent({
-      bundlePath: input.bundlePath,
-      agentId: input.agentId,
-      outputRoots: input.outputRoots,
-    });
-  } catch (err) {
-    state.status = 'failed';
-    state.error = rootMessage(err);
-    throw ApplicationFailure.create({
-      type: AGENT_INIT_FAILED,
-      message: `Agent initialisation failed: ${state.error}`,
-      nonRetryable: true,
-      cause: err instanceof Error ? err : undefined,
-    });
+  setHandler(
+    awaitTurnUpdate,
+    async (turn: number) => {
+      await condition(() => finishedTurn(turn) !== undefined || continuing);
+      const result = finishedTurn(turn);
+      if (result) return result;
+      throw continuedFailure(turn);
+    },
+    {
+      validator: (turn: number) => {
+        if (!Number.isInteger(turn) || turn < 1) throw ApplicationFailure.nonRetryable(`turn must be a positive whole number, got ${String(turn)}`, BAD_INPUT);
+        if (finishedTurn(turn)) return;
+        if (turn > state.turn) throw ApplicationFailure.nonRetryable(`turn ${turn} has not started (the session is at turn ${state.turn})`, BAD_INPUT);
+        if (turn < state.turn || !(busy || resumingTurn === turn)) {
+          throw ApplicationFailure.nonRetryable(`the result of turn ${turn} is no longer kept (the session keeps the last ${RECENT_TURNS})`, BAD_INPUT);
+        }
+        if (continuing) throw continuedFailure(turn);
+      },
+    },
+  );
+
+  if (carried) {
+    init = carried.init;
+    await loadCarriedTranscript(activities, carried, transcript);
+  } else {
+    try {
+      const result = await activities.initializeAgent({
+        bundlePath: input.bundlePath,
+        agentId: input.agentId,
+        outputRoots: input.outputRoots,
+      });
+      const { messages, ...rest } = result;
+      transcript.push(...messages);
+      init = rest;
+    } catch (err) {
+      state.status = 'failed';
+      state.error = rootMessage(err);
+      throw ApplicationFailure.create({
+        type: AGENT_INIT_FAILED,
+        message: `Agent initialisation failed: ${state.error}`,
+        nonRetryable: true,
+        cause: err instanceof Error ? err : undefined,
+      });
+    }
+    log.info('Agent initialised', { agent: init.agent.id, systemMessages: transcript.length });
   }
-  transcript.push(...init.messages);
   state.agent = init.agent;
   state.status = 'waiting_for_user';
-  log.info('Agent initialised', { agent: init.agent.id, systemMessages: init.messages.length });
+  // What this run adds is measured from here: a carried transcript is not growth.
+  historyBase = { bytes: workflowInfo().historySize, events: workflowInfo().historyLength };
 
-  if (input.oneShot) {
-    if (!input.firstMessage) {
-      throw ApplicationFailure.nonRetryable('A one-shot session needs firstMessage', 'LoopwrightBadInput');
+  const handOver = async (): Promise<never> => {
+    continuing = true;
+    await condition(allHandlersFinished);
+    const ready = init!;
+    const next: ContinuedSession = {
+      fromRunId: workflowInfo().runId,
+      run: state.run + 1,
+      init: ready,
+      transcript: {
+        count: transcript.length,
+        hash: transcript.hashAt(),
+        bytes: transcript.bytes,
+        ...(transcript.bytes <= CARRY_INLINE_BYTES ? { messages: transcript.slice() } : {}),
+      },
+      turn: state.turn,
+      usage: state.usage,
+      ...(state.lastTurn ? { lastTurn: state.lastTurn } : {}),
+      endRequested,
+      ...(pausedTurn ? { pendingTurn: pausedTurn } : {}),
+      recentTurns,
+    };
+    log.info('Continuing as new', {
+      run: state.run,
+      historyBytes: workflowInfo().historySize,
+      historyEvents: workflowInfo().historyLength,
+      transcriptMessages: transcript.length,
+      pendingTurn: pausedTurn?.turn,
+    });
+    const { firstMessage: _first, continued: _previous, ...settings } = input;
+    return continueAsNew<typeof agentSession>({ ...settings, continued: next });
+  };
+
+  if (carried?.pendingTurn) {
+    const result = await runSessionTurn({ resume: carried.pendingTurn });
+    resumingTurn = undefined;
+    if (!result) return handOver();
+    if (input.oneShot) {
+      state.status = 'completed';
+      return oneShotOutcome(result, state.turn);
     }
-    const result = await runUserTurn(input.firstMessage);
+  } else if (!carried && input.oneShot) {
+    if (!input.firstMessage) {
+      throw ApplicationFailure.nonRetryable('A one-shot session needs firstMessage', BAD_INPUT);
+    }
+    const result = await runSessionTurn({ message: input.firstMessage });
+    if (!result) return handOver();
     state.status = 'completed';
     return oneShotOutcome(result, state.turn);
+  } else if (!carried && input.firstMessage) {
+    const result = await runSessionTurn({ message: input.firstMessage });
+    if (!result) return handOver();
   }
-  if (input.firstMessage) await runUserTurn(input.firstMessage);
 
-  const endedBy = await waitUntilEnded(
-    () => endRequested,
-    () => busy,
-    () => state.turn,
-    (input.idleTimeout ?? DEFAULT_IDLE_TIMEOUT) as Duration,
-  );
+  const idleTimeout = (input.idleTimeout ?? DEFAULT_IDLE_TIMEOUT) as Duration;
+  for (;;) {
+    if (endRequested && !busy) break;
+    if (pausedTurn) return handOver();
+    if (!busy && shouldContinueAsNew()) return handOver();
+    const seen = state.turn;
+    const woke = await condition(
+      () => (endRequested && !busy) || pausedTurn !== undefined || state.turn !== seen || busy || (!busy && shouldContinueAsNew()),
+      idleTimeout,
+    );
+    if (!woke) {
+      await condition(allHandlersFinished);
+      state.status = 'completed';
+      return { turns: state.turn, lastTurn, usage: state.usage, endedBy: 'idle_timeout' };
+    }
+    await condition(() => !busy || pausedTurn !== undefined);
+  }
   await condition(allHandlersFinished);
   state.status = 'completed';
-  return { turns: state.turn, lastTurn, usage: state.usage, endedBy };
+  return { turns: state.turn, lastTurn, usage: state.usage, endedBy: 'end_signal' };
 }
 
 /**
- * Wait for `end` (once no turn runs) or for a quiet period with no new turn. A turn starting
- * restarts the idle timer.
+ * Fill this run's transcript with the one the previous run handed over: inline, or page by page
+ * through an activity that queries the previous run. The chain hash proves it arrived whole.
  */
-async function waitUntilEnded(
-  endRequested: () => boolean,
-  busy: () => boolean,
-  turnsStarted: () => number,
-  idleTimeout: Duration,
-): Promise<SessionResult['endedBy']> {
-  for (;;) {
-    if (endRequested() && !busy()) return 'end_signal';
-    const seen = turnsStarted();
-    const woke = await condition(() => (endRequested() && !busy()) || turnsStarted() !== seen || busy(), idleTimeout);
-    if (!woke) return 'idle_timeout';
-    await condition(() => !busy());
+async function loadCarriedTranscript(
+  activities: SessionActivityStubs,
+  carried: ContinuedSession,
+  transcript: HashedTranscript,
+): Promise<void> {
+  const expected = carried.transcript;
+  if (expected.messages) {
+    transcript.push(...expected.messages);
+  } else {
+    const { workflowId } = workflowInfo();
+    while (transcript.length < expected.count) {
+      const page = await activities.loadTranscriptPage({
+        workflowId,
+        runId: carried.fromRunId,
+        from: transcript.length,
+        to: expected.count,
+        maxBytes: TRANSCRIPT_PAGE_BYTES,
+      });
+      if (page.messages.length === 0) break;
+      transcript.push(...page.messages);
+    }
+  }
+  if (transcript.length !== expected.count || transcript.hashAt() !== expected.hash) {
+    throw ApplicationFailure.create({
+      type: TRANSCRIPT_MISMATCH,
+      message: `The transcript carried from run ${carried.fromRunId} does not match: ${transcript.length} messages with hash ${transcript.hashAt()}, expected ${expected.count} with hash ${expected.hash}`,
+      nonRetryable: true,
+    });
   }
 }
 
@@ -209,7 +427,22 @@ function oneShotOutcome(result: TurnResult, turns: number): SessionResult {
 function validMaxIterations(value: number | undefined): number {
   if (value === undefined) return DEFAULT_MAX_ITERATIONS;
   if (!Number.isInteger(value) || value < 1) {
-    throw ApplicationFailure.nonRetryable(`maxIterations must be a positive integer, got ${value}`, 'LoopwrightBadInput');
+    throw ApplicationFailure.nonRetryable(`maxIterations must be a positive integer, got ${value}`, BAD_INPUT);
   }
   return value;
+}
+
+function continueAsNewLimits(input: SessionInput): { maxHistoryBytes: number; maxHistoryEvents: number } {
+  const settings = input.continueAsNew ?? {};
+  const check = (name: string, value: number | undefined, fallback: number): number => {
+    if (value === undefined) return fallback;
+    if (!Number.isInteger(value) || value < 1) {
+      throw ApplicationFailure.nonRetryable(`continueAsNew.${name} must be a positive whole number, got ${String(value)}`, BAD_INPUT);
+    }
+    return value;
+  };
+  return {
+    maxHistoryBytes: check('maxHistoryBytes', settings.maxHistoryBytes, DEFAULT_MAX_HISTORY_BYTES),
+    maxHistoryEvents: check('maxHistoryEvents', settings.maxHistoryEvents, DEFAULT_MAX_HISTORY_EVENTS),
+  };
 }

@@ -9,7 +9,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { z } from 'zod';
+import type { ModelRefCallInput } from '../../common/activity-types';
+import type { ChatMessage } from '../../common/messages';
 import {
+  DEFAULT_MAX_REPLY_BYTES,
   MODEL_AUTH_ERROR,
   MODEL_BAD_REQUEST,
   type ModelCallInput,
@@ -19,7 +22,8 @@ import {
 import { classifyModelError } from './classify-error';
 import { startHeartbeat } from './heartbeat';
 import { resolveModelConfig, type ModelConfigInput, type ResolvedModelConfig } from './model-config';
-import { normalizeReply } from './normalize-response';
+import { checkReplySize, normalizeReply } from './normalize-response';
+import { TranscriptCache, type TranscriptPageSource } from './transcript-cache';
 
 export { DEFAULT_MODEL } from '../../common/model-call';
 
@@ -50,21 +54,41 @@ export interface ModelActivityOptions extends ModelConfigInput {
   clientFactory?: ModelClientFactory;
   /** Environment to read instead of `process.env` (tests). */
   env?: NodeJS.ProcessEnv;
+  /** Where `callModelV2` reads a session's transcript when its copy misses (the `transcriptPage` query). */
+  transcriptSource?: TranscriptPageSource;
+  /** Memory for cached transcripts, in bytes (default 256 MiB; LOOPWRIGHT_TRANSCRIPT_CACHE_MB). */
+  transcriptCacheBytes?: number;
 }
 
 /** The model activities a worker registers. */
 export interface ModelActivities {
+  /** The whole transcript in the input (histories recorded before `callModelV2`). */
   callModel(input: ModelCallInput): Promise<ModelCallResult>;
+  /** A reference to the transcript in the input; the worker keeps the messages. */
+  callModelV2(input: ModelRefCallInput): Promise<ModelCallResult>;
+  /** The worker's transcript copies (for tests and metrics). */
+  transcripts: TranscriptCache | undefined;
 }
 
-const inputSchema = z.object({
-  messages: z
-    .array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']) }).loose())
-    .min(1, 'at least one message is needed'),
+const optionsSchema = z.object({
   tools: z.array(z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }).loose() })),
   model: z.string().trim().min(1).optional(),
   temperature: z.number().min(0).max(2).optional(),
   maxTokens: z.number().int().positive().optional(),
+});
+const inputSchema = optionsSchema.extend({
+  messages: z
+    .array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']) }).loose())
+    .min(1, 'at least one message is needed'),
+});
+const refInputSchema = optionsSchema.extend({
+  transcript: z.object({
+    workflowId: z.string().min(1),
+    runId: z.string().min(1),
+    count: z.number().int().min(1, 'at least one message is needed'),
+    hash: z.string().min(1),
+  }),
+  delta: z.object({ from: z.number().int().min(0), messages: z.array(z.object({ role: z.string() }).loose()) }).optional(),
 });
 
 /** Host of OpenAI's own API: it wants `max_completion_tokens`; compatible servers know `max_tokens`. */
@@ -83,75 +107,116 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     maxRetries: 0,
     timeout: config.requestTimeoutMs,
   });
+  const transcripts = options.transcriptSource
+    ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env))
+    : undefined;
+
+  /** One chat completion for `messages`; `input` says the tools and options. */
+  const complete = async (messages: ChatMessage[], input: Omit<ModelCallInput, 'messages'>): Promise<ModelCallResult> => {
+    const context = Context.current();
+    const model = input.model ?? config.defaultModel;
+    if (config.missingApiKey) {
+      throw ApplicationFailure.create({
+        type: MODEL_AUTH_ERROR,
+        message:
+          'OPENAI_API_KEY is not set: set it, or set OPENAI_BASE_URL to an OpenAI-compatible server that needs no key.',
+        nonRetryable: true,
+        details: [noDetails()],
+      });
+    }
+    const body = buildRequest({ ...input, messages }, model, config);
+    log.info('Model call started', {
+      model,
+      messages: messages.length,
+      tools: input.tools.length,
+      ...(config.logPayloads ? { request: body } : {}),
+    });
+
+    const stopHeartbeat = startHeartbeat(config.heartbeatIntervalMs);
+    const started = performance.now();
+    try {
+      const reply = await client.chat.completions.create(body, { signal: context.cancellationSignal });
+      const normalized = normalizeReply(reply);
+      // A reply too large to record would be requested again on every retry, each one paid for.
+      checkReplySize(normalized.message, DEFAULT_MAX_REPLY_BYTES);
+      const result: ModelCallResult = {
+        message: normalized.message,
+        usage: normalized.usage,
+        model: normalized.model ?? model,
+        finishReason: normalized.finishReason,
+        durationMs: Math.round(performance.now() - started),
+      };
+      log.info('Model call finished', {
+        model: result.model,
+        durationMs: result.durationMs,
+        finishReason: result.finishReason,
+        toolCalls: (result.message.tool_calls ?? []).map((c) => c.function.name),
+        usage: result.usage,
+        ...(config.logPayloads ? { reply: result.message } : {}),
+      });
+      return result;
+    } catch (err) {
+      const failure = classifyModelError(err, {
+        secrets: [config.apiKey],
+        model,
+        baseURL: config.baseURL,
+        signal: context.cancellationSignal,
+      });
+      const durationMs = Math.round(performance.now() - started);
+      if (failure instanceof ApplicationFailure) {
+        log.warn('Model call failed', {
+          model,
+          durationMs,
+          type: failure.type,
+          nonRetryable: failure.nonRetryable,
+          message: failure.message,
+        });
+      } else {
+        log.info('Model call cancelled', { model, durationMs });
+      }
+      throw failure;
+    } finally {
+      stopHeartbeat();
+    }
+  };
 
   return {
+    transcripts,
     async callModel(input: ModelCallInput): Promise<ModelCallResult> {
-      const context = Context.current();
-      checkInput(input);
-      const model = input.model ?? config.defaultModel;
-      if (config.missingApiKey) {
+      checkInput(inputSchema, input);
+      return complete(input.messages, input);
+    },
+    async callModelV2(input: ModelRefCallInput): Promise<ModelCallResult> {
+      checkInput(refInputSchema, input);
+      if (!transcripts) {
         throw ApplicationFailure.create({
-          type: MODEL_AUTH_ERROR,
-          message:
-            'OPENAI_API_KEY is not set: set it, or set OPENAI_BASE_URL to an OpenAI-compatible server that needs no key.',
+          type: MODEL_BAD_REQUEST,
+          message: 'This worker cannot read session transcripts: create its activities with a transcript source (createWorker does)',
           nonRetryable: true,
           details: [noDetails()],
         });
       }
-      const body = buildRequest(input, model, config);
-      log.info('Model call started', {
-        model,
-        messages: input.messages.length,
-        tools: input.tools.length,
-        ...(config.logPayloads ? { request: body } : {}),
-      });
-
-      const stopHeartbeat = startHeartbeat(config.heartbeatIntervalMs);
-      const started = performance.now();
-      try {
-        const reply = await client.chat.completions.create(body, { signal: context.cancellationSignal });
-        const normalized = normalizeReply(reply);
-        const result: ModelCallResult = {
-          message: normalized.message,
-          usage: normalized.usage,
-          model: normalized.model ?? model,
-          finishReason: normalized.finishReason,
-          durationMs: Math.round(performance.now() - started),
-        };
-        log.info('Model call finished', {
-          model: result.model,
-          durationMs: result.durationMs,
-          finishReason: result.finishReason,
-          toolCalls: (result.message.tool_calls ?? []).map((c) => c.function.name),
-          usage: result.usage,
-          ...(config.logPayloads ? { reply: result.message } : {}),
-        });
-        return result;
-      } catch (err) {
-        const failure = classifyModelError(err, {
-          secrets: [config.apiKey],
-          model,
-          baseURL: config.baseURL,
-          signal: context.cancellationSignal,
-        });
-        const durationMs = Math.round(performance.now() - started);
-        if (failure instanceof ApplicationFailure) {
-          log.warn('Model call failed', {
-            model,
-            durationMs,
-            type: failure.type,
-            nonRetryable: failure.nonRetryable,
-            message: failure.message,
-          });
-        } else {
-          log.info('Model call cancelled', { model, durationMs });
-        }
-        throw failure;
-      } finally {
-        stopHeartbeat();
+      const context = Context.current();
+      const { transcript, outcome } = await transcripts.resolve(input.transcript, input.delta, () => context.heartbeat());
+      if (outcome === 'refilled' || outcome === 'synced') {
+        log.info('Transcript read from the session', { outcome, messages: transcript.length, bytes: transcript.bytes });
       }
+      const { transcript: _ref, delta: _delta, ...rest } = input;
+      const result = await complete(transcript.slice(), rest);
+      transcripts.recordReply(input.transcript, result.message);
+      return result;
     },
   };
+}
+
+function cacheBytesFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.LOOPWRIGHT_TRANSCRIPT_CACHE_MB;
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new Error(`LOOPWRIGHT_TRANSCRIPT_CACHE_MB must be a positive number of megabytes, got "${raw}"`);
+  }
+  return Math.round(value * 1024 * 1024);
 }
 
 function defaultClientFactory(config: ModelClientConfig): ChatCompletionsClient {
@@ -180,8 +245,8 @@ function buildRequest(input: ModelCallInput, model: string, config: ResolvedMode
 }
 
 /** A malformed input is a bug in the caller; retrying cannot fix it. */
-function checkInput(input: ModelCallInput): void {
-  const parsed = inputSchema.safeParse(input);
+function checkInput(schema: z.ZodType, input: unknown): void {
+  const parsed = schema.safeParse(input);
   if (parsed.success) return;
   const issue = parsed.error.issues[0]!;
   const where = issue.path.length > 0 ? issue.path.join('.') : 'input';

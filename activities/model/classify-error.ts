@@ -1,9 +1,11 @@
 /**
  * Turning whatever the openai client threw into what Temporal should do about it. Errors are split
  * by who can fix them: time (429, 5xx, timeouts, lost connections: retried, honouring Retry-After),
- * the operator (bad key, unknown model, malformed request: fail at once with what to fix), or nobody
- * because the activity was cancelled (rethrown so Temporal records a cancellation, not a failure).
- * Pure: no clock, no I/O, so every branch is unit-tested without a server.
+ * the operator (bad key, unknown model, malformed request, a transcript over the model's context:
+ * fail at once with what to fix), or nobody because the activity was cancelled (rethrown so
+ * Temporal records a cancellation, not a failure). Every text of a failure built here (message,
+ * details, cause) is redacted: failures are kept in workflow history, and servers echo what they
+ * were sent. Pure: no clock, no I/O, so every branch is unit-tested without a server.
  */
 import { ApplicationFailure, CancelledFailure, TemporalFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
@@ -12,6 +14,7 @@ import {
   MODEL_BAD_REQUEST,
   MODEL_CONFLICT,
   MODEL_CONNECTION_ERROR,
+  MODEL_CONTEXT_LENGTH_EXCEEDED,
   MODEL_NOT_FOUND,
   MODEL_PERMISSION_DENIED,
   MODEL_QUOTA_EXCEEDED,
@@ -24,7 +27,7 @@ import {
   type ModelFailureDetails,
   type ModelFailureType,
 } from '../../common/model-call';
-import { redactSecrets } from './redact';
+import { redactSecrets, redactUrl, secretsOfUrl } from './redact';
 import { retryAfterMs } from './retry-after';
 
 /** What the classifier knows about the call besides the error. */
@@ -33,7 +36,10 @@ export interface ClassifyContext {
   secrets?: readonly (string | undefined)[];
   /** Model requested, named in hints. */
   model?: string;
-  /** Base URL used, named in hints (never holds a key). */
+  /**
+   * Base URL used, named in hints. Its userinfo (`user:pass@`) is never printed, and its username
+   * and password are redacted wherever they appear, so the configured value may be passed as is.
+   */
   baseURL?: string;
   /** The activity's cancellation signal: once it fired, any error means "cancelled". */
   signal?: AbortSignal;
@@ -41,23 +47,50 @@ export interface ClassifyContext {
   nowMs?: number;
 }
 
-/** Longest provider message quoted in a failure. */
+/** Longest provider message (or error type, code, request id) quoted in a failure. */
 const MAX_PROVIDER_MESSAGE = 500;
+
+/** Statuses with which servers refuse a prompt that does not fit (413 from some servers and proxies). */
+const CONTEXT_LENGTH_STATUSES: readonly number[] = [400, 413];
+
+/**
+ * How servers say the prompt does not fit the model's context window, matched in lowercase with '_'
+ * and '-' read as spaces, so one list covers codes, types and messages. Plain substrings, not
+ * regular expressions: the server's text is untrusted and may be long.
+ */
+const CONTEXT_LENGTH_PHRASES: readonly string[] = [
+  // OpenAI, Azure, Groq: code `context_length_exceeded`; OpenAI and vLLM: "maximum context length".
+  'context length',
+  // "exceeds the context window".
+  'context window',
+  // llama.cpp: type `exceed_context_size_error`, "exceeds the available context size".
+  'context size',
+  'too many tokens',
+  // Anthropic: "prompt is too long: 210000 tokens > 200000 maximum".
+  'prompt is too long',
+];
+
+/** The redaction applied to every text of a failure. */
+type Redact = (text: string) => string;
 
 /** Return the error the model activity should throw for `error`. */
 export function classifyModelError(error: unknown, context: ClassifyContext = {}): Error {
   if (context.signal?.aborted) return cancellationOf(context.signal);
   // Already a Temporal failure (ours, or a CancelledFailure from the SDK): it says what it means.
   if (error instanceof TemporalFailure) return error;
-  const redact = (text: string): string => redactSecrets(text, context.secrets ?? []);
-  const where = context.baseURL ? ` at ${context.baseURL}` : '';
+  // The base URL's own credentials are secrets too, whether or not the caller listed them.
+  const secrets = [...(context.secrets ?? []), ...secretsOfUrl(context.baseURL)];
+  const redact: Redact = (text) => redactSecrets(text, secrets);
+  // Hints name the server, but never with the credentials its URL may carry.
+  const baseURL = context.baseURL ? redactUrl(context.baseURL) : undefined;
+  const where = baseURL ? ` at ${baseURL}` : '';
 
   if (error instanceof APIUserAbortError) {
     // Aborted, but not by our cancellation signal: treat it as a lost connection and try again.
-    return failure(MODEL_CONNECTION_ERROR, `The model request${where} was aborted unexpectedly; it will be retried.`, false, emptyDetails());
+    return failure(MODEL_CONNECTION_ERROR, `The model request${where} was aborted unexpectedly; it will be retried.`, false, emptyDetails(), redact);
   }
   if (error instanceof APIConnectionTimeoutError) {
-    return failure(MODEL_TIMEOUT, `The model server${where} did not answer in time; it will be retried.`, false, emptyDetails());
+    return failure(MODEL_TIMEOUT, `The model server${where} did not answer in time; it will be retried.`, false, emptyDetails(), redact);
   }
   if (error instanceof APIConnectionError) {
     const reason = redact(connectionReason(error));
@@ -66,79 +99,128 @@ export function classifyModelError(error: unknown, context: ClassifyContext = {}
       `Could not reach the model server${where} (${reason.replace(/\.$/, '')}). It will be retried; check OPENAI_BASE_URL if it persists.`,
       false,
       emptyDetails(),
+      redact,
     );
   }
   if (error instanceof APIError && typeof error.status === 'number') {
-    return fromStatus(error, error.status, context, redact);
+    return fromStatus(error, error.status, { ...context, baseURL }, redact);
   }
 
   const message = redact(error instanceof Error ? error.message : String(error));
+  // A fresh error, not the original: its own cause chain and extra fields are not redacted.
   const cause = new Error(message);
   cause.name = error instanceof Error ? error.name : 'Error';
-  if (error instanceof Error && error.stack) cause.stack = redact(error.stack);
-  return ApplicationFailure.create({
-    type: MODEL_UNEXPECTED_ERROR,
-    message: `The model call failed unexpectedly: ${message}`,
-    nonRetryable: false,
-    details: [emptyDetails()],
-    cause,
-  });
+  if (error instanceof Error && error.stack) cause.stack = error.stack;
+  return failure(MODEL_UNEXPECTED_ERROR, `The model call failed unexpectedly: ${message}`, false, emptyDetails(), redact, cause);
 }
 
-function fromStatus(
-  error: APIError,
-  status: number,
-  context: ClassifyContext,
-  redact: (text: string) => string,
-): ApplicationFailure {
+/** A failure for an HTTP error status; `context.baseURL` is already free of credentials here. */
+function fromStatus(error: APIError, status: number, context: ClassifyContext, redact: Redact): ApplicationFailure {
   const body = (error.error ?? {}) as { message?: unknown };
-  const said = redact(truncate(typeof body.message === 'string' ? body.message : error.message));
+  const bodyMessage = typeof body.message === 'string' ? body.message : undefined;
+  // Redacted before it is cut: a cut through a secret would leave its first part unrecognised.
+  const said = truncate(redact(bodyMessage ?? error.message));
   const details: ModelFailureDetails = {
     status,
-    providerType: error.type ?? null,
-    providerCode: error.code ?? null,
-    requestId: error.requestID ?? null,
+    providerType: providerText(error.type),
+    providerCode: providerText(error.code),
+    requestId: providerText(error.requestID),
     retryAfterMs: retryAfterMs(error.headers, context.nowMs ?? Date.now()),
   };
   const model = context.model ? ` '${context.model}'` : '';
   const base = context.baseURL ? ` (now ${context.baseURL})` : '';
   const server = `The model server answered ${status}: ${said}`;
+  const fail = (type: ModelFailureType, hint: string, nonRetryable: boolean): ApplicationFailure =>
+    failure(type, `${server}. ${hint}`, nonRetryable, details, redact);
+
+  // Before the plain 400: the same transcript would fail the same way on every attempt.
+  if (CONTEXT_LENGTH_STATUSES.includes(status) && saysContextTooLong([error.code, error.type, bodyMessage, error.message])) {
+    return fail(
+      MODEL_CONTEXT_LENGTH_EXCEEDED,
+      `The session's transcript is too long for the model${model}, so retrying cannot help: start a new session, ` +
+        "or use a model with a larger context window (LOOPWRIGHT_MODEL or the session's model). " +
+        'A lower maxTokens, where one is set, also leaves more room for the transcript.',
+      true,
+    );
+  }
 
   switch (status) {
     case 400:
-      return failure(MODEL_BAD_REQUEST, `${server}. Fix the request: check the model name${model} and that this server supports tools and the options sent.`, true, details);
+      return fail(MODEL_BAD_REQUEST, `Fix the request: check the model name${model} and that this server supports tools and the options sent.`, true);
     case 401:
-      return failure(MODEL_AUTH_ERROR, `${server}. The API key was refused: check OPENAI_API_KEY (and OPENAI_BASE_URL${base} if you use another server).`, true, details);
+      return fail(MODEL_AUTH_ERROR, `The API key was refused: check OPENAI_API_KEY (and OPENAI_BASE_URL${base} if you use another server).`, true);
     case 403:
-      return failure(MODEL_PERMISSION_DENIED, `${server}. The key may not use this model or endpoint: check the key's project and organisation access to model${model}.`, true, details);
+      return fail(MODEL_PERMISSION_DENIED, `The key may not use this model or endpoint: check the key's project and organisation access to model${model}.`, true);
     case 404:
-      return failure(MODEL_NOT_FOUND, `${server}. Check the model name${model} (LOOPWRIGHT_MODEL or the session's model) and OPENAI_BASE_URL${base}; it usually ends in /v1.`, true, details);
+      return fail(MODEL_NOT_FOUND, `Check the model name${model} (LOOPWRIGHT_MODEL or the session's model) and OPENAI_BASE_URL${base}; it usually ends in /v1.`, true);
     case 422:
-      return failure(MODEL_UNPROCESSABLE, `${server}. The server could not process the request: check the request options and tool schemas for this server.`, true, details);
+      return fail(MODEL_UNPROCESSABLE, 'The server could not process the request: check the request options and tool schemas for this server.', true);
     case 408:
-      return failure(MODEL_REQUEST_TIMEOUT, `${server}. It will be retried.`, false, details);
+      return fail(MODEL_REQUEST_TIMEOUT, 'It will be retried.', false);
     case 409:
-      return failure(MODEL_CONFLICT, `${server}. It will be retried.`, false, details);
+      return fail(MODEL_CONFLICT, 'It will be retried.', false);
     case 429:
       if (details.providerCode === 'insufficient_quota') {
-        return failure(MODEL_QUOTA_EXCEEDED, `${server}. The account is out of quota: check the plan and billing of the key in OPENAI_API_KEY.`, true, details);
+        return fail(MODEL_QUOTA_EXCEEDED, 'The account is out of quota: check the plan and billing of the key in OPENAI_API_KEY.', true);
       }
-      return failure(MODEL_RATE_LIMITED, `${server}. Rate limited; it will be retried.`, false, details);
+      return fail(MODEL_RATE_LIMITED, 'Rate limited; it will be retried.', false);
     default:
       if (status >= 400 && status < 500) {
-        return failure(MODEL_BAD_REQUEST, `${server}. The server rejected the request: check OPENAI_BASE_URL${base} and the model name${model}.`, true, details);
+        return fail(MODEL_BAD_REQUEST, `The server rejected the request: check OPENAI_BASE_URL${base} and the model name${model}.`, true);
       }
-      return failure(MODEL_SERVER_ERROR, `${server}. It will be retried.`, false, details);
+      return fail(MODEL_SERVER_ERROR, 'It will be retried.', false);
   }
 }
 
-function failure(type: ModelFailureType, message: string, nonRetryable: boolean, details: ModelFailureDetails): ApplicationFailure {
+/**
+ * The failure to throw, with every text in it redacted: the whole message (hints quote the model
+ * and the server, not only the provider's words), each string of the details (servers echo keys in
+ * error types and codes too), and the cause's message and stack.
+ */
+function failure(
+  type: ModelFailureType,
+  message: string,
+  nonRetryable: boolean,
+  details: ModelFailureDetails,
+  redact: Redact,
+  cause?: Error,
+): ApplicationFailure {
+  const safeDetails = redactDetails(details, redact);
+  if (cause) {
+    cause.message = redact(cause.message);
+    if (cause.stack) cause.stack = redact(cause.stack);
+  }
   return ApplicationFailure.create({
     type,
-    message,
+    message: redact(message),
     nonRetryable,
-    details: [details],
-    ...(!nonRetryable && details.retryAfterMs !== null ? { nextRetryDelay: details.retryAfterMs } : {}),
+    details: [safeDetails],
+    ...(cause ? { cause } : {}),
+    ...(!nonRetryable && safeDetails.retryAfterMs !== null ? { nextRetryDelay: safeDetails.retryAfterMs } : {}),
+  });
+}
+
+/** A copy of `details` with every string redacted; generic over the fields, so new ones are covered too. */
+function redactDetails(details: ModelFailureDetails, redact: Redact): ModelFailureDetails {
+  const entries = Object.entries(details).map(([key, value]) => [key, typeof value === 'string' ? redact(value) : value]);
+  return Object.fromEntries(entries) as ModelFailureDetails;
+}
+
+/**
+ * A provider's error type, code or request id as a string (some compatible servers send numeric
+ * codes such as `400`), cut to the quoting limit; null when absent.
+ */
+function providerText(value: unknown): string | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return typeof value === 'string' ? truncate(value) : null;
+}
+
+/** True when any of the texts says the prompt is over the model's context window (see CONTEXT_LENGTH_PHRASES). */
+function saysContextTooLong(texts: readonly unknown[]): boolean {
+  return texts.some((text) => {
+    if (typeof text !== 'string') return false;
+    const plain = text.toLowerCase().replace(/[_-]/g, ' ');
+    return CONTEXT_LENGTH_PHRASES.some((phrase) => plain.includes(phrase));
   });
 }
 

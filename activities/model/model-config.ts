@@ -48,7 +48,11 @@ export class ModelConfigError extends Error {
 
 const configSchema = z.object({
   apiKey: z.string().min(1).optional(),
-  baseURL: z.url({ protocol: /^https?$/ }).optional(),
+  baseURL: z
+    .url({ protocol: /^https?$/ })
+    // fetch refuses such URLs, and every log or failure would carry the password.
+    .refine((url) => !URL.canParse(url) || !hasCredentials(new URL(url)), 'must not hold credentials (user:password@); put the key in OPENAI_API_KEY')
+    .optional(),
   defaultModel: z.string().trim().min(1),
   heartbeatIntervalMs: z.number().int().positive(),
   requestTimeoutMs: z.number().int().positive().optional(),
@@ -93,6 +97,10 @@ export function resolveModelConfig(options: ModelConfigInput = {}, env: NodeJS.P
     requestTimeoutMs: config.requestTimeoutMs,
     logPayloads: config.logPayloads,
   };
+}
+
+function hasCredentials(url: URL): boolean {
+  return url.username !== '' || url.password !== '';
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { AssistantMessage, TokenUsage, ToolCall } from '../../common/messages';
-import { MODEL_BAD_RESPONSE, type ModelFailureDetails } from '../../common/model-call';
+import { MODEL_BAD_RESPONSE, MODEL_REPLY_TOO_LARGE, type ModelFailureDetails } from '../../common/model-call';
 
 const toolCallSchema = z.object({
   id: z.string().min(1).optional(),
@@ -85,6 +85,27 @@ export function normalizeReply(reply: unknown): NormalizedReply {
     model,
     finishReason: choice.finish_reason ?? null,
   };
+}
+
+/**
+ * Throw a non-retryable `ModelReplyTooLarge` when `message`, as JSON in UTF-8, is over `limitBytes`.
+ * The reply is stored in workflow history and sent back with every later request, so an oversized
+ * one would fail the workflow task or every following call. Non-retryable because the call has
+ * already been paid for: a repeat costs the same again and is likely just as large.
+ */
+export function checkReplySize(message: AssistantMessage, limitBytes: number): void {
+  // Bytes, not string length: history limits are on encoded payloads, and non-ASCII text counts more.
+  const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8');
+  if (bytes <= limitBytes) return;
+  const details: ModelFailureDetails = { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
+  throw ApplicationFailure.create({
+    type: MODEL_REPLY_TOO_LARGE,
+    message:
+      `The model reply is ${bytes} bytes, over the limit of ${limitBytes} bytes; it is not retried, since the call ` +
+      'was paid for and a repeat would likely be as large. Set a lower maxTokens, or ask the agent for shorter replies.',
+    nonRetryable: true,
+    details: [details],
+  });
 }
 
 /** Only function calls are kept (other kinds, such as custom tools, are not ours). */

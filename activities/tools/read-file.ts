@@ -6,6 +6,7 @@ import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { guardRead } from '../bundle/path-guard';
 import { resolveVariables } from '../bundle/variables';
+import type { ToolRunOptions } from './activity-wrapper';
 import { parseToolArgs } from './parse-args';
 import { readFileArgs } from './schemas';
 import { readTextFile } from './text-content';
@@ -14,9 +15,10 @@ import { toToolFailure } from './tool-failure';
 /**
  * Runs `read_file` for the session `ctx`: returns `{success: true, path, content, size}` (`path` is
  * the real path, `size` in bytes) or `{success: false, error}`. Relative paths are taken from the
- * bundle root. Refuses files over `ctx.maxReadBytes` and binary files.
+ * bundle root. Refuses files over `ctx.maxReadBytes` and binary files. When `options.signal` is
+ * aborted the read stops and the signal's reason is thrown (a cancellation is never a result).
  */
-export async function readFileTool(ctx: RuntimeContext, args: unknown): Promise<ToolResult> {
+export async function readFileTool(ctx: RuntimeContext, args: unknown, options: ToolRunOptions = {}): Promise<ToolResult> {
   const parsed = parseToolArgs('read_file', readFileArgs, args);
   if (!parsed.ok) return { success: false, error: parsed.error };
   let realPath: string | undefined;
@@ -24,7 +26,7 @@ export async function readFileTool(ctx: RuntimeContext, args: unknown): Promise<
     // Strict: a path with an unknown variable would otherwise be read literally and fail obscurely.
     const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
     realPath = await guardRead(resolved, ctx.readRoots);
-    const { content, size } = await readTextFile(realPath, ctx.maxReadBytes);
+    const { content, size } = await readTextFile(realPath, ctx.maxReadBytes, options.signal);
     return { success: true, path: realPath, content, size };
   } catch (error) {
     // `realPath` is set only once the guard accepted it, so an outside path is never echoed.

@@ -9,6 +9,7 @@ import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { guardWrite } from '../bundle/path-guard';
 import { resolveVariables } from '../bundle/variables';
+import type { ToolRunOptions } from './activity-wrapper';
 import { writeFileAtomic } from './atomic-write';
 import { parseToolArgs } from './parse-args';
 import { saveOutputArgs } from './schemas';
@@ -17,16 +18,20 @@ import { toToolFailure } from './tool-failure';
 /**
  * Runs `save_output` for the session `ctx`: returns `{success: true, path, size}` (`path` is the
  * real path written, `size` in bytes of UTF-8) or `{success: false, error}`. Relative paths are
- * taken from the first output root; anything outside `ctx.writeRoots` is refused.
+ * taken from the first output root; anything outside `ctx.writeRoots` is refused. Once
+ * `options.signal` is aborted no folder is created and no write is started: the signal's reason is
+ * thrown instead (a write already under way finishes, atomically).
  */
-export async function saveOutputTool(ctx: RuntimeContext, args: unknown): Promise<ToolResult> {
+export async function saveOutputTool(ctx: RuntimeContext, args: unknown, options: ToolRunOptions = {}): Promise<ToolResult> {
   const parsed = parseToolArgs('save_output', saveOutputArgs, args);
   if (!parsed.ok) return { success: false, error: parsed.error };
   let realPath: string | undefined;
   try {
     const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
     realPath = await guardWrite(resolved, ctx.writeRoots);
+    options.signal?.throwIfAborted();
     await fs.mkdir(path.dirname(realPath), { recursive: true });
+    options.signal?.throwIfAborted();
     const size = await writeFileAtomic(realPath, parsed.value.content);
     return { success: true, path: realPath, size };
   } catch (error) {

@@ -25,15 +25,23 @@ export function decodeText(bytes: Uint8Array): string | null {
 /**
  * Reads a file already checked by the path guard, as text. Throws `NotAFileError`,
  * `FileTooLargeError` (checked before reading, and again on the bytes in case the file grew) or
- * `BinaryFileError`; file-system errors (ENOENT...) pass through unchanged.
+ * `BinaryFileError`; file-system errors (ENOENT...) pass through unchanged. An aborted `signal`
+ * stops it before the file is opened and between chunks of the read (an AbortError); it cannot
+ * interrupt an `open` the kernel keeps waiting (a FIFO with no writer): the activity wrapper ends
+ * the activity regardless.
  */
-export async function readTextFile(realPath: string, maxBytes: number): Promise<{ content: string; size: number }> {
+export async function readTextFile(
+  realPath: string,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<{ content: string; size: number }> {
+  signal?.throwIfAborted();
   const handle = await fs.open(realPath, 'r');
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new NotAFileError(realPath);
     if (stat.size > maxBytes) throw new FileTooLargeError(realPath, stat.size, maxBytes);
-    const bytes = await handle.readFile();
+    const bytes = await handle.readFile(signal ? { signal } : {});
     if (bytes.length > maxBytes) throw new FileTooLargeError(realPath, bytes.length, maxBytes);
     const content = decodeText(bytes);
     if (content === null) throw new BinaryFileError(realPath);

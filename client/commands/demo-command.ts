@@ -47,7 +47,7 @@ export async function demoCommand(argv: string[], out: CommandOutput): Promise<n
     const progress = watchProgress(session, out);
     const result = await session.send(values.message).finally(() => progress.stop());
     out.log(`\n${result.response ?? ''}\n`);
-    const saved = result.messages
+    const saved = (await session.turnMessages(result))
       .filter((m) => m.role === 'tool')
       .map((m) => JSON.parse(m.content) as { success?: boolean; path?: string; size?: number })
       .filter((r) => r.success && r.path && typeof r.size === 'number' && !('content' in r));

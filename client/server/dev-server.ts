@@ -77,6 +77,29 @@ export interface DevServerHandle {
 const NEWS_FLAG = '--ui-disable-news-fetch';
 
 /**
+ * Dynamic config that makes a dev server fast for agent loops. By default its history service reads
+ * the transfer queue at most 20 times a second (one shard), so every workflow task that follows an
+ * activity waits for one of those reads: iterations stepped in multiples of 50 ms. Eager activity
+ * execution hands an activity scheduled by a workflow task straight back to the worker that
+ * completed it, skipping a round through matching.
+ */
+export const FAST_DYNAMIC_CONFIG: readonly string[] = [
+  'history.transferProcessorMaxPollRPS=1000',
+  'history.timerProcessorMaxPollRPS=1000',
+  'system.enableActivityEagerExecution=true',
+];
+
+/** SQLite settings for a file-backed dev server: write-ahead log, no fsync per commit (~1.5x faster). */
+export const FAST_SQLITE_PRAGMAS: readonly string[] = ['journal_mode=wal', 'synchronous=normal'];
+
+/** The `temporal server start-dev` arguments that apply {@link FAST_DYNAMIC_CONFIG} and {@link FAST_SQLITE_PRAGMAS}. */
+export function fastServerArgs(persistent: boolean): string[] {
+  const args = FAST_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]);
+  if (persistent) args.push(...FAST_SQLITE_PRAGMAS.flatMap((pragma) => ['--sqlite-pragma', pragma]));
+  return args;
+}
+
+/**
  * Starts `temporal server start-dev` and resolves once it is healthy and its namespace answers.
  * Without a CLI on this machine it falls back to the Temporal SDK's own download
  * (`TestWorkflowEnvironment.createLocal`), which runs the server attached to this process.
@@ -114,6 +137,7 @@ interface Settings extends DevServerOptions {
 function serverArgs(s: Settings): string[] {
   const args = ['server', 'start-dev', '--ip', s.ip, '--port', String(s.port), '--log-level', 'warn'];
   if (s.dbFile !== undefined) args.push('--db-filename', s.dbFile);
+  args.push(...fastServerArgs(s.dbFile !== undefined));
   if (s.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(s.uiPort), NEWS_FLAG);
   if (s.namespace !== 'default') args.push('--namespace', s.namespace);
@@ -296,7 +320,7 @@ async function startWithSdk(s: Settings, reason: string): Promise<DevServerHandl
         uiPort: s.uiPort,
         namespace: s.namespace,
         log: { format: 'pretty', level: 'warn' },
-        extraArgs: s.uiPort !== undefined ? [NEWS_FLAG] : [],
+        extraArgs: [...fastServerArgs(s.dbFile !== undefined), ...(s.uiPort !== undefined ? [NEWS_FLAG] : [])],
       },
     });
   } catch (error) {

@@ -53,7 +53,8 @@ test('session: several iterations load a workflow, save its output and answer', 
   const result = await session.send('*intake');
 
   expect(result).toMatchObject({ success: true, status: 'completed', iterations: 4, response: 'Saved your requirements.' });
-  const tools = toolResults(result.messages);
+  const turnMessages = await session.turnMessages(result);
+  const tools = toolResults(turnMessages);
   expect(tools.map((t) => t.id)).toEqual(['call_wf', 'call_read', 'call_save']);
   expect(tools.every((t) => t.result.success === true)).toBe(true);
   expect(tools[0].result.workflow_name).toBe('intake');
@@ -79,7 +80,11 @@ test('session: several iterations load a workflow, save its output and answer', 
   expect(state).toMatchObject({ status: 'waiting_for_user', turn: 1, iteration: 4, maxIterations: 50 });
   expect(state.usage.totalTokens).toBeGreaterThan(0);
   const transcript = await session.messages();
-  expect(transcript.slice(-result.messages.length)).toEqual(result.messages);
+  // user + 4 assistant + 3 tool messages
+  expect(result.messageRange).toEqual({ from: transcript.length - 8, to: transcript.length });
+  expect(transcript.slice(-8)).toEqual(turnMessages);
+  expect(turnMessages[0]).toEqual({ role: 'user', content: '*intake' });
+  expect(result.toolCalls).toBe(3);
   await session.end();
   await expect(session.result()).resolves.toMatchObject({ turns: 1, endedBy: 'end_signal' });
 });
@@ -96,7 +101,7 @@ test('session: parallel tool calls run together and their results are appended i
   const session = await startSession();
   const result = await session.send('load three things');
   expect(result.success).toBe(true);
-  expect(toolResults(result.messages).map((t) => t.id)).toEqual(['call_a', 'call_b', 'call_c']);
+  expect(toolResults(await session.turnMessages(result)).map((t) => t.id)).toEqual(['call_a', 'call_b', 'call_c']);
   // The second model call came only after all three results were in.
   const second = h.fake.requests[1].body!.messages!;
   expect(second.slice(-3).map((m) => (m as ToolMessage).tool_call_id)).toEqual(['call_a', 'call_b', 'call_c']);
@@ -127,7 +132,7 @@ test('session: bad tool calls come back to the model as errors and the loop goes
   const session = await startSession();
   const result = await session.send('try some things');
   expect(result).toMatchObject({ success: true, iterations: 2, response: 'I could not load those.' });
-  const byId = Object.fromEntries(toolResults(result.messages).map((t) => [t.id, t.result]));
+  const byId = Object.fromEntries(toolResults(await session.turnMessages(result)).map((t) => [t.id, t.result]));
   expect(byId.call_unknown).toEqual({ success: false, error: 'Unknown tool: delete_everything' });
   expect(byId.call_badjson.success).toBe(false);
   expect(String(byId.call_badjson.error)).toMatch(/not valid JSON/);
@@ -146,7 +151,8 @@ test('session: a turn past maxIterations ends unsuccessfully and keeps the parti
   expect(result).toMatchObject({ success: false, status: 'max_iterations', iterations: 3, error: 'Agent execution exceeded maximum iterations (3)' });
   expect(h.fake.requests).toHaveLength(3);
   // user + 3 × (assistant + tool)
-  expect(result.messages).toHaveLength(7);
+  expect(result.messageRange.to - result.messageRange.from).toBe(7);
+  expect(await session.turnMessages(result)).toHaveLength(7);
   expect((await session.state()).status).toBe('waiting_for_user');
   await session.end();
 });
@@ -162,7 +168,8 @@ test('session: a one-shot run past the limit fails with a stable type carrying t
   expect((failure as ApplicationFailure).nonRetryable).toBe(true);
   const partial = (failure as ApplicationFailure).details?.[0] as TurnResult;
   expect(partial).toMatchObject({ success: false, iterations: 2, error: 'Agent execution exceeded maximum iterations (2)' });
-  expect(partial.messages).toHaveLength(5);
+  expect(partial.messageRange.to - partial.messageRange.from).toBe(5);
+  expect(await session.turnMessages(partial)).toHaveLength(5);
 });
 
 test('session: interrupt aborts a slow model call, keeps the transcript, and the next message resumes', async () => {
@@ -202,7 +209,7 @@ test('session: interrupt while tools run answers every tool call so the transcri
   await session.interrupt();
   const result = await turn;
   expect(result.status).toBe('interrupted');
-  expect(toolResults(result.messages).map((t) => t.id)).toEqual(['call_ok']);
+  expect(toolResults(await session.turnMessages(result)).map((t) => t.id)).toEqual(['call_ok']);
   await session.end();
 });
 

@@ -6,6 +6,7 @@ import {
   MODEL_BAD_REQUEST,
   MODEL_CONFLICT,
   MODEL_CONNECTION_ERROR,
+  MODEL_CONTEXT_LENGTH_EXCEEDED,
   MODEL_NOT_FOUND,
   MODEL_PERMISSION_DENIED,
   MODEL_QUOTA_EXCEEDED,
@@ -211,6 +212,111 @@ describe('classifyModelError', () => {
       const failure = classifyModelError(apiError(401, {}, { message: `token ${localKey} rejected` }), { secrets: [localKey] });
       expect((failure as ApplicationFailure).message).not.toContain(localKey);
       expect((failure as ApplicationFailure).message).toContain('[redacted]');
+    });
+  });
+
+  describe('context length', () => {
+    it.each([
+      ['OpenAI (code)', 400, { code: 'context_length_exceeded', message: "This model's maximum context length is 128000 tokens." }],
+      ['OpenAI code alone', 400, { code: 'context_length_exceeded', message: 'Invalid request.' }],
+      ['vLLM', 400, { type: 'BadRequestError', code: 400, message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens." }],
+      ['Anthropic-compatible', 400, { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' }],
+      ['a generic server', 400, { message: 'Input exceeds the context window of this model' }],
+      ['llama.cpp (type)', 400, { type: 'exceed_context_size_error', message: 'the request exceeds the available context size' }],
+      ['a 413', 413, { message: 'Too many tokens in the prompt' }],
+      ['upper case', 400, { message: 'CONTEXT LENGTH EXCEEDED' }],
+    ])('classifyModelError: %s becomes non-retryable ModelContextLengthExceeded', (_who, status, body) => {
+      const failure = classify(apiError(status, { 'retry-after': '5' }, body));
+      expect(failure.type).toBe(MODEL_CONTEXT_LENGTH_EXCEEDED);
+      expect(failure.nonRetryable).toBe(true);
+      expect(failure.nextRetryDelay).toBeUndefined();
+      expect(NON_RETRYABLE_MODEL_FAILURES).toContain(MODEL_CONTEXT_LENGTH_EXCEEDED);
+      // Says what happened and what to do about it.
+      expect(failure.message).toContain(`answered ${status}`);
+      expect(failure.message).toContain("transcript is too long for the model 'gpt-test'");
+      expect(failure.message).toContain('start a new session');
+      expect(failure.message).toContain('larger context');
+      expect(details(failure).status).toBe(status);
+    });
+
+    it.each([
+      ['an unknown parameter', 400, { code: 'unknown_parameter', message: "Unrecognized request argument supplied: 'foo'" }],
+      ['max_tokens too large', 400, { code: 'invalid_value', message: 'max_tokens is too large: 100000. This model supports at most 16384 completion tokens.' }],
+      ['a plain 413', 413, { message: 'Request Entity Too Large' }],
+      ['context wording on a 429', 429, { message: 'Rate limit reached; context length not the problem' }],
+    ])('classifyModelError: %s is not a context-length failure, while the same with context wording on a 400 is', (_what, status, body) => {
+      const plain = classify(apiError(status, {}, body));
+      expect(plain.type).not.toBe(MODEL_CONTEXT_LENGTH_EXCEEDED);
+      expect(plain.type).toBe(status === 429 ? MODEL_RATE_LIMITED : MODEL_BAD_REQUEST);
+      expect(plain.message).not.toContain('transcript');
+      const saysSo = classify(apiError(400, {}, { ...body, message: `${String(body.message)} (exceeds the context window)` }));
+      expect(saysSo.type).toBe(MODEL_CONTEXT_LENGTH_EXCEEDED);
+    });
+  });
+
+  describe('no key leakage in details', () => {
+    const everything = (failure: ApplicationFailure): string => JSON.stringify({ message: failure.message, details: failure.details });
+
+    it('classifyModelError: a key echoed in error.type and error.code is redacted in details and message', () => {
+      const error = apiError(401, {}, { type: `invalid_key ${KEY}`, code: KEY, message: 'Unauthorized' });
+      // The original carries it where the old classifier copied it verbatim.
+      expect(error.type).toContain(KEY);
+      const failure = classify(error);
+      expect(everything(failure)).not.toContain('SECRET');
+      expect(details(failure).providerType).toBe('invalid_key [redacted]');
+      expect(details(failure).providerCode).toBe('[redacted]');
+    });
+
+    it('classifyModelError: a configured key echoed in the request id is redacted', () => {
+      const localKey = 'local-token-0123456789';
+      const failure = classifyModelError(apiError(500, { 'x-request-id': `req-${localKey}` }), { secrets: [localKey] }) as ApplicationFailure;
+      expect(details(failure).requestId).toBe('req-[redacted]');
+    });
+
+    it('classifyModelError: a configured key cut by the quoting limit is still redacted, not half shown', () => {
+      const localKey = 'local-token-0123456789';
+      // The key straddles the 500-character cut.
+      const failure = classifyModelError(apiError(400, {}, { message: `${'x'.repeat(490)}${localKey} rest` }), { secrets: [localKey] }) as ApplicationFailure;
+      expect(failure.message).not.toContain('local');
+      expect(failure.message).toContain('[redacted]');
+    });
+
+    it('classifyModelError: a numeric provider code becomes a string', () => {
+      const failure = classify(apiError(500, {}, { code: 500 }));
+      expect(details(failure).providerCode).toBe('500');
+    });
+  });
+
+  describe('no base URL credentials in messages', () => {
+    const BASE = 'http://alice:s3cretPass@127.0.0.1:9/v1';
+    const inBase = (failure: ApplicationFailure): string =>
+      JSON.stringify({ message: failure.message, details: failure.details, cause: failure.cause?.message, stack: failure.cause?.stack });
+
+    it.each([
+      ['a 404 hint', apiError(404)],
+      ['a 401 hint', apiError(401)],
+      ['a 418 hint', apiError(418)],
+      ['a timeout', new APIConnectionTimeoutError()],
+      ['an abort', new APIUserAbortError()],
+      ['a refused connection', new APIConnectionError({ cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) })],
+      // What Node's fetch throws for such a URL, which the openai client wraps: it quotes the URL.
+      [
+        "fetch's own complaint",
+        new APIConnectionError({
+          cause: new TypeError(`Request cannot be constructed from a URL that includes credentials: ${BASE}/chat/completions`),
+        }),
+      ],
+      ['a server echoing the password', apiError(401, {}, { message: 'bad basic auth for alice / s3cretPass' })],
+      ['an unexpected error', new Error(`GET ${BASE}/models failed`)],
+    ])('classifyModelError: %s never shows the user or password of the base URL', (_what, error) => {
+      const failure = classify(error, { baseURL: BASE });
+      expect(inBase(failure)).not.toContain('s3cretPass');
+      expect(inBase(failure)).not.toContain('alice');
+    });
+
+    it('classifyModelError: hints name the base URL without its credentials', () => {
+      expect(classify(apiError(404), { baseURL: BASE }).message).toContain('OPENAI_BASE_URL (now http://127.0.0.1:9/v1)');
+      expect(classify(new APIConnectionTimeoutError(), { baseURL: BASE }).message).toContain('server at http://127.0.0.1:9/v1 did not');
     });
   });
 });

@@ -55,3 +55,16 @@ describe('resolveModelConfig', () => {
     expect(() => resolveModelConfig(options, {})).toThrow(`Invalid model setting ${name}`);
   });
 });
+
+test('resolveModelConfig: a base URL with credentials is refused without echoing them', () => {
+  let message = '';
+  try {
+    resolveModelConfig({}, { OPENAI_BASE_URL: 'http://alice:s3cretPass@models.example/v1' });
+  } catch (err) {
+    message = (err as Error).message;
+  }
+  expect(message).toContain('OPENAI_BASE_URL');
+  expect(message).toContain('must not hold credentials');
+  expect(message).not.toContain('s3cretPass');
+  expect(message).not.toContain('alice');
+});

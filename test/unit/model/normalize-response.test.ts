@@ -1,6 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { normalizeReply } from '../../../activities/model/normalize-response';
-import { MODEL_BAD_RESPONSE } from '../../../common/model-call';
+import { checkReplySize, normalizeReply } from '../../../activities/model/normalize-response';
+import type { AssistantMessage } from '../../../common/messages';
+import {
+  DEFAULT_MAX_REPLY_BYTES,
+  MODEL_BAD_RESPONSE,
+  MODEL_REPLY_TOO_LARGE,
+  NON_RETRYABLE_MODEL_FAILURES,
+  type ModelFailureDetails,
+} from '../../../common/model-call';
 
 function reply(message: Record<string, unknown>, extra: Record<string, unknown> = {}): unknown {
   return { id: 'x', model: 'm-1', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }], ...extra };
@@ -74,5 +81,47 @@ describe('normalizeReply', () => {
     expect(failure.type).toBe(MODEL_BAD_RESPONSE);
     expect(failure.nonRetryable).toBe(false);
     expect(failure.message).toContain(where);
+  });
+});
+
+describe('checkReplySize', () => {
+  const text = (content: string): AssistantMessage => ({ role: 'assistant', content });
+  /** What the check measures: the message as JSON, in UTF-8 bytes. */
+  const size = (message: AssistantMessage): number => Buffer.byteLength(JSON.stringify(message), 'utf8');
+
+  it('checkReplySize: a reply at or under the limit passes', () => {
+    const message = text('Hello');
+    expect(() => checkReplySize(message, size(message))).not.toThrow();
+    expect(() => checkReplySize(message, DEFAULT_MAX_REPLY_BYTES)).not.toThrow();
+    expect(DEFAULT_MAX_REPLY_BYTES).toBe(1_000_000);
+  });
+
+  it('checkReplySize: a reply one byte over the limit is a non-retryable ModelReplyTooLarge naming both sizes', () => {
+    const message = text('x'.repeat(100));
+    const bytes = size(message);
+    const failure = failureOf(() => checkReplySize(message, bytes - 1));
+    expect(failure.type).toBe(MODEL_REPLY_TOO_LARGE);
+    expect(failure.nonRetryable).toBe(true);
+    expect(NON_RETRYABLE_MODEL_FAILURES).toContain(MODEL_REPLY_TOO_LARGE);
+    expect(failure.message).toContain(`The model reply is ${bytes} bytes, over the limit of ${bytes - 1} bytes`);
+    expect(failure.details).toEqual([
+      { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null } satisfies ModelFailureDetails,
+    ]);
+  });
+
+  it('checkReplySize: counts UTF-8 bytes, not characters', () => {
+    // 600 characters, 1200 bytes as UTF-8: over a 1000-byte limit though its length is under it.
+    const message = text('é'.repeat(600));
+    expect(JSON.stringify(message).length).toBeLessThan(1000);
+    expect(failureOf(() => checkReplySize(message, 1000)).message).toContain(`is ${size(message)} bytes`);
+  });
+
+  it('checkReplySize: tool-call arguments count too', () => {
+    const message: AssistantMessage = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'write', arguments: JSON.stringify({ text: 'y'.repeat(2000) }) } }],
+    };
+    expect(failureOf(() => checkReplySize(message, 1000)).type).toBe(MODEL_REPLY_TOO_LARGE);
   });
 });

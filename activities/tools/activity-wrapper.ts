@@ -1,0 +1,122 @@
+/**
+ * Runs a tool as a Temporal activity. A tool on its own never heartbeats, so an interrupt (the
+ * workflow cancelling the activity) would never reach it, and a read that blocks (a FIFO, a hung
+ * network mount) would keep the activity running forever. The wrapper heartbeats while the tool
+ * runs, rejects at once with the SDK's `CancelledFailure` when the activity is cancelled (even if
+ * the file operation underneath is still stuck) and hands the tool the cancellation signal. It also
+ * bounds the size of what a tool returns, so no result can break a Temporal payload.
+ */
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import type { ToolResult } from '../../common/messages';
+import type { RuntimeContext } from '../../common/runtime-context';
+
+/**
+ * Largest tool result, in bytes, measured as `Buffer.byteLength(JSON.stringify(JSON.stringify(result)))`:
+ * the result becomes the JSON text of a tool message, which is JSON-encoded again inside a payload.
+ * Half of Temporal's 2 MB payload limit, leaving room for the rest of the message and history.
+ */
+export const MAX_TOOL_RESULT_BYTES = 1_000_000;
+
+/** How often a running tool heartbeats (sooner when the activity's heartbeat timeout asks for it). */
+export const TOOL_HEARTBEAT_INTERVAL_MS = 1000;
+
+/** What a tool may receive besides its arguments when it runs inside an activity. */
+export interface ToolRunOptions {
+  /** Aborted (with a `CancelledFailure` as reason) when the activity is cancelled. */
+  signal?: AbortSignal;
+}
+
+/** A tool function; `options` is given only by the activity wrapper. */
+export type ToolFunction = (ctx: RuntimeContext, args: unknown, options?: ToolRunOptions) => Promise<ToolResult>;
+
+/** A tool as the worker registers it: the arguments the workflow passes, nothing more. */
+export type ToolActivity = (ctx: RuntimeContext, args: unknown) => Promise<ToolResult>;
+
+/** Settings of `toToolActivity`; the defaults are what the worker uses. */
+export interface ToolActivityOptions {
+  /** Largest result in bytes (default `MAX_TOOL_RESULT_BYTES`). */
+  maxResultBytes?: number;
+  /** Heartbeat cadence in ms (default `TOOL_HEARTBEAT_INTERVAL_MS`). */
+  heartbeatIntervalMs?: number;
+}
+
+/**
+ * Wraps the tool `name` for use as an activity implementation. Inside an activity the returned
+ * function heartbeats at once and then periodically, passes the cancellation signal to the tool,
+ * and rejects with the activity's `CancelledFailure` as soon as it is cancelled; its timer is
+ * stopped however the tool ends. Outside an activity (tests, an in-process loop) it simply runs the
+ * tool. Either way a result over the size limit is replaced by `{success: false, error}`.
+ */
+export function toToolActivity(name: string, tool: ToolFunction, options: ToolActivityOptions = {}): ToolActivity {
+  const maxResultBytes = options.maxResultBytes ?? MAX_TOOL_RESULT_BYTES;
+  const intervalMs = options.heartbeatIntervalMs ?? TOOL_HEARTBEAT_INTERVAL_MS;
+  return async (ctx: RuntimeContext, args: unknown): Promise<ToolResult> => {
+    const context = currentActivityContext();
+    if (context === undefined) return boundToolResult(name, await tool(ctx, args), maxResultBytes);
+    const signal = context.cancellationSignal;
+    if (signal.aborted) throw cancellationOf(signal);
+    const stopHeartbeat = startToolHeartbeat(context, intervalMs);
+    try {
+      // Started inside a promise so that even a synchronous throw becomes a rejection the race sees.
+      const running = new Promise<ToolResult>((resolve) => resolve(tool(ctx, args, { signal })));
+      // The race settles with the cancellation even while the tool's own promise never settles.
+      const result = await Promise.race([running, context.cancelled]);
+      return boundToolResult(name, result, maxResultBytes);
+    } catch (error) {
+      // A tool that listens to the signal may fail first with an AbortError; report the cancellation itself.
+      if (signal.aborted) throw cancellationOf(signal);
+      throw error;
+    } finally {
+      stopHeartbeat();
+    }
+  };
+}
+
+/** The size of `result` once it is a tool message's JSON text inside a JSON payload, in bytes. */
+export function encodedToolResultBytes(result: ToolResult): number {
+  return Buffer.byteLength(JSON.stringify(JSON.stringify(result)) ?? 'null', 'utf8');
+}
+
+/** `result` itself, or an error result telling the model it was too large and what to do instead. */
+export function boundToolResult(tool: string, result: ToolResult, maxBytes: number = MAX_TOOL_RESULT_BYTES): ToolResult {
+  const bytes = encodedToolResultBytes(result);
+  if (bytes <= maxBytes) return result;
+  return {
+    success: false,
+    error: `The result of ${tool} is ${bytes} bytes, over the limit of ${maxBytes} bytes for one tool result; ask for a smaller file or part`,
+  };
+}
+
+/** The running activity's context, or `undefined` when called outside an activity. */
+function currentActivityContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Heartbeats now and every `intervalMs` (or half the heartbeat timeout, if shorter) until stopped. */
+function startToolHeartbeat(context: Context, intervalMs: number): () => void {
+  const timeoutMs = context.info.heartbeatTimeoutMs;
+  const every = timeoutMs && timeoutMs > 0 ? Math.min(intervalMs, Math.max(1, Math.floor(timeoutMs / 2))) : intervalMs;
+  const beat = (): void => {
+    try {
+      context.heartbeat();
+    } catch {
+      // A heartbeat fails only while the activity is being torn down; the tool's outcome (or the
+      // cancellation) is what must surface.
+    }
+  };
+  beat();
+  const timer = setInterval(beat, every);
+  return () => clearInterval(timer);
+}
+
+/** The SDK aborts the signal with a `CancelledFailure`; anything else is wrapped in one. */
+function cancellationOf(signal: AbortSignal): CancelledFailure {
+  const reason: unknown = signal.reason;
+  if (reason instanceof CancelledFailure) return reason;
+  return new CancelledFailure(typeof reason === 'string' ? reason : 'Tool activity cancelled');
+}

@@ -1,0 +1,176 @@
+/**
+ * Where a session's transcript stands, in a form both sides can check: a chain hash over the
+ * messages (h[n] = sha256(h[n-1] + canonical(m[n]))). The workflow keeps the messages and passes the
+ * model-call activity only a reference (count + hash) and, when they are small, the messages added
+ * since its last call; the worker keeps a copy per session and refills it from the `transcriptPage`
+ * query when it misses. Pure code: runs in the workflow sandbox and in the worker alike.
+ */
+import { sha256 } from '@noble/hashes/sha256';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
+import type { ChatMessage } from './messages';
+
+/** Hash of an empty transcript. */
+export const EMPTY_TRANSCRIPT_HASH = '0'.repeat(32);
+
+/** Messages added since the model's last call travel inline only up to this many bytes; more are fetched by query. */
+export const INLINE_DELTA_BYTES = 4 * 1024;
+
+/** Largest page the `transcriptPage` query returns (a page holds at least one message). */
+export const TRANSCRIPT_PAGE_BYTES = 1_000_000;
+
+/** A transcript this small travels inline in the continue-as-new input; a larger one is paged over. */
+export const CARRY_INLINE_BYTES = 256 * 1024;
+
+/**
+ * Largest single message the transcript accepts (UTF-8 bytes of its JSON). Temporal refuses payloads
+ * over 2 MB, and a message is encoded once more as a payload, so one message stays well under that.
+ */
+export const MAX_MESSAGE_BYTES = 1_000_000;
+
+/** Where the transcript stands: run, message count and chain hash. */
+export interface TranscriptRef {
+  workflowId: string;
+  runId: string;
+  count: number;
+  hash: string;
+}
+
+/** Messages `[from, from + messages.length)` of a transcript. */
+export interface TranscriptSlice {
+  from: number;
+  messages: ChatMessage[];
+}
+
+/** The `transcriptPage` query's answer. */
+export interface TranscriptPage extends TranscriptSlice {
+  /** Messages in the transcript now. */
+  total: number;
+  /** Chain hash after the last message of this page. */
+  hash: string;
+}
+
+/**
+ * The fields of a message that the model sees, in a fixed order: the hash must not depend on how a
+ * message object's keys happen to be ordered after a round trip through JSON.
+ */
+export function canonicalMessage(message: ChatMessage): string {
+  const toolCalls =
+    message.role === 'assistant' && message.tool_calls
+      ? message.tool_calls.map((c) => [c.id, c.type, c.function.name, c.function.arguments])
+      : null;
+  return JSON.stringify([
+    message.role,
+    message.content ?? null,
+    message.role === 'tool' ? message.tool_call_id : null,
+    toolCalls,
+  ]);
+}
+
+/** The chain hash after appending `message` to a transcript whose hash is `previous`. */
+export function chainHash(previous: string, message: ChatMessage): string {
+  return bytesToHex(sha256(utf8ToBytes(`${previous}\n${canonicalMessage(message)}`))).slice(0, 32);
+}
+
+/** UTF-8 bytes of a value's JSON, the measure of every size limit here. */
+export function jsonBytes(value: unknown): number {
+  return utf8Length(JSON.stringify(value) ?? '');
+}
+
+/** UTF-8 length of a string without allocating its encoding. */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      // A surrogate pair is one four-byte character.
+      bytes += 4;
+      i += 1;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/**
+ * An append-only list of messages with the chain hash after each one. The workflow's transcript
+ * and the worker's copy are both this.
+ */
+export class HashedTranscript {
+  private readonly items: ChatMessage[] = [];
+  private readonly hashes: string[] = [];
+  private readonly sizes: number[] = [];
+  private totalBytes = 0;
+
+  constructor(messages: readonly ChatMessage[] = []) {
+    for (const message of messages) this.push(message);
+  }
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  /** UTF-8 bytes of every message's JSON. */
+  get bytes(): number {
+    return this.totalBytes;
+  }
+
+  /** The messages themselves (do not modify). */
+  get messages(): readonly ChatMessage[] {
+    return this.items;
+  }
+
+  /** Hash after the first `count` messages. */
+  hashAt(count: number = this.items.length): string {
+    if (count < 0 || count > this.items.length) throw new RangeError(`no hash at ${count}: the transcript has ${this.items.length} messages`);
+    return count === 0 ? EMPTY_TRANSCRIPT_HASH : this.hashes[count - 1]!;
+  }
+
+  /** Bytes of message `index`. */
+  sizeAt(index: number): number {
+    return this.sizes[index]!;
+  }
+
+  push(...messages: ChatMessage[]): void {
+    for (const message of messages) {
+      const size = jsonBytes(message);
+      this.hashes.push(chainHash(this.hashAt(), message));
+      this.items.push(message);
+      this.sizes.push(size);
+      this.totalBytes += size;
+    }
+  }
+
+  /** Drop every message from `count` on. */
+  truncate(count: number): void {
+    while (this.items.length > count) {
+      this.items.pop();
+      this.hashes.pop();
+      this.totalBytes -= this.sizes.pop()!;
+    }
+  }
+
+  slice(from = 0, to = this.items.length): ChatMessage[] {
+    return this.items.slice(from, to);
+  }
+
+  /** Bytes of messages `[from, to)`. */
+  bytesBetween(from: number, to = this.items.length): number {
+    let bytes = 0;
+    for (let i = from; i < to; i++) bytes += this.sizes[i]!;
+    return bytes;
+  }
+
+  /** Messages from `from` (up to `to`), stopping before `maxBytes` would be passed; at least one message. */
+  page(from: number, maxBytes = TRANSCRIPT_PAGE_BYTES, to = this.items.length): TranscriptPage {
+    const start = Math.max(0, Math.min(from, this.items.length));
+    const end = Math.min(to, this.items.length);
+    let stop = start;
+    let bytes = 0;
+    while (stop < end && (stop === start || bytes + this.sizes[stop]! <= maxBytes)) {
+      bytes += this.sizes[stop]!;
+      stop += 1;
+    }
+    return { from: start, messages: this.items.slice(start, stop), total: this.items.length, hash: this.hashAt(stop) };
+  }
+}
