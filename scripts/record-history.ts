@@ -4,7 +4,10 @@
  * test/fixtures/histories/<name>.json. Fixtures are never edited afterwards: when workflow code
  * changes, old fixtures must still replay (use `patched`), and a new fixture is recorded beside them.
  *
- *   npx ts-node --transpile-only scripts/record-history.ts <name>
+ *   npx ts-node --transpile-only scripts/record-history.ts <name> [--continue-as-new]
+ *
+ * With --continue-as-new the session continues as new after a few events (mid-turn and between
+ * turns), and every run of the chain is written as <name>-run<k>.json.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,9 +18,11 @@ import { copyExampleBundle, startSessionHarness } from '../test/support/session-
 
 async function main(): Promise<void> {
   const name = process.argv[2];
-  if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> (lower-case letters, digits, dashes)');
-  const file = path.resolve(__dirname, '../test/fixtures/histories', `${name}.json`);
-  if (fs.existsSync(file)) throw new Error(`${file} exists; fixtures are never overwritten`);
+  const chain = process.argv.includes('--continue-as-new');
+  if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> [--continue-as-new] (lower-case letters, digits, dashes)');
+  const dir = path.resolve(__dirname, '../test/fixtures/histories');
+  const existing = fs.readdirSync(dir).filter((f) => f === `${name}.json` || f.startsWith(`${name}-run`));
+  if (existing.length > 0) throw new Error(`${existing.join(', ')} exist(s); fixtures are never overwritten`);
 
   const h = await startSessionHarness();
   const bundle = copyExampleBundle();
@@ -34,7 +39,12 @@ async function main(): Promise<void> {
       hang(),
       text('Resumed.'),
     );
-    const session = await loopwright.start({ bundlePath: bundle.bundle, agentId: 'facilitator', workflowId: `fixture-${name}` });
+    const session = await loopwright.start({
+      bundlePath: bundle.bundle,
+      agentId: 'facilitator',
+      workflowId: `fixture-${name}`,
+      ...(chain ? { continueAsNew: { maxHistoryEvents: 20 } } : {}),
+    });
     const first = await session.send('*intake');
     if (!first.success) throw new Error(`first turn failed: ${first.error}`);
     const second = session.send('take your time');
@@ -47,11 +57,21 @@ async function main(): Promise<void> {
     await session.result();
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
     const cli = await findTemporalCli({ install: true });
-    const json = execFileSync(cli.path, ['workflow', 'show', '--address', h.server.address, '--workflow-id', session.workflowId, '--output', 'json'], { encoding: 'utf8' });
-    const events = (JSON.parse(json) as { events: unknown[] }).events.length;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, json.endsWith('\n') ? json : `${json}\n`);
-    console.log(`wrote ${file} (${events} events)`);
+    const runs: string[] = [];
+    for await (const execution of h.client.workflow.list({ query: `WorkflowId = '${session.workflowId}'` })) runs.push(execution.runId);
+    // Oldest first: run ids are time-ordered UUIDv7s.
+    runs.sort();
+    if (chain && runs.length < 2) throw new Error('the session did not continue as new');
+    for (const [i, runId] of runs.entries()) {
+      const json = execFileSync(
+        cli.path,
+        ['workflow', 'show', '--address', h.server.address, '--workflow-id', session.workflowId, '--run-id', runId, '--output', 'json'],
+        { encoding: 'utf8' },
+      );
+      const file = path.join(dir, runs.length === 1 ? `${name}.json` : `${name}-run${i + 1}.json`);
+      fs.writeFileSync(file, json.endsWith('\n') ? json : `${json}\n`);
+      console.log(`wrote ${file} (${(JSON.parse(json) as { events: unknown[] }).events.length} events)`);
+    }
   } finally {
     await h.close();
     bundle.cleanup();

@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import type { ChatMessage } from '../../common/messages';
 import type { SessionState, TurnResult } from '../../common/session-types';
 import { withWorker } from '../in-process-worker';
 import { type CommandOutput, describeError, UsageError } from '../output';
@@ -130,6 +131,55 @@ export async function endCommand(argv: string[], out: CommandOutput): Promise<nu
   }
 }
 
+/** `loopwright transcript <id> [--json] [--from N]`: the whole conversation, across the session's runs. */
+export async function transcriptCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, from: { type: 'string' } },
+  });
+  const [workflowId] = positionals;
+  if (!workflowId) throw new UsageError('transcript needs <workflow-id>');
+  const from = values.from === undefined ? 0 : Number(values.from);
+  if (!Number.isInteger(from) || from < 0) throw new UsageError(`--from must be a whole number >= 0, got "${values.from}"`);
+  const temporal = await openTemporal(out);
+  try {
+    const session = temporal.loopwright.session(workflowId);
+    // Queries are answered by a worker (a closed session's by replaying it); run one if none polls.
+    const [messages, state] = await withWorker(temporal, {}, async () => [await session.messages(from), await session.state()] as const);
+    if (values.json) {
+      out.log(JSON.stringify({ workflowId, runs: state.run, turns: state.turn, from, messages }));
+      return 0;
+    }
+    out.log(`Session ${workflowId}: ${messages.length} message(s), ${state.turn} turn(s), ${state.run} run(s)`);
+    messages.forEach((message, i) => out.log(formatMessage(from + i, message)));
+    return 0;
+  } finally {
+    await temporal.close();
+  }
+}
+
+/** One message for reading in a terminal: index, role, and its text (tool results cut short). */
+function formatMessage(index: number, message: ChatMessage): string {
+  const head = `[${index}] ${message.role}`;
+  switch (message.role) {
+    case 'assistant': {
+      const calls = (message.tool_calls ?? []).map((c) => `${c.function.name} ${truncate(c.function.arguments, 200)}`);
+      return [`${head}: ${message.content ?? ''}`.trimEnd(), ...calls.map((c) => `    → ${c}`)].join('\n');
+    }
+    case 'tool':
+      return `${head} (${message.tool_call_id}): ${truncate(message.content, 300)}`;
+    case 'system':
+      return `${head}: ${truncate(message.content, 300)}`;
+    default:
+      return `${head}: ${message.content}`;
+  }
+}
+
+function truncate(text: string, limit: number): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length} chars)`;
+}
+
 /** `loopwright status <id> [--json]`. */
 export async function statusCommand(argv: string[], out: CommandOutput): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
@@ -158,7 +208,7 @@ export async function statusCommand(argv: string[], out: CommandOutput): Promise
       out.log(`  turn:       ${state.turn}, iteration ${state.iteration}/${state.maxIterations}`);
       if (state.runningTools.length) out.log(`  running:    ${state.runningTools.map((t) => t.name).join(', ')}`);
       out.log(`  tokens:     ${state.usage.totalTokens} (prompt ${state.usage.promptTokens}, completion ${state.usage.completionTokens})`);
-      out.log(`  messages:   ${state.messageCount}`);
+      out.log(`  messages:   ${state.messageCount} (${state.transcriptBytes} bytes)${state.run > 1 ? `, run ${state.run} (continued as new ${state.run - 1} time(s))` : ''}`);
       if (state.lastTurn) out.log(`  last turn:  ${state.lastTurn.status} after ${state.lastTurn.iterations} iteration(s)`);
       if (state.error) out.log(`  error:      ${state.error}`);
     }

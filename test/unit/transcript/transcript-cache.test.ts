@@ -1,0 +1,114 @@
+/**
+ * The chain-hashed transcript and the worker's cache of it: hits, inline deltas, syncing by query,
+ * full refills, mismatches and eviction, against a page source that counts its calls.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { TRANSCRIPT_UNAVAILABLE, TranscriptCache, type TranscriptPageSource } from '../../../activities/model/transcript-cache';
+import type { ChatMessage } from '../../../common/messages';
+import { canonicalMessage, chainHash, EMPTY_TRANSCRIPT_HASH, HashedTranscript, type TranscriptRef } from '../../../common/transcript';
+
+const SESSION = { workflowId: 'wf-1', runId: 'run-1' };
+
+function messages(n: number, size = 10): ChatMessage[] {
+  return Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${i}:${'m'.repeat(size)}` }) as ChatMessage);
+}
+
+/** A page source over `source`, like the `transcriptPage` query, counting calls. */
+function pages(source: HashedTranscript): TranscriptPageSource & { calls: number } {
+  const fn = (async (_ref: unknown, from: number, to: number, maxBytes: number) => {
+    fn.calls += 1;
+    return source.page(from, maxBytes, to);
+  }) as TranscriptPageSource & { calls: number };
+  fn.calls = 0;
+  return fn;
+}
+
+function refOf(t: HashedTranscript, count = t.length): TranscriptRef {
+  return { ...SESSION, count, hash: t.hashAt(count) };
+}
+
+test('chain hash: depends on every message and their order, not on key order', () => {
+  const a: ChatMessage = { role: 'tool', tool_call_id: 'c1', content: 'x' };
+  const reordered = JSON.parse('{"content":"x","tool_call_id":"c1","role":"tool"}') as ChatMessage;
+  expect(canonicalMessage(a)).toBe(canonicalMessage(reordered));
+  const one = chainHash(EMPTY_TRANSCRIPT_HASH, a);
+  expect(chainHash(one, { role: 'user', content: 'y' })).not.toBe(chainHash(chainHash(EMPTY_TRANSCRIPT_HASH, { role: 'user', content: 'y' }), a));
+  const t = new HashedTranscript(messages(3));
+  const u = new HashedTranscript(messages(3));
+  expect(t.hashAt()).toBe(u.hashAt());
+  u.truncate(2);
+  u.push({ role: 'user', content: 'different' });
+  expect(u.hashAt()).not.toBe(t.hashAt());
+  expect(u.hashAt(2)).toBe(t.hashAt(2));
+});
+
+test('page: stops before the byte budget but always returns at least one message', () => {
+  const t = new HashedTranscript(messages(10, 100));
+  const page = t.page(2, t.bytesBetween(2, 5) + 1);
+  expect(page.from).toBe(2);
+  expect(page.messages).toHaveLength(3);
+  expect(page.hash).toBe(t.hashAt(5));
+  expect(t.page(0, 1).messages).toHaveLength(1);
+  expect(t.page(8, 10_000, 9).messages).toHaveLength(1);
+  expect(t.page(10).messages).toHaveLength(0);
+});
+
+test('cache: a first call refills from the session; the next with an inline delta needs no query', async () => {
+  const session = new HashedTranscript(messages(5));
+  const source = pages(session);
+  const cache = new TranscriptCache(source);
+  const first = await cache.resolve(refOf(session), undefined);
+  expect(first.outcome).toBe('refilled');
+  expect(first.transcript.slice()).toEqual(session.slice());
+  const reply: ChatMessage = { role: 'assistant', content: 'reply' };
+  cache.recordReply(refOf(session), reply);
+  session.push(reply, { role: 'user', content: 'next' });
+  const before = source.calls;
+  const second = await cache.resolve(refOf(session), { from: 6, messages: session.slice(6) });
+  expect(second.outcome).toBe('delta');
+  expect(source.calls).toBe(before);
+  expect(second.transcript.hashAt()).toBe(session.hashAt());
+});
+
+test('cache: without a delta the cache syncs only the missing messages by query', async () => {
+  const session = new HashedTranscript(messages(4));
+  const source = pages(session);
+  const cache = new TranscriptCache(source);
+  await cache.resolve(refOf(session), undefined);
+  session.push(...messages(3, 5000));
+  const result = await cache.resolve(refOf(session), undefined);
+  expect(result.outcome).toBe('synced');
+  expect(result.transcript.slice()).toEqual(session.slice());
+});
+
+test('cache: a copy that went astray is replaced by a full refill; a retried call is a hit', async () => {
+  const session = new HashedTranscript(messages(4));
+  const cache = new TranscriptCache(pages(session));
+  await cache.resolve(refOf(session), undefined);
+  // The worker recorded a reply the workflow never saw (its call was retried elsewhere).
+  cache.recordReply(refOf(session), { role: 'assistant', content: 'lost reply' });
+  session.push({ role: 'assistant', content: 'the reply that counted' }, { role: 'user', content: 'more' });
+  const result = await cache.resolve(refOf(session), { from: 5, messages: session.slice(5) });
+  expect(result.outcome).toBe('refilled');
+  expect(result.transcript.slice()).toEqual(session.slice());
+  expect((await cache.resolve(refOf(session, 4), undefined)).outcome).toBe('hit');
+});
+
+test('cache: a transcript that cannot be made to match fails with a retryable typed failure', async () => {
+  const session = new HashedTranscript(messages(3));
+  const cache = new TranscriptCache(pages(session));
+  const error = await cache.resolve({ ...SESSION, count: 3, hash: 'f'.repeat(32) }, undefined).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(ApplicationFailure);
+  expect((error as ApplicationFailure).type).toBe(TRANSCRIPT_UNAVAILABLE);
+  expect((error as ApplicationFailure).nonRetryable).toBe(false);
+});
+
+test('cache: least recently used sessions are evicted past the byte budget', async () => {
+  const a = new HashedTranscript(messages(2, 1000));
+  const cache = new TranscriptCache(pages(a), a.bytes * 2 + 10);
+  for (const runId of ['r1', 'r2', 'r3']) await cache.resolve({ workflowId: 'wf', runId, count: 2, hash: a.hashAt() }, undefined);
+  expect(cache.size).toBe(2);
+  expect(cache.bytes).toBeLessThanOrEqual(a.bytes * 2 + 10);
+  expect((await cache.resolve({ workflowId: 'wf', runId: 'r3', count: 2, hash: a.hashAt() }, undefined)).outcome).toBe('hit');
+  expect((await cache.resolve({ workflowId: 'wf', runId: 'r1', count: 2, hash: a.hashAt() }, undefined)).outcome).toBe('refilled');
+});
