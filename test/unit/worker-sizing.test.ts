@@ -1,0 +1,20 @@
+import { resolveWorkerSizing, sizingOptions, WorkerSizingError } from '../../worker/worker-sizing';
+
+test('worker sizing: defaults give every active session a model call and its parallel tools', () => {
+  const sizing = resolveWorkerSizing({}, {});
+  expect(sizing).toEqual({ activeSessions: 200, parallelTools: 4, activitySlots: 1000, workflowTaskSlots: 40, cachedSessions: 2000 });
+  expect(sizingOptions(sizing)).toEqual({ maxConcurrentActivityTaskExecutions: 1000, maxConcurrentWorkflowTaskExecutions: 40, maxCachedWorkflows: 2000 });
+});
+
+test('worker sizing: the environment overrides defaults, options override the environment', () => {
+  const env = { LOOPWRIGHT_ACTIVE_SESSIONS: '10', LOOPWRIGHT_PARALLEL_TOOLS: '2', LOOPWRIGHT_MAX_CACHED_SESSIONS: '50' };
+  expect(resolveWorkerSizing({}, env)).toMatchObject({ activeSessions: 10, activitySlots: 30, cachedSessions: 50 });
+  expect(resolveWorkerSizing({ activitySlots: 99 }, env)).toMatchObject({ activitySlots: 99 });
+});
+
+test('worker sizing: a cache of 0 or a bad number is refused, naming the setting', () => {
+  expect(() => resolveWorkerSizing({}, { LOOPWRIGHT_MAX_CACHED_SESSIONS: '0' })).toThrow(WorkerSizingError);
+  expect(() => resolveWorkerSizing({}, { LOOPWRIGHT_MAX_CACHED_SESSIONS: '0' })).toThrow(/LOOPWRIGHT_MAX_CACHED_SESSIONS \(cachedSessions\) must be a whole number >= 2, got 0/);
+  expect(() => resolveWorkerSizing({ activitySlots: 2 }, {})).toThrow(/activitySlots must be a whole number >= 5/);
+  expect(() => resolveWorkerSizing({}, { LOOPWRIGHT_ACTIVITY_SLOTS: 'many' })).toThrow(/LOOPWRIGHT_ACTIVITY_SLOTS/);
+});
