@@ -7,6 +7,7 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import type { SessionActivities } from '../common/activity-types';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
+import { resolveWorkerSizing, sizingOptions, type WorkerSizing } from './worker-sizing';
 
 /** How to build a worker. */
 export interface CreateWorkerOptions {
@@ -18,7 +19,9 @@ export interface CreateWorkerOptions {
   activityOptions?: ActivitiesOptions;
   /** A pre-built workflow bundle (tests bundle once per file); otherwise bundled from workflows/. */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Extra worker options (concurrency, identity, ...). */
+  /** Capacity; anything left out comes from LOOPWRIGHT_* variables, then defaults (see worker-sizing.ts). */
+  sizing?: Partial<WorkerSizing>;
+  /** Extra worker options (identity, ...); they win over `sizing`. */
   overrides?: Partial<WorkerOptions>;
 }
 
@@ -41,6 +44,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '10 seconds',
+    ...sizingOptions(resolveWorkerSizing(options.sizing)),
     ...options.overrides,
   });
 }
