@@ -98,7 +98,11 @@ export class SessionHandle {
     const deadline = Date.now() + FOLLOW_TIMEOUT_MS;
     for (;;) {
       try {
-        return await this.workflow.executeUpdate(awaitTurnUpdate, { args: [turn] });
+        const result = await this.workflow.executeUpdate(awaitTurnUpdate, { args: [turn] });
+        if (!result.responseOmitted) return result;
+        const last = (await this.messages(result.messageRange.to - 1, result.messageRange.to))[0];
+        const { responseOmitted: _omitted, ...rest } = result;
+        return { ...rest, response: last?.role === 'assistant' ? last.content : null };
       } catch (err) {
         if (continuedTurn(err) === undefined || Date.now() > deadline) throw rejection(err);
         // The turn moved on to a newer run (which may not have started yet).

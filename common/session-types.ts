@@ -159,6 +159,11 @@ export interface TurnResult extends TurnSummary {
   /** Tool calls the model made in this turn. */
   toolCalls: number;
   usage: TokenUsage;
+  /**
+   * Set on a long reply carried into a later run: `response` is null there and the reply is the
+   * last message of `messageRange` (SessionHandle.awaitTurn fills it in).
+   */
+  responseOmitted?: true;
 }
 
 /** Result of the session workflow when it ends normally. */

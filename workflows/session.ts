@@ -72,6 +72,12 @@ const RECENT_TURNS = 8;
 const SUGGESTED_MIN_BYTES = 1024 * 1024;
 const SUGGESTED_MIN_EVENTS = 1_000;
 
+/** Longest reply kept in `state.lastTurn` (the whole reply is in the transcript and the turn's result). */
+const LAST_TURN_EXCERPT = 4_000;
+
+/** Carried turn results stay this small in total; larger replies travel as `responseOmitted` (the client reads them from the transcript). */
+const CARRIED_TURNS_BYTES = 64 * 1024;
+
 /** Run an agent session. See `SessionInput`; signals, queries and updates are in definitions.ts. */
 export async function agentSession(input: SessionInput): Promise<SessionResult> {
   const carried = input.continued;
@@ -206,7 +212,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       recentTurns.push(outcome);
       if (recentTurns.length > RECENT_TURNS) recentTurns.shift();
       const { messageRange: _range, usage: _usage, toolCalls: _calls, ...summary } = outcome;
-      state.lastTurn = summary;
+      state.lastTurn = { ...summary, response: excerpt(summary.response) };
       state.status = outcome.status === 'interrupted' ? 'interrupted' : 'waiting_for_user';
       return outcome;
     } finally {
@@ -263,6 +269,12 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     },
   );
 
+  if (!carried && input.firstMessage !== undefined && utf8Length(input.firstMessage) > MAX_USER_MESSAGE_BYTES) {
+    throw ApplicationFailure.nonRetryable(
+      `firstMessage is ${utf8Length(input.firstMessage)} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes`,
+      TOO_LARGE,
+    );
+  }
   if (carried) {
     init = carried.init;
     await loadCarriedTranscript(activities, carried, transcript);
@@ -312,7 +324,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       ...(state.lastTurn ? { lastTurn: state.lastTurn } : {}),
       endRequested,
       ...(pausedTurn ? { pendingTurn: pausedTurn } : {}),
-      recentTurns,
+      recentTurns: carriedTurns(recentTurns),
     };
     log.info('Continuing as new', {
       run: state.run,
@@ -366,6 +378,27 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   await condition(allHandlersFinished);
   state.status = 'completed';
   return { turns: state.turn, lastTurn, usage: state.usage, endedBy: 'end_signal' };
+}
+
+function excerpt(response: string | null): string | null {
+  return response !== null && response.length > LAST_TURN_EXCERPT ? `${response.slice(0, LAST_TURN_EXCERPT)}…` : response;
+}
+
+/** The latest turn results, newest kept whole first, replies dropped once they would pass the budget. */
+function carriedTurns(turns: TurnResult[]): TurnResult[] {
+  let budget = CARRIED_TURNS_BYTES;
+  return turns
+    .slice()
+    .reverse()
+    .map((turn) => {
+      const bytes = utf8Length(turn.response ?? '');
+      if (bytes <= budget) {
+        budget -= bytes;
+        return turn;
+      }
+      return { ...turn, response: null, responseOmitted: true as const };
+    })
+    .reverse();
 }
 
 /**
