@@ -6,6 +6,7 @@ import { temporal } from '@temporalio/proto';
 import type { Worker } from '@temporalio/worker';
 import { createWorker } from '../worker/create-worker';
 import type { ActivitiesOptions } from '../activities/session-activities';
+import { onExitCleanup } from './exit-on-signal';
 import { installRuntimeLogging } from './runtime-logging';
 import type { TemporalSession } from './temporal-session';
 
@@ -52,14 +53,20 @@ export async function startInProcessWorker(
     overrides: { identity: `${EPHEMERAL_WORKER_PREFIX}${process.pid}` },
   });
   const running = worker.run();
-  return {
-    worker,
-    stop: async () => {
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
+      try {
+        await running;
+      } finally {
+        unregister();
+        await connection.close();
+      }
+    })());
+  // On Ctrl-C or SIGTERM the command line stops this worker (for a few seconds at most) before exiting.
+  const unregister = onExitCleanup(stop);
+  return { worker, stop };
 }
 
 /**

@@ -7,7 +7,10 @@ import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 let installed = false;
 
-/** Install the runtime logger once per process, before any worker or native connection exists. */
+/**
+ * Install the runtime logger once per process, before any worker or native connection exists. The
+ * runtime gets no signal handlers: see exit-on-signal.ts.
+ */
 export function installRuntimeLogging(defaultLevel: LogLevel, env: NodeJS.ProcessEnv = process.env): void {
   if (installed) return;
   const raw = env.LOOPWRIGHT_LOG_LEVEL?.toUpperCase();
@@ -20,6 +23,11 @@ export function installRuntimeLogging(defaultLevel: LogLevel, env: NodeJS.Proces
     // The SDK core prints its own logs to stdout unless they are forwarded; forwarded, they go to
     // stderr with ours, so `--json` output on stdout stays one clean object.
     telemetryOptions: { logging: { filter: { core: level === 'ERROR' ? 'ERROR' : 'WARN', other: 'ERROR' }, forward: {} } },
+    // By default the runtime answers SIGINT and SIGTERM by shutting its workers down and nothing
+    // else, which leaves a command waiting on its session forever. The command line's own handler
+    // (exit-on-signal.ts) decides instead: commands exit within seconds, `loopwright worker` stops
+    // gracefully.
+    shutdownSignals: [],
   });
   installed = true;
 }

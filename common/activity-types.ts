@@ -9,6 +9,8 @@ export interface InitializeAgentActivityInput {
   bundlePath: string;
   agentId: string;
   outputRoots?: string[];
+  /** `{project-root}` for a stand-alone bundle (see SessionInput.projectRoot). */
+  projectRoot?: string;
 }
 
 /**

@@ -28,8 +28,14 @@ export interface SessionInput {
   maxIterations?: number;
   /** Model name for this session (else the worker's `LOOPWRIGHT_MODEL`). */
   model?: string;
-  /** Folders `save_output` may write to (else the bundle's configured output folder). */
+  /** Folders `save_output` may write to (else the bundle's configured output folder). Trusted: the user's own setting. */
   outputRoots?: string[];
+  /**
+   * `{project-root}` of a stand-alone bundle, absolute: the folder the user works in (the command
+   * line records its working folder here when the session starts). An installed BMAD tree keeps the
+   * folder that holds `bmad/`. Trusted: the user's own setting.
+   */
+  projectRoot?: string;
   /** End the session after this long without a message (Temporal duration string, default 24 hours). */
   idleTimeout?: string;
   /** Activity timeouts (Temporal duration strings such as '30 seconds'). */

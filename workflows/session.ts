@@ -284,6 +284,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         bundlePath: input.bundlePath,
         agentId: input.agentId,
         outputRoots: input.outputRoots,
+        ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
       });
       const { messages, ...rest } = result;
       transcript.push(...messages);

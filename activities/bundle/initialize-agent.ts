@@ -30,6 +30,11 @@ export interface InitializeAgentInput {
   maxReadBytes?: number;
   /** Folders `save_output` may write to; relative ones are taken from the project root. */
   outputRoots?: string[];
+  /**
+   * `{project-root}` of a stand-alone bundle (absolute; the user's working folder). Not yet used by
+   * the loader: see issue "Hardening" / "BMAD fidelity".
+   */
+  projectRoot?: string;
   /** Value of `{date}` during initialisation (default today). */
   date?: string;
 }

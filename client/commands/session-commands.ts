@@ -10,6 +10,7 @@ import { withWorker } from '../in-process-worker';
 import { type CommandOutput, describeError, UsageError } from '../output';
 import { watchProgress } from '../progress';
 import { SessionRejectedError, type SessionHandle } from '../session-client';
+import { setRejoinHint } from '../exit-on-signal';
 import { openTemporal, type TemporalSession } from '../temporal-session';
 
 /** `loopwright run <bundle> <agent> "<message>"`. */
@@ -47,6 +48,7 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
       ...(oneShot || values.detach ? { firstMessage: message } : {}),
       ...(oneShot ? { oneShot: true } : {}),
     });
+    setRejoinHint(`loopwright status ${session.workflowId}`);
     if (!values.json) {
       out.error(`Session ${session.workflowId} started${temporal.uiUrl ? ` — ${webUiLink(temporal, session.workflowId)}` : ''}`);
     }

@@ -1,10 +1,12 @@
 /**
- * `loopwright worker`: a long-lived worker for the task queue. The SDK's runtime shuts it down
- * gracefully on SIGINT and SIGTERM (running activities get the grace period to finish).
+ * `loopwright worker`: a long-lived worker for the task queue. The first SIGINT or SIGTERM shuts it
+ * down gracefully (running activities get the grace period to finish); a second one exits at once.
+ * (The SDK runtime's own signal handlers are off: see exit-on-signal.ts.)
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { createWorker } from '../../worker/create-worker';
+import { onSignalGracefully } from '../exit-on-signal';
 import type { CommandOutput } from '../output';
 import { installRuntimeLogging } from '../runtime-logging';
 import { openTemporal } from '../temporal-session';
@@ -22,7 +24,16 @@ export async function workerCommand(argv: string[], out: CommandOutput): Promise
       overrides: { identity: `loopwright-worker-${process.pid}@${os.hostname()}` },
     });
     out.error(`Worker polling task queue "${temporal.taskQueue}" on ${temporal.target.address} (namespace ${temporal.namespace}); Ctrl-C to stop`);
-    await worker.run();
+    const running = worker.run();
+    const release = onSignalGracefully((signal) => {
+      out.error(`${signal}: stopping the worker once running tasks finish (again to exit at once)`);
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    });
+    try {
+      await running;
+    } finally {
+      release();
+    }
     out.error('Worker stopped');
     return 0;
   } finally {
