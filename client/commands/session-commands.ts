@@ -1,6 +1,8 @@
 /**
  * `loopwright run | send | interrupt | status | end`: start and talk to sessions from a shell.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -25,6 +27,7 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
       'max-iterations': { type: 'string' },
       model: { type: 'string' },
       id: { type: 'string' },
+      'no-check': { type: 'boolean', default: false },
     },
   });
   const [bundlePath, agentId, message] = positionals;
@@ -33,6 +36,15 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
   }
   if (message.trim() === '') throw new UsageError('the message must not be empty');
   const maxIterations = parsePositiveInt(values['max-iterations'], '--max-iterations');
+  // A bundle that cannot be loaded here would only leave a failed workflow behind.
+  if (!values['no-check']) {
+    const problem = await checkBundleLocally(bundlePath, agentId);
+    if (problem) {
+      if (values.json) out.log(JSON.stringify({ workflowId: null, success: false, status: 'failed', error: problem }));
+      else out.error(`Error: ${problem}`);
+      return 1;
+    }
+  }
 
   const temporal = await openTemporal(out);
   try {
@@ -79,6 +91,26 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
   }
 }
 
+/**
+ * Initialise the agent in this process, as the worker will: a missing bundle, an unknown agent or a
+ * broken critical action is reported before any workflow starts. Returns the problem, if any.
+ */
+async function checkBundleLocally(bundlePath: string, agentId: string): Promise<string | undefined> {
+  const absolute = path.resolve(bundlePath);
+  if (!fs.existsSync(absolute)) {
+    return `Bundle not found: ${absolute} (if it exists only where your worker runs, pass --no-check)`;
+  }
+  const { initializeAgent } = await import('../../activities/bundle/initialize-agent');
+  const { BundleError } = await import('../../activities/bundle/errors');
+  try {
+    await initializeAgent({ bundlePath: absolute, agentId });
+    return undefined;
+  } catch (err) {
+    if (err instanceof BundleError) return err.message;
+    throw err;
+  }
+}
+
 /** `loopwright send <id> "<message>"`. */
 export async function sendCommand(argv: string[], out: CommandOutput): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
@@ -103,14 +135,20 @@ export async function sendCommand(argv: string[], out: CommandOutput): Promise<n
   }
 }
 
-/** `loopwright interrupt <id>`. */
+/** `loopwright interrupt <id> [reason]`: says so, with exit status 1, when no turn is running. */
 export async function interruptCommand(argv: string[], out: CommandOutput): Promise<number> {
   const [workflowId, reason] = argv;
   if (!workflowId) throw new UsageError('interrupt needs <workflow-id>');
   const temporal = await openTemporal(out);
   try {
-    await temporal.loopwright.session(workflowId).interrupt(reason);
-    out.log(`Interrupt sent to ${workflowId}`);
+    const session = temporal.loopwright.session(workflowId);
+    const state = await withWorker(temporal, {}, () => session.state());
+    if (state.status !== 'thinking' && state.status !== 'executing_tool') {
+      out.error(`No turn is running in ${workflowId} (status: ${state.status.replace(/_/g, ' ')}); nothing to interrupt`);
+      return 1;
+    }
+    await session.interrupt(reason);
+    out.log(`Interrupt sent to ${workflowId} (turn ${state.turn}, iteration ${state.iteration})`);
     return 0;
   } finally {
     await temporal.close();

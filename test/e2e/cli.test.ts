@@ -295,8 +295,14 @@ test('cli: validate and inspect the example bundle; usage mistakes exit 2', asyn
   expect(missing.stderr).toContain('Usage: loopwright <command>');
 });
 
-test('cli: run with a bundle path that does not exist exits non-zero naming the path', async () => {
+test('cli: run with a missing bundle or an unknown agent says so before any workflow starts', async () => {
   const { env } = freshEnv();
+  const countWorkflows = async (): Promise<number> => {
+    let n = 0;
+    for await (const _ of client.workflow.list()) n += 1;
+    return n;
+  };
+  const before = await countWorkflows();
   const missingPath = path.join(stateDir, 'no-such-bundle');
   const args = ['run', missingPath, 'facilitator', 'hi'];
   const run = await cli(args, env);
@@ -304,7 +310,7 @@ test('cli: run with a bundle path that does not exist exits non-zero naming the 
   expect(run.stdout).toBe('');
   // The command's own error line names the cause.
   const errorLine = run.stderr.split('\n').find((line) => line.startsWith('Error: '));
-  expect(errorLine).toMatch(/Agent initialisation failed: Bundle not found: /);
+  expect(errorLine).toMatch(/^Error: Bundle not found: /);
   expect(errorLine).toContain(missingPath);
 
   // With --json, scripts still get one object saying what went wrong.
@@ -313,4 +319,23 @@ test('cli: run with a bundle path that does not exist exits non-zero naming the 
   const parsed = JSON.parse(json.stdout) as { success: boolean; status: string; error: string };
   expect(parsed).toMatchObject({ success: false, status: 'failed' });
   expect(parsed.error).toContain(`Bundle not found: ${missingPath}`);
+
+  const unknownArgs = ['run', bundleCopy.bundle, 'nobody', 'hi'];
+  const unknown = await cli(unknownArgs, env);
+  expectExit(unknownArgs, unknown, 1);
+  expect(unknown.stderr).toMatch(/Error: Agent not found: nobody/);
+  expect(unknown.stderr).not.toContain('Session ');
+  // None of the three left a workflow behind.
+  expect(await countWorkflows()).toBe(before);
+});
+
+test('cli: interrupt on a session with no running turn says so and exits 1', async () => {
+  const { env, taskQueue } = freshEnv();
+  const lw = new LoopwrightClient(client, taskQueue);
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
+  const args = ['interrupt', session.workflowId];
+  const result = await cli(args, env);
+  expectExit(args, result, 1);
+  expect(result.stderr).toMatch(new RegExp(`No turn is running in ${session.workflowId} \\(status: (waiting for user|initializing)\\); nothing to interrupt`));
+  await session.end();
 });

@@ -1,0 +1,100 @@
+/**
+ * No secret anywhere: an API key that the model server echoes back in every field of its error,
+ * and credentials put into OPENAI_BASE_URL, appear in no workflow history, no worker log and no
+ * byte of the Temporal server's database files.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { LoopwrightClient } from '../../client/session-client';
+import { fault, type FakeOpenAI, startFakeOpenAI, text } from '../../scripts/fake-openai/server';
+import { copyExampleBundle } from '../support/session-harness';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { BIN } from '../e2e/cli-runner';
+import { spawnSync } from 'node:child_process';
+
+jest.setTimeout(120_000);
+
+const API_KEY = 'sk-planted-Q7x9LmZpT4vB2nR8';
+const URL_USER = 'planteduser';
+const URL_PASSWORD = 'Pl4ntedPassw0rd';
+
+let stateDir: string;
+let server: DevServerHandle;
+let fake: FakeOpenAI;
+let connection: Connection;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+let worker: WorkerProcess | undefined;
+
+beforeAll(async () => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-secrets-'));
+  [server, fake] = await Promise.all([startDevServer({ port: 0, ui: false, dbFile: path.join(stateDir, 'temporal.db') }), startFakeOpenAI()]);
+  connection = await Connection.connect({ address: server.address });
+  bundleCopy = copyExampleBundle();
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.kill('SIGKILL');
+  await connection?.close();
+  await fake?.close();
+  await server?.stop();
+  bundleCopy?.cleanup();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+function secretsIn(text: string): string[] {
+  return [API_KEY, URL_USER, URL_PASSWORD].filter((secret) => text.includes(secret));
+}
+
+test('secrets: an echoed API key and base-URL credentials reach no history, log or database file', async () => {
+  // A worker whose base URL holds credentials refuses to start, and says so without them.
+  const refused = spawnSync(process.execPath, [BIN, 'worker'], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: server.address,
+      LOOPWRIGHT_TASK_QUEUE: 'secrets-refused',
+      OPENAI_BASE_URL: fake.baseURL.replace('http://', `http://${URL_USER}:${URL_PASSWORD}@`),
+      OPENAI_API_KEY: API_KEY,
+    },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  expect(refused.status).not.toBe(0);
+  expect(`${refused.stdout}${refused.stderr}`).toMatch(/OPENAI_BASE_URL.*must not hold credentials/);
+  expect(secretsIn(`${refused.stdout}${refused.stderr}`)).toEqual([]);
+
+  const taskQueue = 'secrets';
+  worker = await startWorkerProcess({
+    TEMPORAL_ADDRESS: server.address,
+    LOOPWRIGHT_TASK_QUEUE: taskQueue,
+    OPENAI_BASE_URL: fake.baseURL,
+    OPENAI_API_KEY: API_KEY,
+    LOOPWRIGHT_LOG_LEVEL: 'DEBUG',
+  });
+  // The server echoes the key in the message, the type and the code, on a retried and a final error.
+  const echo = { error: { message: `Incorrect API key provided: ${API_KEY}`, type: API_KEY, code: API_KEY } };
+  fake.enqueue(fault(500, { body: echo }), fault(401, { body: echo }), text('Recovered.'));
+  const lw = new LoopwrightClient(new Client({ connection }), taskQueue);
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
+  const failed = await session.send('hello');
+  expect(failed.status).toBe('failed');
+  expect(failed.error).toMatch(/OPENAI_API_KEY/);
+  await expect(session.send('again')).resolves.toMatchObject({ success: true });
+  // The key did reach the model server: it is a real key that must not leak.
+  expect(fake.requests[0]!.hasAuthorization).toBe(true);
+  await session.end();
+  await session.result();
+
+  const history = historyToJSON(await session.workflow.fetchHistory());
+  expect(secretsIn(history)).toEqual([]);
+  await worker.kill('SIGTERM');
+  expect(secretsIn(worker.output())).toEqual([]);
+  await server.stop();
+  for (const file of fs.readdirSync(stateDir)) {
+    const bytes = fs.readFileSync(path.join(stateDir, file)).toString('latin1');
+    expect({ file, found: secretsIn(bytes) }).toEqual({ file, found: [] });
+  }
+});
