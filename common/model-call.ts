@@ -40,74 +40,16 @@ export interface ModelCallResult {
   durationMs: number;
 }
 
-/*
- * Failure `type` strings of the model call. Clients and the workflow match on them, so they never
- * change once published. Retryable ones are left to the activity's retry policy (with
- * `nextRetryDelay` from Retry-After when the server sent one); the others fail at once because only
- * the operator can fix them.
- */
-
-/** 429: the server asks us to slow down. Retryable. */
-export const MODEL_RATE_LIMITED = 'ModelRateLimited';
-/** 429 with code `insufficient_quota`: the account is out of credit; retrying will not help. Non-retryable. */
-export const MODEL_QUOTA_EXCEEDED = 'ModelQuotaExceeded';
-/** 5xx (or another unexpected status): the server failed. Retryable. */
-export const MODEL_SERVER_ERROR = 'ModelServerError';
-/** No HTTP response at all (refused, reset, DNS). Retryable. */
-export const MODEL_CONNECTION_ERROR = 'ModelConnectionError';
-/** The client-side request timeout expired. Retryable. */
-export const MODEL_TIMEOUT = 'ModelTimeout';
-/** 408: the server timed the request out. Retryable. */
-export const MODEL_REQUEST_TIMEOUT = 'ModelRequestTimeout';
-/** 409: a conflicting request; OpenAI documents it as safe to retry. Retryable. */
-export const MODEL_CONFLICT = 'ModelConflict';
-/** A 2xx reply we cannot use (no choices, no message). Retryable: the next sample may be fine. */
-export const MODEL_BAD_RESPONSE = 'ModelBadResponse';
-/** 400 (and other 4xx not listed here): the request is wrong for this server. Non-retryable. */
-export const MODEL_BAD_REQUEST = 'ModelBadRequest';
-/** 401, or no API key for a server that needs one. Non-retryable. */
-export const MODEL_AUTH_ERROR = 'ModelAuthError';
-/** 403: the key is valid but may not use this model or endpoint. Non-retryable. */
-export const MODEL_PERMISSION_DENIED = 'ModelPermissionDenied';
-/** 404: unknown model or wrong base URL. Non-retryable. */
-export const MODEL_NOT_FOUND = 'ModelNotFound';
-/** 422: the server understood but cannot process the request. Non-retryable. */
-export const MODEL_UNPROCESSABLE = 'ModelUnprocessable';
-/**
- * 400 or 413 saying the prompt does not fit the model's context window: the session's transcript
- * has outgrown the model. The same transcript fails the same way every time. Non-retryable.
- */
-export const MODEL_CONTEXT_LENGTH_EXCEEDED = 'ModelContextLengthExceeded';
-/**
- * The reply is larger than the activity may return (DEFAULT_MAX_REPLY_BYTES unless configured).
- * Non-retryable: the call was paid for, and a repeat would pay again for a likely similar reply.
- */
-export const MODEL_REPLY_TOO_LARGE = 'ModelReplyTooLarge';
-/** Anything else thrown while calling the model (a bug or an unknown client error). Retryable. */
-export const MODEL_UNEXPECTED_ERROR = 'ModelUnexpectedError';
-
-/** Every failure type the model call may raise. */
-export type ModelFailureType =
-  | typeof MODEL_RATE_LIMITED
-  | typeof MODEL_QUOTA_EXCEEDED
-  | typeof MODEL_SERVER_ERROR
-  | typeof MODEL_CONNECTION_ERROR
-  | typeof MODEL_TIMEOUT
-  | typeof MODEL_REQUEST_TIMEOUT
-  | typeof MODEL_CONFLICT
-  | typeof MODEL_BAD_RESPONSE
-  | typeof MODEL_BAD_REQUEST
-  | typeof MODEL_AUTH_ERROR
-  | typeof MODEL_PERMISSION_DENIED
-  | typeof MODEL_NOT_FOUND
-  | typeof MODEL_UNPROCESSABLE
-  | typeof MODEL_CONTEXT_LENGTH_EXCEEDED
-  | typeof MODEL_REPLY_TOO_LARGE
-  | typeof MODEL_UNEXPECTED_ERROR;
-
-/** The failure types that end a call at once (the activity also marks them `nonRetryable`). */
-export const NON_RETRYABLE_MODEL_FAILURES: readonly ModelFailureType[] = [
+/* Failure types of the model call live with every other failure type, in failure-types.ts. */
+export {
+  MODEL_RATE_LIMITED,
   MODEL_QUOTA_EXCEEDED,
+  MODEL_SERVER_ERROR,
+  MODEL_CONNECTION_ERROR,
+  MODEL_TIMEOUT,
+  MODEL_REQUEST_TIMEOUT,
+  MODEL_CONFLICT,
+  MODEL_BAD_RESPONSE,
   MODEL_BAD_REQUEST,
   MODEL_AUTH_ERROR,
   MODEL_PERMISSION_DENIED,
@@ -115,7 +57,10 @@ export const NON_RETRYABLE_MODEL_FAILURES: readonly ModelFailureType[] = [
   MODEL_UNPROCESSABLE,
   MODEL_CONTEXT_LENGTH_EXCEEDED,
   MODEL_REPLY_TOO_LARGE,
-];
+  MODEL_UNEXPECTED_ERROR,
+  NON_RETRYABLE_MODEL_FAILURES,
+  type ModelFailureType,
+} from './failure-types';
 
 /** `details[0]` of every model-call failure: the facts behind the message, for programs. */
 export interface ModelFailureDetails {

@@ -26,6 +26,9 @@ import {
 import {
   AGENT_INIT_FAILED,
   BAD_INPUT,
+  BUSY,
+  SESSION_ENDING,
+  SESSION_FAILED,
   CONTINUED_AS_NEW,
   MAX_ITERATIONS_EXCEEDED,
   TOO_LARGE,
@@ -47,6 +50,7 @@ import {
   TRANSCRIPT_PAGE_BYTES,
   utf8Length,
 } from '../common/transcript';
+import { sessionInputProblem } from '../common/session-input-schema';
 import { sessionActivities, type SessionActivityStubs } from './activity-proxies';
 import {
   awaitTurnUpdate,
@@ -80,6 +84,8 @@ const CARRIED_TURNS_BYTES = 64 * 1024;
 
 /** Run an agent session. See `SessionInput`; signals, queries and updates are in definitions.ts. */
 export async function agentSession(input: SessionInput): Promise<SessionResult> {
+  const problem = sessionInputProblem(input);
+  if (problem) throw ApplicationFailure.nonRetryable(`Invalid session input: ${problem}`, BAD_INPUT);
   const carried = input.continued;
   const maxIterations = validMaxIterations(input.maxIterations);
   const limits = continueAsNewLimits(input);
@@ -241,9 +247,13 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           );
         }
         if (continuing) throw continuedFailure();
-        if (busy || resumingTurn !== undefined) throw new Error('busy: a turn is running; wait for it to finish or send interrupt');
-        if (endRequested) throw new Error('the session is ending and takes no more messages');
-        if (state.status === 'failed') throw new Error(`the session failed: ${state.error ?? 'unknown error'}`);
+        if (endRequested) throw ApplicationFailure.nonRetryable('the session is ending and takes no more messages', SESSION_ENDING);
+        if (state.status === 'failed') {
+          throw ApplicationFailure.nonRetryable(`the session failed: ${state.error ?? 'unknown error'}`, SESSION_FAILED);
+        }
+        if (busy || resumingTurn !== undefined) {
+          throw ApplicationFailure.nonRetryable('busy: a turn is running; wait for it to finish or send interrupt', BUSY);
+        }
       },
     },
   );

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { MAX_ITERATIONS_EXCEEDED } from '../../common/failure-types';
+import { BAD_INPUT, BUSY, MAX_ITERATIONS_EXCEEDED, SESSION_ENDING } from '../../common/failure-types';
 import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { TurnResult } from '../../common/session-types';
 import { SessionRejectedError } from '../../client/session-client';
@@ -246,4 +246,45 @@ test('session: a missing agent fails initialisation with a clear, non-retried er
   const error = await session.result().then(() => undefined, (err: unknown) => err);
   expect(error).toBeInstanceOf(WorkflowFailedError);
   expect(String((error as WorkflowFailedError).cause?.message)).toMatch(/nobody/);
+});
+
+test('session: a mistyped input ends the session at once with LoopwrightBadInput naming the field', async () => {
+  const bad = [
+    [{ bundlePath: bundleCopy.bundle }, /agentId/],
+    [{ bundlePath: bundleCopy.bundle, agentId: 'facilitator', maxIterations: 'many' }, /maxIterations/],
+    [{ bundlePath: bundleCopy.bundle, agentId: 'facilitator', timeouts: { tool: 5, toll: '1s' } }, /timeouts/],
+  ] as const;
+  for (const [input, field] of bad) {
+    const handle = await h.client.workflow.start('agentSession', { taskQueue: loopwright.taskQueue, workflowId: `bad-input-${Math.random().toString(36).slice(2)}`, args: [input] });
+    const error = await handle.result().then(() => undefined, (err: unknown) => err);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const failure = (error as WorkflowFailedError).cause as ApplicationFailure;
+    expect(failure.type).toBe(BAD_INPUT);
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.message).toMatch(field);
+  }
+});
+
+test('session: refusals of send carry stable types a client in any language can match', async () => {
+  h.fake.enqueue(hang());
+  const session = await startSession();
+  const turn = session.send('take your time');
+  await h.fake.waitForRequests(1, 20_000);
+  const busy = await session.send('another').catch((e: unknown) => e);
+  expect(busy).toBeInstanceOf(SessionRejectedError);
+  expect((busy as SessionRejectedError).type).toBe(BUSY);
+  const empty = await session.send(' ').catch((e: unknown) => e);
+  expect((empty as SessionRejectedError).type).toBe(BAD_INPUT);
+  // Asked to end while the turn runs: it ends after the turn and takes no more messages.
+  await session.end();
+  const ending = await session.send('one more').catch((e: unknown) => e);
+  expect((ending as SessionRejectedError).type).toBe(SESSION_ENDING);
+  await session.interrupt();
+  await turn;
+  await expect(session.result()).resolves.toMatchObject({ endedBy: 'end_signal' });
+
+  const failed = await startSession({ agentId: 'nobody' });
+  await failed.result().catch(() => undefined);
+  const refused = await failed.send('hello').catch((e: unknown) => e);
+  expect(String(refused)).toMatch(/completed|failed/i);
 });
