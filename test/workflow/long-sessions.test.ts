@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { type ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { TOO_LARGE } from '../../common/failure-types';
 import type { ChatMessage, ToolMessage } from '../../common/messages';
