@@ -3,6 +3,7 @@
  * the task queue, so one command runs a whole session.
  */
 import { temporal } from '@temporalio/proto';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createWorker } from '../worker/create-worker';
 import type { ActivitiesOptions } from '../activities/session-activities';
@@ -69,22 +70,83 @@ export async function startInProcessWorker(
   return { worker, stop };
 }
 
+/** A session's work that no worker has picked up for this long means no live worker serves the queue. */
+export const STALL_MS = 3_000;
+
+/** Options of {@link withWorker}. */
+export interface WithWorkerOptions {
+  force?: boolean;
+  activityOptions?: ActivitiesOptions;
+  /** Called when this command starts a worker of its own, with the reason. */
+  onStart?: (reason: string) => void;
+  /**
+   * The session the command waits on. When a long-lived worker seemed to poll but the session's
+   * workflow task or activity stays unclaimed for STALL_MS (the worker died or hangs), the command
+   * runs a worker of its own instead of waiting in silence.
+   */
+  watch?: WorkflowHandle;
+  /** For queries, which leave no trace to watch: run a worker here when `fn` has not answered in STALL_MS. */
+  startIfSlow?: boolean;
+}
+
 /**
  * Run `fn` with a worker available: an in-process one when no long-lived worker polls the queue
- * (or always, with `force`).
+ * (or always, with `force`), or as soon as the watched session's work stays unclaimed.
  */
-export async function withWorker<T>(
-  session: TemporalSession,
-  options: { force?: boolean; activityOptions?: ActivitiesOptions; onStart?: () => void },
-  fn: () => Promise<T>,
-): Promise<T> {
+export async function withWorker<T>(session: TemporalSession, options: WithWorkerOptions, fn: () => Promise<T>): Promise<T> {
   const needed = options.force || !(await hasLongLivedWorker(session));
-  if (!needed) return fn();
-  options.onStart?.();
-  const running = await startInProcessWorker(session, options.activityOptions);
+  if (needed) {
+    options.onStart?.('no worker was polling');
+    const running = await startInProcessWorker(session, options.activityOptions);
+    try {
+      return await fn();
+    } finally {
+      await running.stop();
+    }
+  }
+  let running: Promise<RunningWorker> | undefined;
+  let stopped = false;
+  const watch = options.watch;
+  const check = async (): Promise<void> => {
+    if (!watch || running || stopped) return;
+    const stall = await unclaimedWork(watch).catch(() => undefined);
+    if (!stall || running || stopped) return;
+    options.onStart?.(`${stall} for ${STALL_MS / 1000} s: no live worker took it`);
+    running = startInProcessWorker(session, options.activityOptions);
+  };
+  const timer = watch ? setInterval(() => void check(), 1_000) : undefined;
+  const slow = options.startIfSlow
+    ? setTimeout(() => {
+        if (running || stopped) return;
+        options.onStart?.(`no worker answered within ${STALL_MS / 1000} s`);
+        running = startInProcessWorker(session, options.activityOptions);
+      }, STALL_MS)
+    : undefined;
   try {
     return await fn();
   } finally {
-    await running.stop();
+    stopped = true;
+    if (timer) clearInterval(timer);
+    if (slow) clearTimeout(slow);
+    if (running) await (await running).stop();
   }
+}
+
+/** What of the session's work has waited longer than STALL_MS for a worker, if anything. */
+export async function unclaimedWork(handle: WorkflowHandle, now = Date.now()): Promise<string | undefined> {
+  const { raw } = await handle.describe();
+  const since = (time: { seconds?: unknown; nanos?: number | null } | null | undefined): number =>
+    time ? now - (Number(time.seconds ?? 0) * 1000 + Math.floor((time.nanos ?? 0) / 1e6)) : 0;
+  const task = raw.pendingWorkflowTask;
+  if (task && task.state === temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED && since(task.scheduledTime) > STALL_MS) {
+    return 'the session\'s workflow task waited';
+  }
+  for (const activity of raw.pendingActivities ?? []) {
+    // Between retries an activity is SCHEDULED too, waiting on purpose: count from its next attempt.
+    const waiting = (activity.attempt ?? 1) > 1 ? since(activity.nextAttemptScheduleTime ?? activity.lastAttemptCompleteTime) : since(activity.scheduledTime);
+    if (activity.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED && waiting > STALL_MS) {
+      return `the ${activity.activityType?.name ?? 'activity'} call waited`;
+    }
+  }
+  return undefined;
 }

@@ -1,30 +1,44 @@
 /**
- * `npm run bench`: the figures the issues ask for, on this machine.
+ * `npm run bench`: the figures the issues ask for, on this machine. Four parts, all on one dev
+ * server (in memory, 127.0.0.1), run in this order; `--only <part>[,<part>]` runs some of them:
  *
- *   1. engine overhead per iteration: a scripted 10- and 50-iteration turn through the durable loop
- *      (dev server, worker, real activities) against the same turn in a plain in-process loop, both
- *      against the zero-latency fake model server;
- *   2. the history each durable turn leaves (events, bytes), and its growth when the tool reads a
- *      10 KB file: the baseline for the history-growth problem;
- *   3. bundle runtime: agent initialisation, read_file and execute_workflow on the example bundle.
+ *   engine       engine overhead per iteration: a scripted 10- and 50-iteration turn through the
+ *                durable loop (worker in this process, real activities) against the same turn in a
+ *                plain in-process loop and against a bare one-activity workflow loop, all against
+ *                the zero-latency fake model server; plus bundle runtime timings (agent
+ *                initialisation, read_file, execute_workflow on the example bundle);
+ *   history      the history one durable turn leaves (10 and 50 iterations, small and 10 KB reads)
+ *                and its size against the session's transcript;
+ *   concurrency  10, 100 and 1,000 sessions at once against a model with 200 ms per call, served by
+ *                one worker in a child process: wall time, throughput, worker CPU and memory;
+ *   idle         10,000 (`--idle-sessions`) initialised sessions waiting for a message on one
+ *                worker in a child process (asked to cache 2,000 of them, `--idle-cache`): its
+ *                memory, and its CPU at rest. Takes several minutes on two cores; the report says how long.
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
  */
 import OpenAI from 'openai';
+import { parseArgs } from 'node:util';
 import { TOOL_DEFINITIONS } from '../activities/tools/definitions';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startFakeOpenAI } from './fake-openai/server';
-import { benchResponder } from './bench/bench-responder';
+import { startFakeOpenAI, type FakeOpenAI } from './fake-openai/server';
+import { startBareBench } from './bench/bare-loop';
+import { benchResponder, delayedBenchResponder } from './bench/bench-responder';
 import { EXAMPLE_AGENT, LARGE_FILE, prepareBenchBundle, SMALL_FILE } from './bench/bench-bundle';
+import { startBenchServer } from './bench/bench-server';
 import { measureBundleRuntime } from './bench/bundle-runtime';
 import { CleanupStack } from './bench/cleanup-stack';
-import { startDurableBench } from './bench/durable-loop';
+import { measureConcurrency } from './bench/concurrency';
+import { startDurableBench, type DurableBench } from './bench/durable-loop';
 import { measureEngineOverhead, type EngineBenchInput } from './bench/engine-overhead';
-import { formatReport, machineInfo, type BenchReport } from './bench/report';
+import { measureHistoryTurns } from './bench/history-turns';
+import { measureIdleSessions } from './bench/idle-sessions';
+import { formatReport, machineInfo, PARTS, type BenchPart, type BenchReport } from './bench/report';
+import { startWorkerProcess } from './bench/worker-process';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
-const DEADLINE_MS = 5 * 60_000;
+const DEADLINE_MS = 25 * 60_000;
 /** One turn, including a slow 50-iteration one on a loaded machine. */
 const TURN_TIMEOUT_MS = 60_000;
 /** Model name both loops send (the fake server accepts any). */
@@ -32,7 +46,37 @@ const MODEL = 'loopwright-bench-model';
 const RUNS = 5;
 const WARMUP = 1;
 
-async function main(json: boolean, cleanup: CleanupStack): Promise<void> {
+/** Concurrency part: sessions at once per level, model calls per turn and latency per call. */
+const CONCURRENCY_LEVELS = [10, 100, 1000];
+const CONCURRENCY_ITERATIONS = 5;
+const MODEL_LATENCY_MS = 200;
+const CONCURRENCY_WARMUP_SESSIONS = 10;
+/** Sessions being started at once (concurrency and idle parts). */
+const START_PARALLELISM = 50;
+/** Settings for the child workers; the worker honours them (or will soon): the report shows what was asked. */
+const WORKER_SLOTS_ENV = { LOOPWRIGHT_ACTIVITY_SLOTS: '2000', LOOPWRIGHT_MAX_CACHED_SESSIONS: '2000' };
+
+/** Idle part defaults. */
+const IDLE_SESSIONS = 10_000;
+const IDLE_REST_SECONDS = 30;
+const IDLE_STATE_SAMPLE = 20;
+/**
+ * Sessions the idle worker is asked to keep cached. A cached session costs the worker memory (about
+ * 0.4 MB each when measured), so caching all 10,000 would not fit the default V8 heap of 4 GB;
+ * `--idle-cache` changes it (evicted sessions are replayed when they next get a message).
+ */
+const IDLE_CACHED_SESSIONS = 2000;
+
+interface Options {
+  json: boolean;
+  parts: BenchPart[];
+  levels: number[];
+  idleSessions: number;
+  idleSeconds: number;
+  idleCache: number;
+}
+
+async function main(options: Options, cleanup: CleanupStack): Promise<void> {
   const started = performance.now();
   const progress = (line: string) => process.stderr.write(`bench: ${line}\n`);
   // Workers log every iteration at INFO; at that level the log itself would be benchmarked. Core's
@@ -46,47 +90,145 @@ async function main(json: boolean, cleanup: CleanupStack): Promise<void> {
   });
 
   const bundle = prepareBenchBundle(cleanup);
-  progress('bundle runtime (initializeAgent, read_file, execute_workflow)');
-  const { timings, agent } = await measureBundleRuntime(bundle.bundlePath, EXAMPLE_AGENT, {
-    initRuns: 200,
-    readRuns: 500,
-    workflowRuns: 200,
+  const wants = (part: BenchPart) => options.parts.includes(part);
+  progress(`starting the dev server (parts: ${options.parts.join(', ')})`);
+  const server = await startBenchServer(cleanup);
+  const report: BenchReport = { machine: machineInfo(server.cliPath), parts: options.parts, partSeconds: {}, totalSeconds: 0 };
+  const timed = async (part: BenchPart, fn: () => Promise<void>) => {
+    if (!wants(part)) return;
+    const partStarted = performance.now();
+    await fn();
+    report.partSeconds[part] = (performance.now() - partStarted) / 1000;
+  };
+
+  // The zero-latency model and the in-process Loopwright worker serve the engine and history parts.
+  let fast: { fake: FakeOpenAI; durable: DurableBench } | undefined;
+  const fastSide = async () => {
+    if (fast) return fast;
+    const fake = await startFakeOpenAI({ responder: benchResponder });
+    cleanup.push('fake model server', () => fake.close());
+    progress('starting a Loopwright worker in this process');
+    const durable = await startDurableBench(
+      { bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, modelBaseURL: fake.baseURL, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS },
+      server,
+      cleanup,
+    );
+    return (fast = { fake, durable });
+  };
+
+  await timed('engine', async () => {
+    progress('bundle runtime (initializeAgent, read_file, execute_workflow)');
+    const { timings, agent } = await measureBundleRuntime(bundle.bundlePath, EXAMPLE_AGENT, { initRuns: 200, readRuns: 500, workflowRuns: 200 });
+    report.bundle = timings;
+    const { fake, durable } = await fastSide();
+    progress('starting the bare-loop worker in this process');
+    const bare = await startBareBench(server, cleanup);
+    const input: EngineBenchInput = {
+      durable,
+      bare,
+      openai: new OpenAI({ apiKey: 'bench-key', baseURL: fake.baseURL, maxRetries: 0, timeout: TURN_TIMEOUT_MS }),
+      model: MODEL,
+      systemMessages: agent.messages,
+      tools: TOOL_DEFINITIONS,
+      context: agent.context,
+      progress,
+    };
+    report.engine = [];
+    for (const iterations of [10, 50]) {
+      report.engine.push(await measureEngineOverhead(input, { iterations, file: SMALL_FILE, runs: RUNS, warmup: WARMUP }));
+      resetFake(fake);
+    }
   });
 
-  progress('starting the fake model server, the dev server and a worker');
+  await timed('history', async () => {
+    const { fake, durable } = await fastSide();
+    const shapes = [10, 50].flatMap((iterations) => [SMALL_FILE, LARGE_FILE].map((file) => ({ iterations, file })));
+    report.history = await measureHistoryTurns(durable, shapes, progress);
+    resetFake(fake);
+  });
+
+  await timed('concurrency', async () => {
+    const slow = await startFakeOpenAI({ responder: delayedBenchResponder(MODEL_LATENCY_MS) });
+    cleanup.push('slow fake model server', () => slow.close());
+    const taskQueue = `loopwright-bench-concurrency-${process.pid}`;
+    progress('concurrency: starting a worker process');
+    const worker = await startWorkerProcess(
+      { temporalAddress: server.address, taskQueue, modelBaseURL: slow.baseURL, model: MODEL, env: WORKER_SLOTS_ENV },
+      cleanup,
+    );
+    const rssAtStart = worker.memory().rssBytes;
+    report.concurrency = await measureConcurrency(
+      {
+        server,
+        worker,
+        taskQueue,
+        bundlePath: bundle.bundlePath,
+        agentId: EXAMPLE_AGENT,
+        file: SMALL_FILE,
+        iterations: CONCURRENCY_ITERATIONS,
+        modelLatencyMs: MODEL_LATENCY_MS,
+        startParallelism: START_PARALLELISM,
+        // Recorded requests would pile up over thousands of calls; nothing here reads them.
+        beforeLevel: () => resetFake(slow, delayedBenchResponder(MODEL_LATENCY_MS)),
+        progress,
+      },
+      options.levels,
+      CONCURRENCY_WARMUP_SESSIONS,
+      rssAtStart,
+    );
+    await worker.stop();
+  });
+
+  await timed('idle', async () => {
+    // Idle sessions make no model calls; the worker still needs a model setting to start.
+    const fake = fast?.fake ?? (await startIdleFake(cleanup));
+    const taskQueue = `loopwright-bench-idle-${process.pid}`;
+    progress('idle: starting a worker process');
+    const worker = await startWorkerProcess(
+      {
+        temporalAddress: server.address,
+        taskQueue,
+        modelBaseURL: fake.baseURL,
+        model: MODEL,
+        env: { ...WORKER_SLOTS_ENV, LOOPWRIGHT_MAX_CACHED_SESSIONS: String(options.idleCache) },
+      },
+      cleanup,
+    );
+    const rssAtStart = worker.memory().rssBytes;
+    report.idle = await measureIdleSessions(
+      {
+        server,
+        worker,
+        taskQueue,
+        bundlePath: bundle.bundlePath,
+        agentId: EXAMPLE_AGENT,
+        sessions: options.idleSessions,
+        startParallelism: START_PARALLELISM,
+        restSeconds: options.idleSeconds,
+        stateSample: IDLE_STATE_SAMPLE,
+        progress,
+      },
+      rssAtStart,
+    );
+    // The sessions are left waiting: the in-memory dev server goes away at clean-up, with them.
+    await worker.stop();
+  });
+
+  report.totalSeconds = (performance.now() - started) / 1000;
+  const files = { smallFileBytes: bundle.smallFileBytes, largeFileBytes: bundle.largeFileBytes };
+  process.stdout.write(options.json ? `${JSON.stringify({ ...report, files }, null, 2)}\n` : `${formatReport(report)}\n`);
+}
+
+/** Forget the recorded requests (the responder goes with them, so it is set again). */
+function resetFake(fake: FakeOpenAI, responder = benchResponder): void {
+  fake.reset();
+  fake.setResponder(responder);
+}
+
+async function startIdleFake(cleanup: CleanupStack): Promise<FakeOpenAI> {
   const fake = await startFakeOpenAI({ responder: benchResponder });
   cleanup.push('fake model server', () => fake.close());
-  const durable = await startDurableBench(
-    { bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, modelBaseURL: fake.baseURL, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS },
-    cleanup,
-  );
-  const input: EngineBenchInput = {
-    durable,
-    openai: new OpenAI({ apiKey: 'bench-key', baseURL: fake.baseURL, maxRetries: 0, timeout: TURN_TIMEOUT_MS }),
-    model: MODEL,
-    systemMessages: agent.messages,
-    tools: TOOL_DEFINITIONS,
-    context: agent.context,
-    progress,
-  };
-
-  const engine = [];
-  for (const iterations of [10, 50]) {
-    engine.push(await measureEngineOverhead(input, { iterations, file: SMALL_FILE, runs: RUNS, warmup: WARMUP }));
-    fake.reset(); // forget recorded requests; the responder goes with them
-    fake.setResponder(benchResponder);
-  }
-  const growth = await measureEngineOverhead(input, { iterations: 50, file: LARGE_FILE, runs: 1, warmup: 0 });
-
-  const report: BenchReport = {
-    machine: machineInfo(durable.cliPath),
-    engine,
-    growth,
-    bundle: timings,
-    totalSeconds: (performance.now() - started) / 1000,
-  };
-  const files = { smallFileBytes: bundle.smallFileBytes, largeFileBytes: bundle.largeFileBytes };
-  process.stdout.write(json ? `${JSON.stringify({ ...report, files }, null, 2)}\n` : `${formatReport(report)}\n`);
+  return fake;
 }
 
 /** A log entry's fields on one line, without the ones that are always empty here. */
@@ -95,13 +237,54 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
   return fields.map(([key, value]) => `${key}=${typeof value === 'object' ? JSON.stringify(value) : String(value)}`).join(' ');
 }
 
-function run(): void {
-  const args = process.argv.slice(2);
-  const unknown = args.filter((a) => a !== '--json');
-  if (unknown.length > 0) {
-    process.stderr.write(`bench: unknown argument ${unknown[0]} (usage: bench.ts [--json])\n`);
+const USAGE =
+  'usage: bench.ts [--json] [--only engine|history|concurrency|idle[,...]] [--levels 10,100,1000]' +
+  ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache 2000]';
+
+/** Parse the command line; exits with status 2 and the usage on anything unexpected. */
+function parseOptions(argv: string[]): Options {
+  const fail = (message: string): never => {
+    process.stderr.write(`bench: ${message}\n${USAGE}\n`);
     process.exit(2);
+  };
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        json: { type: 'boolean', default: false },
+        only: { type: 'string', multiple: true },
+        levels: { type: 'string' },
+        'idle-sessions': { type: 'string' },
+        'idle-seconds': { type: 'string' },
+        'idle-cache': { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : String(err));
   }
+  const only = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  for (const part of only) if (!(PARTS as readonly string[]).includes(part)) fail(`unknown part ${part}`);
+  const count = (name: string, raw: string | undefined, fallback: number, min: number) => {
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    return Number.isInteger(value) && value >= min ? value : fail(`--${name} must be a whole number >= ${min}, got "${raw}"`);
+  };
+  const levels = values.levels === undefined ? CONCURRENCY_LEVELS : values.levels.split(',').map((v) => count('levels', v, 0, 1));
+  return {
+    json: values.json ?? false,
+    parts: only.length === 0 ? [...PARTS] : PARTS.filter((p) => only.includes(p)),
+    levels,
+    idleSessions: count('idle-sessions', values['idle-sessions'], IDLE_SESSIONS, 1),
+    idleSeconds: count('idle-seconds', values['idle-seconds'], IDLE_REST_SECONDS, 1),
+    idleCache: count('idle-cache', values['idle-cache'], IDLE_CACHED_SESSIONS, 0),
+  };
+}
+
+function run(): void {
+  const options = parseOptions(process.argv.slice(2));
   const cleanup = new CleanupStack();
   const finish = async (code: number, message?: string) => {
     if (message) process.stderr.write(`bench: ${message}\n`);
@@ -113,7 +296,7 @@ function run(): void {
   const deadline = setTimeout(() => void finish(1, `stopped: the run took longer than ${DEADLINE_MS / 1000} s`), DEADLINE_MS);
   process.once('SIGINT', () => void finish(130, 'interrupted'));
   process.once('SIGTERM', () => void finish(143, 'terminated'));
-  main(args.includes('--json'), cleanup).then(
+  main(options, cleanup).then(
     () => {
       clearTimeout(deadline);
       void finish(0);

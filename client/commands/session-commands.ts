@@ -8,7 +8,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage } from '../../common/messages';
 import type { SessionState, TurnResult } from '../../common/session-types';
-import { withWorker } from '../in-process-worker';
+import { hasLongLivedWorker, withWorker } from '../in-process-worker';
 import { type CommandOutput, describeError, UsageError } from '../output';
 import { watchProgress } from '../progress';
 import { SessionRejectedError, type SessionHandle } from '../session-client';
@@ -67,12 +67,19 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
     if (values.detach) {
       if (values.json) out.log(JSON.stringify({ workflowId: session.workflowId, detached: true }));
       else out.log(session.workflowId);
-      out.error('Detached: the session runs on any worker polling the task queue (`loopwright worker`); follow it with `loopwright status <id>`.');
+      if (await hasLongLivedWorker(temporal)) {
+        out.error(`Detached: a worker polls task queue ${temporal.taskQueue} and runs the session; follow it with \`loopwright status ${session.workflowId}\`.`);
+      } else {
+        out.error(
+          `Detached, but no worker is polling task queue ${temporal.taskQueue}: the session waits until one does. ` +
+            `Start one with \`LOOPWRIGHT_TASK_QUEUE=${temporal.taskQueue} loopwright worker\`, then follow it with \`loopwright status ${session.workflowId}\`.`,
+        );
+      }
       return 0;
     }
     let result: TurnResult;
     try {
-      result = await withWorker(temporal, { onStart: () => values.json || out.error('  (no worker was polling; running one in this process)') }, () =>
+      result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, values.json) }, () =>
         oneShot ? oneShotTurn(session, out, !values.json) : sendWithProgress(session, message, out, !values.json),
       );
     } catch (err) {
@@ -119,7 +126,7 @@ export async function sendCommand(argv: string[], out: CommandOutput): Promise<n
   const temporal = await openTemporal(out);
   try {
     const session = temporal.loopwright.session(workflowId);
-    const result = await withWorker(temporal, { onStart: () => values.json || out.error('  (no worker was polling; running one in this process)') }, () =>
+    const result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, values.json) }, () =>
       sendWithProgress(session, message, out, !values.json),
     );
     printTurn(result, session, out, values.json);
@@ -142,7 +149,7 @@ export async function interruptCommand(argv: string[], out: CommandOutput): Prom
   const temporal = await openTemporal(out);
   try {
     const session = temporal.loopwright.session(workflowId);
-    const state = await withWorker(temporal, {}, () => session.state());
+    const state = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => session.state());
     if (state.status !== 'thinking' && state.status !== 'executing_tool') {
       out.error(`No turn is running in ${workflowId} (status: ${state.status.replace(/_/g, ' ')}); nothing to interrupt`);
       return 1;
@@ -163,7 +170,7 @@ export async function endCommand(argv: string[], out: CommandOutput): Promise<nu
   try {
     const session = temporal.loopwright.session(workflowId);
     await session.end();
-    const result = await withWorker(temporal, {}, () => session.result());
+    const result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, false) }, () => session.result());
     out.log(`Session ${workflowId} ended after ${result.turns} turn(s) (${result.usage.totalTokens} tokens)`);
     return 0;
   } finally {
@@ -186,7 +193,7 @@ export async function transcriptCommand(argv: string[], out: CommandOutput): Pro
   try {
     const session = temporal.loopwright.session(workflowId);
     // Queries are answered by a worker (a closed session's by replaying it); run one if none polls.
-    const [messages, state] = await withWorker(temporal, {}, async () => [await session.messages(from), await session.state()] as const);
+    const [messages, state] = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, values.json) }, async () => [await session.messages(from), await session.state()] as const);
     if (values.json) {
       out.log(JSON.stringify({ workflowId, runs: state.run, turns: state.turn, from, messages }));
       return 0;
@@ -232,7 +239,7 @@ export async function statusCommand(argv: string[], out: CommandOutput): Promise
     let state: SessionState | undefined;
     try {
       // Queries are answered by a worker; when none polls, this command runs one for the moment.
-      state = await withWorker(temporal, {}, () => session.state());
+      state = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, values.json) }, () => session.state());
     } catch (err) {
       // A closed workflow whose history cannot be replayed any more still has its description.
       if (description.status.name === 'RUNNING') throw err;
@@ -302,6 +309,13 @@ function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutpu
   }
   if (result.response) out.log(result.response);
   if (!result.success) out.error(`Turn ${result.status}: ${result.error ?? 'no reason given'} (${result.iterations} iteration(s))`);
+}
+
+/** Says on stderr (never in --json output) that the command runs a worker of its own, and why. */
+function workerNotice(out: CommandOutput, json: boolean): (reason: string) => void {
+  return (reason) => {
+    if (!json) out.error(`  (${reason}; running one in this process)`);
+  };
 }
 
 /** Link to a session's history in the Temporal Web UI. */

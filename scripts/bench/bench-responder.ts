@@ -5,7 +5,7 @@
  * the last user message), so the durable and the plain loop get exactly the same replies.
  */
 import type { ChatMessage } from '../../common/messages';
-import { text, toolCalls, type Responder } from '../fake-openai/steps';
+import { delay, text, toolCalls, type Responder } from '../fake-openai/steps';
 
 /** The user message that asks for a turn of `iterations` model calls reading `filePath` (a tool path). */
 export function benchTurnMessage(iterations: number, filePath: string): string {
@@ -25,6 +25,11 @@ export const benchResponder: Responder = (request) => {
   if (call >= iterations) return text(`done after ${call} model calls`);
   return toolCalls([{ name: 'read_file', arguments: { file_path: match[2]! } }]);
 };
+
+/** `benchResponder` answering each request after `ms` milliseconds: a model with that latency per call. */
+export function delayedBenchResponder(ms: number): Responder {
+  return async (request, index) => delay(ms, await benchResponder(request, index));
+}
 
 function findLastIndex<T>(items: readonly T[], predicate: (item: T) => boolean): number {
   for (let i = items.length - 1; i >= 0; i--) if (predicate(items[i]!)) return i;

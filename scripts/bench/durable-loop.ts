@@ -1,16 +1,18 @@
 /**
- * The durable side of the engine benchmark: a dev server on free loopback ports, a worker with the
- * real activities (openai client against the fake model server), and one fresh session per turn,
- * so every turn starts from the same transcript and its history holds exactly one turn.
+ * The durable side of the engine benchmark: a worker with the real activities (openai client
+ * against the fake model server) in this process, on the bench's dev server, and one fresh session
+ * per turn, so every turn starts from the same transcript and its history holds exactly one turn.
  */
-import { Client, Connection } from '@temporalio/client';
+import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
-import { startDevServer } from '../../client/server/dev-server';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { LoopwrightClient, type SessionHandle } from '../../client/session-client';
+import type { ChatMessage } from '../../common/messages';
 import type { TurnResult } from '../../common/session-types';
 import { createWorker, bundlerLogger, WORKFLOWS_PATH } from '../../worker/create-worker';
+import type { BenchServer } from './bench-server';
 import type { CleanupStack } from './cleanup-stack';
+import { readTranscript } from './transcript';
 
 /** Settings of the durable side. */
 export interface DurableBenchOptions {
@@ -22,41 +24,38 @@ export interface DurableBenchOptions {
   turnTimeoutMs: number;
 }
 
+/** The fields of a turn's result the bench reads (a result's messages are not among them: see `transcript`). */
+export type TurnOutcome = Pick<TurnResult, 'turn' | 'success' | 'status' | 'iterations' | 'response' | 'error' | 'usage'>;
+
 /** One timed durable turn. */
 export interface DurableTurn {
   /** From sending the message until the `send` update returned the turn's result. */
   ms: number;
-  result: TurnResult;
+  result: TurnOutcome;
+  /** History of the run the bench started (not of later runs), fetched before the session ended. */
   history: History;
+  /** That run continued as new: its history then holds only part of the turn. */
+  continuedAsNew: boolean;
+  /** The session's whole transcript (system messages and the turn), read with the `messages` query. */
+  transcript: ChatMessage[];
 }
 
 /** The running durable side. */
 export interface DurableBench {
-  /** Temporal CLI that runs the dev server. */
-  cliPath: string;
   /** Run one turn in a fresh session (started and initialised outside the timed part). */
   runTurn(message: string, maxIterations: number): Promise<DurableTurn>;
 }
 
 const TASK_QUEUE = `loopwright-bench-${process.pid}`;
 
-/** Start server, worker and clients; their shutdown is pushed onto `cleanup`. */
-export async function startDurableBench(options: DurableBenchOptions, cleanup: CleanupStack): Promise<DurableBench> {
-  const [server, workflowBundle] = await Promise.all([
-    startDevServer({ port: 0, ui: false, ip: '127.0.0.1' }),
+/** Start a Loopwright worker in this process on `server`; its shutdown is pushed onto `cleanup`. */
+export async function startDurableBench(options: DurableBenchOptions, server: BenchServer, cleanup: CleanupStack): Promise<DurableBench> {
+  const [workflowBundle, connection] = await Promise.all([
     bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger }),
+    server.nativeConnection(),
   ]);
-  cleanup.push('dev server', () => server.stop());
-  const connection = await Connection.connect({
-    address: server.address,
-    // A history page of a long turn is bigger than gRPC's default 4 MB; the server's own limit is 50 MB.
-    channelArgs: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
-  });
-  cleanup.push('client connection', () => connection.close());
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
-  cleanup.push('worker connection', () => nativeConnection.close());
   const worker = await createWorker({
-    connection: nativeConnection,
+    connection,
     taskQueue: TASK_QUEUE,
     workflowBundle,
     activityOptions: { model: { baseURL: options.modelBaseURL, apiKey: 'bench-key', defaultModel: options.model } },
@@ -66,24 +65,43 @@ export async function startDurableBench(options: DurableBenchOptions, cleanup: C
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
   });
-  const loopwright = new LoopwrightClient(new Client({ connection }), TASK_QUEUE);
+  const loopwright = new LoopwrightClient(server.client, TASK_QUEUE);
 
   return {
-    cliPath: server.cliPath,
     async runTurn(message, maxIterations) {
       const session = await loopwright.start({ bundlePath: options.bundlePath, agentId: options.agentId, maxIterations });
       await waitUntilReady(session, options.turnTimeoutMs);
       const started = performance.now();
-      const result = await withTimeout(session.send(message), options.turnTimeoutMs, 'durable turn');
+      const turn = await withTimeout(session.send(message), options.turnTimeoutMs, 'durable turn');
       const ms = performance.now() - started;
-      // Fetched before `end`, so the history holds initialisation and the one turn only. On any
-      // failure above the session is left running: the dev server is in memory and stops at clean-up.
-      const history = await session.workflow.fetchHistory();
+      const result: TurnOutcome = {
+        turn: turn.turn,
+        success: turn.success,
+        status: turn.status,
+        iterations: turn.iterations,
+        response: turn.response,
+        error: turn.error,
+        usage: turn.usage,
+      };
+      // Read before `end`, so the history holds initialisation and the one turn only. The history
+      // is that of the run started here (pinned by its run id): a session that continued as new
+      // leaves its later runs out, and says so. On any failure above the session is left running:
+      // the dev server is in memory and stops at clean-up.
+      const transcript = await withTimeout(readTranscript((from) => session.messages(from)), options.turnTimeoutMs, 'messages query');
+      const history = await startedRun(loopwright, session).fetchHistory();
+      const events = history.events ?? [];
+      const continuedAsNew = Boolean(events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes);
       await session.end();
       await withTimeout(session.result(), options.turnTimeoutMs, 'session end');
-      return { ms, result, history };
+      return { ms, result, history, continuedAsNew, transcript };
     },
   };
+}
+
+/** A handle on the first run of `session` (the handle from `start` follows the latest run). */
+function startedRun(loopwright: LoopwrightClient, session: SessionHandle) {
+  const runId = (session.workflow as Partial<WorkflowHandleWithFirstExecutionRunId>).firstExecutionRunId;
+  return runId ? loopwright.client.workflow.getHandle(session.workflowId, runId) : session.workflow;
 }
 
 /** Wait until agent initialisation is over, so the timed part is the turn alone. */

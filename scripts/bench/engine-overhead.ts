@@ -1,10 +1,12 @@
 /**
  * Engine overhead: the same scripted turn through the durable loop (Temporal) and through the plain
- * in-process loop, per iteration, plus the history each durable turn leaves behind.
+ * in-process loop, per iteration, plus the history each durable turn leaves behind; and the bare
+ * one-activity workflow loop of as many iterations, the floor any durable loop on this server has.
  */
 import type OpenAI from 'openai';
 import type { SystemMessage, ToolDefinition } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
+import type { BareBench, BareFigures } from './bare-loop';
 import { benchTurnMessage } from './bench-responder';
 import type { DurableBench } from './durable-loop';
 import { measureHistory, type HistoryFigures } from './history-size';
@@ -15,6 +17,7 @@ import { median, summarize, type SampleSummary } from './stats';
 /** What both loops need. */
 export interface EngineBenchInput {
   durable: DurableBench;
+  bare: BareBench;
   openai: OpenAI;
   model: string;
   systemMessages: SystemMessage[];
@@ -36,7 +39,12 @@ export interface OverheadFigures {
   plainPerIteration: number;
   durablePerIteration: number;
   overheadPerIteration: number;
+  /** durable / plain per iteration. */
   ratio: number;
+  /** The bare loop of as many iterations (one trivial activity each). */
+  bare: BareFigures;
+  /** durable / bare per iteration (a durable iteration is two activities: model call and tool). */
+  bareRatio: number;
   /** History of the last durable turn. */
   history: HistoryFigures;
   /** Where that turn's time went, from its event times. */
@@ -76,6 +84,8 @@ export async function measureEngineOverhead(
     }
   }
   if (!history || !timeline) throw new Error('engine bench: at least one timed run is needed');
+  input.progress(`${shape.iterations} iterations: bare one-activity workflow loop`);
+  const bare = await input.bare.measure({ iterations: shape.iterations, runs: shape.runs, warmup: shape.warmup });
   const plainPerIteration = median(plainSamples) / shape.iterations;
   const durablePerIteration = median(durableSamples) / shape.iterations;
   return {
@@ -86,6 +96,8 @@ export async function measureEngineOverhead(
     durablePerIteration,
     overheadPerIteration: durablePerIteration - plainPerIteration,
     ratio: durablePerIteration / plainPerIteration,
+    bare,
+    bareRatio: durablePerIteration / bare.perIteration,
     history,
     timeline,
   };

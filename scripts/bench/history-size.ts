@@ -26,8 +26,10 @@ export interface HistoryFigures {
   growth: GrowthPoint[];
 }
 
-/** Activity type whose scheduling starts an iteration. */
-const MODEL_ACTIVITY = 'callModel';
+/** Activity types whose scheduling starts an iteration: the model call (`callModel`, `callModelV2`, ...). */
+export function isModelActivity(name: string | null | undefined): boolean {
+  return typeof name === 'string' && name.startsWith('callModel');
+}
 
 /** Measure `history`. */
 export function measureHistory(history: History): HistoryFigures {
@@ -35,7 +37,7 @@ export function measureHistory(history: History): HistoryFigures {
   const growth: GrowthPoint[] = [];
   let bytes = 0;
   for (const event of events) {
-    if (event.activityTaskScheduledEventAttributes?.activityType?.name === MODEL_ACTIVITY) {
+    if (isModelActivity(event.activityTaskScheduledEventAttributes?.activityType?.name)) {
       // An iteration is over when the next one schedules its model call.
       if (growth.length > 0) growth[growth.length - 1]!.bytes = bytes;
       growth.push({ iteration: growth.length + 1, bytes: 0 });

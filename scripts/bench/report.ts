@@ -1,10 +1,16 @@
 /**
- * The benchmark's printed form: the machine, then one plain-text table per group of figures.
+ * The benchmark's printed form: the machine, then one plain-text table per group of figures. Parts
+ * that were not run (`--only`) are left out.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import type { BundleTiming } from './bundle-runtime';
+import { CPU_PER_ITERATION_TARGET_MS, type ConcurrencyFigures } from './concurrency';
 import type { OverheadFigures } from './engine-overhead';
+import { isModelActivity } from './history-size';
+import type { TimelineFigures } from './history-timeline';
+import { HISTORY_RATIO_TARGET, type HistoryTurnFigures } from './history-turns';
+import { IDLE_RSS_TARGET_BYTES, type IdleFigures } from './idle-sessions';
 import type { SampleSummary } from './stats';
 import { bytes, ms, textTable } from './text-table';
 
@@ -19,13 +25,22 @@ export interface MachineInfo {
   temporalCli: string;
 }
 
-/** Everything one bench run measured. */
+/** The parts of the bench, in the order they run. */
+export const PARTS = ['engine', 'history', 'concurrency', 'idle'] as const;
+export type BenchPart = (typeof PARTS)[number];
+
+/** Everything one bench run measured; a part that did not run is absent. */
 export interface BenchReport {
   machine: MachineInfo;
-  engine: OverheadFigures[];
-  /** The 50-iteration turn reading the 10 KB file (history growth). */
-  growth: OverheadFigures;
-  bundle: BundleTiming[];
+  parts: BenchPart[];
+  /** Engine overhead per turn shape, with the bare loop of as many iterations. */
+  engine?: OverheadFigures[];
+  bundle?: BundleTiming[];
+  history?: HistoryTurnFigures[];
+  concurrency?: ConcurrencyFigures;
+  idle?: IdleFigures;
+  /** Wall time of each part that ran. */
+  partSeconds: Partial<Record<BenchPart, number>>;
   totalSeconds: number;
 }
 
@@ -51,58 +66,97 @@ function packageVersion(name: string): string {
 /** The report as text. */
 export function formatReport(report: BenchReport): string {
   const m = report.machine;
-  return [
+  const parts = report.parts.map((p) => `${p} ${(report.partSeconds[p] ?? 0).toFixed(1)} s`).join(', ');
+  const sections: string[] = [
     `Loopwright bench — ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.platform}`,
-    `Node ${m.node}, Temporal SDK ${m.temporalSdk}, dev server ${m.temporalCli}; bench took ${report.totalSeconds.toFixed(1)} s`,
-    '',
-    formatOverhead(report.engine),
-    '',
-    formatTimeline([...report.engine, report.growth].filter((e) => e.iterations === 50)),
-    '',
-    formatHistory([...report.engine, report.growth], report.growth),
-    '',
-    formatBundle(report.bundle),
-  ].join('\n');
+    `Node ${m.node}, Temporal SDK ${m.temporalSdk}, dev server ${m.temporalCli}; bench took ${report.totalSeconds.toFixed(1)} s (${parts})`,
+  ];
+  if (report.engine) sections.push(formatOverhead(report.engine));
+  const timeline = timelineColumns(report);
+  if (timeline.length > 0) sections.push(formatTimeline(timeline));
+  if (report.history) sections.push(formatHistory(report.history));
+  if (report.concurrency) sections.push(formatConcurrency(report.concurrency));
+  if (report.idle) sections.push(formatIdle(report.idle));
+  if (report.bundle) sections.push(formatBundle(report.bundle));
+  return sections.join('\n\n');
 }
+
+const range = (s: SampleSummary, digits: number) => `${ms(s.median, digits)} (${ms(s.min, digits)}..${ms(s.max, digits)})`;
 
 function formatOverhead(engine: OverheadFigures[]): string {
   const first = engine[0];
   const title =
     `1. Engine overhead per iteration (iteration = one model call; every call but the last asks for read_file;` +
     ` medians of ${first?.runs ?? 0} turns after ${first?.warmup ?? 0} warm-up; zero-latency fake model)`;
-  const range = (s: SampleSummary, digits: number) => `${ms(s.median, digits)} (${ms(s.min, digits)}..${ms(s.max, digits)})`;
   return [
     title,
     textTable(
-      ['turn', 'plain ms/it', 'durable ms/it', 'overhead ms/it', 'durable/plain', 'plain turn ms (min..max)', 'durable turn ms (min..max)'],
+      ['turn', 'plain ms/it', 'durable ms/it', 'bare ms/it', 'overhead ms/it', 'durable/plain', 'durable/bare', 'plain turn ms (min..max)', 'durable turn ms (min..max)'],
       engine.map((e) => [
         turnLabel(e),
         ms(e.plainPerIteration, 3),
         ms(e.durablePerIteration, 2),
+        ms(e.bare.perIteration, 2),
         ms(e.overheadPerIteration, 2),
         `${e.ratio.toFixed(1)}x`,
+        `${e.bareRatio.toFixed(1)}x`,
         range(e.plainTurn, 1),
         range(e.durableTurn, 1),
+      ]),
+    ),
+    '',
+    '   Bare loop: a workflow calling one trivial activity N times in sequence, own worker and task queue in this process,' +
+      ' same dev server (a durable iteration is two activities: callModel and read_file)',
+    textTable(
+      ['N', 'loop ms, start..result (min..max)', 'ms/it (loop / N)', 'activity-to-activity ms median', 'p95', 'max'],
+      engine.map((e) => [
+        String(e.bare.iterations),
+        range(e.bare.loop, 1),
+        ms(e.bare.perIteration, 2),
+        ms(e.bare.iterationIntervals.median, 2),
+        ms(e.bare.iterationIntervals.p95, 2),
+        ms(e.bare.iterationIntervals.max, 2),
       ]),
     ),
   ].join('\n');
 }
 
-function formatTimeline(turns: OverheadFigures[]): string {
-  const steps: [string, (e: OverheadFigures) => SampleSummary | undefined][] = [
-    ['callModel activity (scheduled..completed)', (e) => e.timeline.activities.callModel],
-    ['read_file activity (scheduled..completed)', (e) => e.timeline.activities.read_file],
-    ['workflow task waiting for the worker', (e) => e.timeline.workflowTaskDispatch],
-    ['workflow task run by the worker', (e) => e.timeline.workflowTaskRun],
+interface TimelineColumn {
+  label: string;
+  timeline: TimelineFigures;
+}
+
+/** The 50-iteration turns: the engine's small-file turn and the history part's 10 KB one. */
+function timelineColumns(report: BenchReport): TimelineColumn[] {
+  const columns: TimelineColumn[] = [];
+  for (const e of report.engine ?? []) if (e.iterations === 50) columns.push({ label: turnLabel(e), timeline: e.timeline });
+  for (const h of report.history ?? []) {
+    if (h.iterations === 50 && isLarge(h.file)) columns.push({ label: turnLabel(h), timeline: h.timeline });
+  }
+  return columns;
+}
+
+function formatTimeline(columns: TimelineColumn[]): string {
+  // Activity types as the histories name them (the model call first), then the workflow tasks.
+  const names = [...new Set(columns.flatMap((c) => Object.keys(c.timeline.activities)))].sort(
+    (a, b) => Number(isModelActivity(b)) - Number(isModelActivity(a)) || a.localeCompare(b),
+  );
+  const steps: [string, (t: TimelineFigures) => SampleSummary | undefined][] = [
+    ...names.map((name): [string, (t: TimelineFigures) => SampleSummary | undefined] => [
+      `${name} activity (scheduled..completed)`,
+      (t) => t.activities[name],
+    ]),
+    ['workflow task waiting for the worker', (t) => t.workflowTaskDispatch],
+    ['workflow task run by the worker', (t) => t.workflowTaskRun],
   ];
   return [
-    `   Where a durable iteration's time goes (ms, from the event times of the last history of: ${turns.map(turnLabel).join('; ')}):`,
+    `   Where a durable iteration's time goes (ms, from the event times of the last history of: ${columns.map((c) => c.label).join('; ')}):`,
     textTable(
-      ['step', ...turns.flatMap((e) => [`${fileLabel(e.file)} median`, 'p95'])],
+      ['step', ...columns.flatMap((c) => [`${c.label} median`, 'p95'])],
       steps.map(([label, pick]) => [
         label,
-        ...turns.flatMap((e) => {
-          const s = pick(e);
+        ...columns.flatMap((c) => {
+          const s = pick(c.timeline);
           return s ? [ms(s.median, 1), ms(s.p95, 1)] : ['-', '-'];
         }),
       ]),
@@ -110,38 +164,107 @@ function formatTimeline(turns: OverheadFigures[]): string {
   ].join('\n');
 }
 
-function formatHistory(turns: OverheadFigures[], growth: OverheadFigures): string {
-  const points = growth.history.growth.filter((p) => p.iteration % 10 === 0);
-  return [
+function formatHistory(turns: HistoryTurnFigures[]): string {
+  const growth = turns.find((t) => t.iterations === 50 && isLarge(t.file));
+  const lines = [
     '2. Workflow history after one turn (fresh session: agent initialisation + the turn; fetched before the session ends)',
+    '   transcript = UTF-8 JSON of every message the messages query returns (system messages + the turn)',
     textTable(
-      ['turn', 'events', 'JSON bytes', 'protobuf bytes', 'payload bytes', 'protobuf bytes/it'],
-      turns.map((e) => [
-        turnLabel(e),
-        String(e.history.events),
-        bytes(e.history.jsonBytes),
-        bytes(e.history.protoBytes),
-        bytes(e.history.payloadBytes),
-        bytes(Math.round(e.history.protoBytes / e.iterations)),
+      ['turn', 'events', 'JSON bytes', 'protobuf bytes', 'payload bytes', 'protobuf bytes/it', 'messages', 'transcript bytes', 'history/transcript', 'target'],
+      turns.map((t) => {
+        const target = t.iterations === 50 && isLarge(t.file);
+        return [
+          turnLabel(t),
+          String(t.history.events),
+          bytes(t.history.jsonBytes),
+          bytes(t.history.protoBytes),
+          bytes(t.history.payloadBytes),
+          bytes(Math.round(t.history.protoBytes / t.iterations)),
+          String(t.transcript.messages),
+          bytes(t.transcript.bytes),
+          `${t.ratio.toFixed(2)}x${t.continuedAsNew ? ' (first run only: continued as new)' : ''}`,
+          target ? `<= ${HISTORY_RATIO_TARGET}x (${t.ratio <= HISTORY_RATIO_TARGET ? 'met' : 'not met'})` : '',
+        ];
+      }),
+    ),
+  ];
+  if (growth) {
+    const points = growth.history.growth.filter((p) => p.iteration % 10 === 0);
+    lines.push(
+      '',
+      `   Growth of the ${turnLabel(growth)} turn (protobuf bytes of the events up to the end of iteration k):`,
+      textTable(
+        ['k', ...points.map((p) => String(p.iteration))],
+        [
+          ['history bytes', ...points.map((p) => bytes(p.bytes))],
+          ['added by iteration k', ...points.map((p) => bytes(addedBy(growth, p.iteration)))],
+        ],
+      ),
+      `   That turn took ${ms(growth.turnMs, 1)} ms durable (${ms(growth.turnMs / growth.iterations, 2)} ms/it), 1 run.`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function formatConcurrency(c: ConcurrencyFigures): string {
+  const first = c.levels[0];
+  const iterations = first?.iterationsPerSession ?? 0;
+  return [
+    `3. Concurrency: N sessions at once, one turn of ${iterations} model calls each (${c.modelLatencyMs} ms per call at the fake model,` +
+      ` every call but the last asks for read_file), one worker in a child process`,
+    `   worker: started in ${(c.worker.startupMs / 1000).toFixed(1)} s, RSS at start ${mib(c.worker.rssAtStartBytes)};` +
+      ` env ${envLabel(c.worker.env)}; sessions started ${c.startParallelism} at a time (oneShot, firstMessage);` +
+      ` ideal = ${iterations} x ${c.modelLatencyMs} ms; warm-up of ${c.warmupSessions} sessions first;` +
+      ` CPU per iteration includes each session's start and agent initialisation;` +
+      ` server = the dev server process, bench = this process (client and fake model)`,
+    textTable(
+      ['sessions', 'wall s', 'ideal s', 'wall/ideal', 'all started s', 'session s p50', 'p95', 'it/s', 'worker CPU ms', `CPU ms/it (target <= ${CPU_PER_ITERATION_TARGET_MS})`, 'worker peak RSS', 'server CPU ms', 'bench CPU ms', 'failures'],
+      c.levels.map((l) => [
+        String(l.sessions),
+        ms(l.wallMs / 1000, 2),
+        ms(l.idealMs / 1000, 2),
+        `${l.wallOverIdeal.toFixed(2)}x`,
+        ms(l.startPhaseMs / 1000, 2),
+        ms(l.sessionMs.median / 1000, 2),
+        ms(l.sessionMs.p95 / 1000, 2),
+        ms(l.iterationsPerSecond, 1),
+        ms(l.workerCpuMs, 0),
+        `${ms(l.workerCpuMsPerIteration, 2)} (${l.workerCpuMsPerIteration <= CPU_PER_ITERATION_TARGET_MS ? 'met' : 'not met'})`,
+        `${mib(l.workerPeakRssBytes)}${l.peakResetBeforeLevel ? '' : ' (since start)'}`,
+        l.serverCpuMs === undefined ? '-' : ms(l.serverCpuMs, 0),
+        ms(l.benchCpuMs, 0),
+        l.failures > 0 ? `${l.failures}: ${l.firstFailure ?? ''}` : '0',
       ]),
     ),
-    '',
-    `   Growth of the ${turnLabel(growth)} turn (protobuf bytes of the events up to the end of iteration k):`,
+  ].join('\n');
+}
+
+function formatIdle(i: IdleFigures): string {
+  const rssMet = i.sessions >= 10_000 ? ` (target <= ${mib(IDLE_RSS_TARGET_BYTES)} for 10,000: ${i.workerRssBytes <= IDLE_RSS_TARGET_BYTES ? 'met' : 'not met'})` : '';
+  return [
+    `4. Idle sessions: ${bytes(i.sessions)} sessions started, initialised and waiting for a message, one worker in a child process`,
+    `   worker: started in ${(i.worker.startupMs / 1000).toFixed(1)} s, RSS at start ${mib(i.worker.rssAtStartBytes)}; env ${envLabel(i.worker.env)}` +
+      ` (a worker that ignores LOOPWRIGHT_MAX_CACHED_SESSIONS caches the SDK default, ${bytes(i.sdkDefaultCachedSessions)} here)`,
     textTable(
-      ['k', ...points.map((p) => String(p.iteration))],
+      ['figure', 'value'],
       [
-        ['history bytes', ...points.map((p) => bytes(p.bytes))],
-        ['added by iteration k', ...points.map((p) => bytes(addedBy(growth, p.iteration)))],
+        ['sessions started and initialised', `${bytes(i.sessions)} in ${ms(i.rampMs / 1000, 1)} s (${ms(i.sessionsPerSecond, 1)}/s, ${i.startParallelism} at a time)`],
+        ['worker CPU while starting them', `${ms(i.rampWorkerCpuMs, 0)} ms (${ms(i.rampWorkerCpuMs / i.sessions, 2)} ms/session)`],
+        ['dev server CPU meanwhile', i.rampServerCpuMs === undefined ? '-' : `${ms(i.rampServerCpuMs, 0)} ms (${ms(i.rampServerCpuMs / i.sessions, 2)} ms/session)`],
+        ['worker RSS with all sessions idle', `${mib(i.workerRssBytes)}${rssMet}`],
+        ['worker peak RSS', mib(i.workerPeakRssBytes)],
+        ['RSS growth since start / sessions', `${bytes(Math.round(i.rssPerSessionBytes))} bytes`],
+        [`worker CPU at rest over ${ms(i.restSeconds, 1)} s`, `${ms(i.restWorkerCpuMs, 0)} ms (${ms(i.restCpuPercentOfCore, 2)} % of one core)`],
+        ['dev server CPU over the same period', i.restServerCpuMs === undefined ? '-' : `${ms(i.restServerCpuMs, 0)} ms`],
+        ['state query on a sample afterwards', `${i.stateSample.waitingForUser}/${i.stateSample.asked} waiting_for_user (${ms(i.stateSample.ms, 0)} ms)`],
       ],
     ),
-    `   That turn took ${ms(growth.durableTurn.median, 1)} ms durable (${ms(growth.durablePerIteration, 2)} ms/it)` +
-      ` and ${ms(growth.plainTurn.median, 1)} ms plain (${ms(growth.plainPerIteration, 3)} ms/it), ${growth.runs} run each.`,
   ].join('\n');
 }
 
 function formatBundle(timings: BundleTiming[]): string {
   return [
-    '3. Bundle runtime (in process, no Temporal; example bundle)',
+    '5. Bundle runtime (in process, no Temporal; example bundle)',
     textTable(
       ['operation', 'runs', 'median ms', 'p95 ms', 'max ms'],
       timings.map((b) => [
@@ -156,15 +279,28 @@ function formatBundle(timings: BundleTiming[]): string {
 }
 
 /** History bytes written by iteration `k` alone (k > 1). */
-function addedBy(figures: OverheadFigures, k: number): number {
+function addedBy(figures: HistoryTurnFigures, k: number): number {
   const points = figures.history.growth;
   return (points[k - 1]?.bytes ?? 0) - (points[k - 2]?.bytes ?? 0);
 }
 
-function turnLabel(e: OverheadFigures): string {
+function turnLabel(e: { iterations: number; file: string }): string {
   return `${e.iterations} it, ${fileLabel(e.file)}`;
 }
 
+function isLarge(file: string): boolean {
+  return file.endsWith('notes-10k.md');
+}
+
 function fileLabel(file: string): string {
-  return file.endsWith('notes-10k.md') ? '10 KB file' : file.replace('{bundle-root}/', '');
+  return isLarge(file) ? '10 KB file' : file.replace('{bundle-root}/', '');
+}
+
+function mib(value: number): string {
+  return `${(value / 2 ** 20).toFixed(0)} MiB`;
+}
+
+function envLabel(env: Record<string, string>): string {
+  const entries = Object.entries(env);
+  return entries.length === 0 ? '(none)' : entries.map(([k, v]) => `${k}=${v}`).join(' ');
 }

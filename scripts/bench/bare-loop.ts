@@ -1,0 +1,93 @@
+/**
+ * The floor of a durable loop on this machine: bare-workflow.ts (one trivial activity per
+ * iteration, in sequence) on the bench's dev server, run by its own worker on its own task queue in
+ * this process. Timed as a whole (start to result, like a durable turn from send to result) and per
+ * iteration (between the starts of consecutive activities, clocked in this process).
+ */
+import { activityInfo } from '@temporalio/activity';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { bundlerLogger } from '../../worker/create-worker';
+import type { BareActivities } from './bare-workflow';
+import type { BenchServer } from './bench-server';
+import type { CleanupStack } from './cleanup-stack';
+import { withTimeout } from './durable-loop';
+import { median, summarize, type SampleSummary } from './stats';
+
+/** Figures of `runs` bare loops of `iterations` activities. */
+export interface BareFigures {
+  iterations: number;
+  runs: number;
+  warmup: number;
+  /** Start of the workflow until its result, per run. */
+  loop: SampleSummary;
+  /** Median loop / iterations: comparable with a durable turn's ms per iteration. */
+  perIteration: number;
+  /** Start of one activity to the start of the next, over all runs' iterations. */
+  iterationIntervals: SampleSummary;
+}
+
+/** The running bare worker. */
+export interface BareBench {
+  measure(shape: { iterations: number; runs: number; warmup: number }): Promise<BareFigures>;
+}
+
+const TASK_QUEUE = `loopwright-bench-bare-${process.pid}`;
+const RUN_TIMEOUT_MS = 60_000;
+
+/** Bundle bare-workflow.ts, start its worker on `server`; its shutdown goes onto `cleanup`. */
+export async function startBareBench(server: BenchServer, cleanup: CleanupStack): Promise<BareBench> {
+  /** Activity start times (performance.now) per workflow id. */
+  const ticks = new Map<string, number[]>();
+  const activities: BareActivities = {
+    async tick(i) {
+      const at = performance.now();
+      const id = activityInfo().workflowExecution?.workflowId ?? '';
+      let times = ticks.get(id);
+      if (!times) ticks.set(id, (times = []));
+      times.push(at);
+      return i + 1;
+    },
+  };
+  const [workflowBundle, connection] = await Promise.all([
+    bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: bundlerLogger }),
+    server.nativeConnection(),
+  ]);
+  const worker = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowBundle, activities });
+  const running = worker.run();
+  cleanup.push('bare worker', async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+  });
+
+  let counter = 0;
+  return {
+    async measure({ iterations, runs, warmup }) {
+      const loops: number[] = [];
+      const intervals: number[] = [];
+      for (let run = 0; run < warmup + runs; run++) {
+        const workflowId = `bench-bare-${process.pid}-${++counter}`;
+        const started = performance.now();
+        const handle = await server.client.workflow.start('bareLoop', { taskQueue: TASK_QUEUE, workflowId, args: [iterations] });
+        const sum = await withTimeout(handle.result() as Promise<number>, RUN_TIMEOUT_MS, 'bare loop');
+        const ms = performance.now() - started;
+        const times = ticks.get(workflowId) ?? [];
+        ticks.delete(workflowId);
+        const expected = (iterations * (iterations + 1)) / 2;
+        if (sum !== expected || times.length !== iterations) {
+          throw new Error(`bare loop: expected ${iterations} activities (sum ${expected}), got ${times.length} (sum ${sum})`);
+        }
+        if (run < warmup) continue;
+        loops.push(ms);
+        for (let i = 1; i < times.length; i++) intervals.push(times[i]! - times[i - 1]!);
+      }
+      return {
+        iterations,
+        runs,
+        warmup,
+        loop: summarize(loops),
+        perIteration: median(loops) / iterations,
+        iterationIntervals: summarize(intervals),
+      };
+    },
+  };
+}
