@@ -2,7 +2,7 @@
  * Activity stubs with their timeouts and retry policies. Each tool is its own activity type so the
  * Web UI shows which one ran. Timeouts can be tuned per session (`SessionInput.timeouts`).
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { SessionActivities } from '../common/activity-types';
 import type { SessionTimeouts } from '../common/session-types';
@@ -11,7 +11,10 @@ import type { SessionTimeouts } from '../common/session-types';
 export type SessionActivityStubs = Pick<
   SessionActivities,
   'initializeAgent' | 'callModel' | 'callModelV2' | 'loadTranscriptPage' | 'read_file' | 'execute_workflow' | 'save_output'
->;
+> & {
+  /** The read-only tools as local activities: run in the worker that runs the workflow task, no round trip through the server. */
+  localReads: Pick<SessionActivities, 'read_file' | 'execute_workflow'>;
+};
 
 /** Build the stubs for one session. */
 export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivityStubs {
@@ -43,6 +46,14 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
   });
+  // Reads are quick, idempotent and side-effect free, so they may run inside the workflow task as
+  // local activities: a crash repeats a read, which is harmless, and an interrupt cancels them
+  // locally. Model calls and writes stay normal activities (a local model call would be repeated
+  // after a crash and could not be interrupted quickly).
+  const localReads = proxyLocalActivities<Pick<SessionActivities, 'read_file' | 'execute_workflow'>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+  });
   // `save_output` writes atomically and is idempotent, so it may be retried longer: losing a
   // finished document to a passing disk or worker problem is the worst outcome of a session.
   const writes = proxyActivities<Pick<SessionActivities, 'save_output'>>({
@@ -59,5 +70,6 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     read_file: reads.read_file,
     execute_workflow: reads.execute_workflow,
     save_output: writes.save_output,
+    localReads: { read_file: localReads.read_file, execute_workflow: localReads.execute_workflow },
   };
 }

@@ -68,6 +68,7 @@ import { addUsage, ZERO_USAGE } from './usage';
 /** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
 const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
 const CONTINUE_AS_NEW_PATCH = 'loopwright-continue-as-new';
+const LOCAL_READS_PATCH = 'loopwright-local-reads';
 
 /** Results of this many latest turns travel to the next run, for clients collecting them there. */
 const RECENT_TURNS = 8;
@@ -93,6 +94,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   // Decided once, at the start of a run: a run recorded before a patch replays without it.
   const transcriptRef = patched(TRANSCRIPT_REF_PATCH);
   const mayContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
+  const localReads = patched(LOCAL_READS_PATCH);
   const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
@@ -190,6 +192,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
             maxIterations,
             model: input.model,
             transcriptRef,
+            localReads,
             shouldPause: shouldContinueAsNew,
             observer: {
               onThinking: (iteration) => {

@@ -15,6 +15,7 @@ export async function runToolCall(
   activities: SessionActivityStubs,
   call: ToolCall,
   context: RuntimeContext,
+  options: { localReads?: boolean } = {},
 ): Promise<ToolResult> {
   const name = call.function.name;
   if (!isToolName(name)) {
@@ -30,6 +31,7 @@ export async function runToolCall(
     };
   }
   try {
+    if (options.localReads && name !== 'save_output') return await activities.localReads[name](context, args);
     return await activities[name](context, args);
   } catch (err) {
     if (isCancellation(err)) throw err;

@@ -33,6 +33,8 @@ export interface TurnInput {
   observer: TurnObserver;
   /** Pass the model a reference to the transcript (`callModelV2`) instead of the whole transcript. */
   transcriptRef: boolean;
+  /** Run read-only tools as local activities. */
+  localReads?: boolean;
   /** Asked between iterations: true when this run should hand the turn over to a fresh run. */
   shouldPause(): boolean;
   /** Largest transcript sent to the model, in bytes (default MAX_TRANSCRIPT_BYTES). */
@@ -174,7 +176,7 @@ async function runToolCalls(input: TurnInput, calls: ToolCall[]): Promise<void> 
     await Promise.all(
       calls.map(async (call, i) => {
         const started = Date.now();
-        const result = await runToolCall(input.activities, call, input.context);
+        const result = await runToolCall(input.activities, call, input.context, { localReads: input.localReads });
         results[i] = result;
         log.info('Tool call finished', {
           tool: call.function.name,

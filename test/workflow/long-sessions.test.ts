@@ -5,17 +5,20 @@
  * process killed with SIGKILL), the real openai client against the fake model server.
  */
 import { execFileSync } from 'node:child_process';
+import { createActivities } from '../../activities/session-activities';
+import { toToolActivity, type ToolFunction } from '../../activities/tools/activity-wrapper';
 import fs from 'node:fs';
 import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { type ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { TOO_LARGE } from '../../common/failure-types';
-import type { ChatMessage, ToolMessage } from '../../common/messages';
+import type { ChatMessage, ToolMessage, ToolResult } from '../../common/messages';
 import { SessionRejectedError, type SessionHandle } from '../../client/session-client';
 import { fault, type Step, text, toolCalls } from '../../scripts/fake-openai/server';
 import { sendUpdate } from '../../workflows/definitions';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { createWorker } from '../../worker/create-worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(120_000);
@@ -217,21 +220,33 @@ test('limits: a context-length error from the model server is a typed failure th
   await session.end();
 });
 
-test('interrupt: a tool blocked on a FIFO is cancelled on the worker, the turn ends at once, results stay in call order', async () => {
-  const fifo = path.join(bundleCopy.bundle, 'blocking.fifo');
-  execFileSync('mkfifo', [fifo]);
+test('interrupt: a tool that blocks is cancelled on the worker, the turn ends at once, results stay in call order', async () => {
+  // A worker whose save_output never finishes its write (a hung disk or network mount), wrapped
+  // like every tool activity; reads are the real ones.
+  const taskQueue = `long-blocking-${process.pid}`;
+  let released: (() => void) | undefined;
+  const toolCancelled = new Promise<void>((resolve) => (released = resolve));
+  const blockingWrite: ToolFunction = (_ctx, _args, options) =>
+    new Promise<ToolResult>(() => options?.signal?.addEventListener('abort', () => released?.()));
+  const activities = {
+    ...createActivities({ client: h.client, model: { baseURL: h.fake.baseURL, apiKey: 'test-key' } }),
+    save_output: toToolActivity('save_output', blockingWrite),
+  };
+  const worker = await createWorker({ connection: h.nativeConnection, taskQueue, workflowBundle: h.workflowBundle, activities });
+  const running = worker.run();
   try {
+    const { LoopwrightClient } = await import('../../client/session-client');
+    const lw = new LoopwrightClient(h.client, taskQueue);
     h.fake.enqueue(
       toolCalls([
-        { id: 'call_fifo', name: 'read_file', arguments: { file_path: '{bundle-root}/blocking.fifo' } },
+        { id: 'call_save', name: 'save_output', arguments: { file_path: '{output_folder}/never.md', content: 'x' } },
         { id: 'call_config', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } },
       ]),
     );
-    const session = await startSession();
-    const turn = session.send('read both');
+    const session = await startSession({}, lw);
+    const turn = session.send('save and read');
     for (let i = 0; i < 200; i++) {
-      const state = await session.state();
-      if (state.status === 'executing_tool') break;
+      if ((await session.state()).status === 'executing_tool') break;
       await new Promise((r) => setTimeout(r, 25));
     }
     await new Promise((r) => setTimeout(r, 300));
@@ -240,13 +255,13 @@ test('interrupt: a tool blocked on a FIFO is cancelled on the worker, the turn e
     const result = await turn;
     expect(result.status).toBe('interrupted');
     expect(Date.now() - interruptedAt).toBeLessThan(5_000);
-    const messages = await session.turnMessages(result);
-    const tools = messages.filter((m): m is ToolMessage => m.role === 'tool');
-    expect(tools.map((t) => t.tool_call_id)).toEqual(['call_fifo', 'call_config']);
+    const tools = (await session.turnMessages(result)).filter((m): m is ToolMessage => m.role === 'tool');
+    expect(tools.map((t) => t.tool_call_id)).toEqual(['call_save', 'call_config']);
     expect(JSON.parse(tools[0]!.content)).toMatchObject({ success: false, error: expect.stringMatching(/Interrupted/) });
     expect(JSON.parse(tools[1]!.content)).toMatchObject({ success: true });
 
-    // The worker acknowledged the cancellation: the history records the activity as cancelled.
+    // The cancellation reached the tool on the worker, and the history records the activity as cancelled.
+    await toolCancelled;
     let cancelled = false;
     for (let i = 0; i < 100 && !cancelled; i++) {
       const history = await session.workflow.fetchHistory();
@@ -255,13 +270,9 @@ test('interrupt: a tool blocked on a FIFO is cancelled on the worker, the turn e
     }
     expect(cancelled).toBe(true);
     await session.end();
+    await session.result();
   } finally {
-    // Let the stuck read finish so no thread stays blocked.
-    try {
-      fs.closeSync(fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
-    } catch {
-      // ENXIO: no reader is left waiting.
-    }
-    fs.rmSync(fifo, { force: true });
+    worker.shutdown();
+    await running;
   }
 });
