@@ -12,7 +12,7 @@
  *   concurrency  10, 100 and 1,000 sessions at once against a model with 200 ms per call, served by
  *                one worker in a child process: wall time, throughput, worker CPU and memory;
  *   idle         10,000 (`--idle-sessions`) initialised sessions waiting for a message on one
- *                worker in a child process (asked to cache 2,000 of them, `--idle-cache`): its
+ *                worker in a child process (with its default cache, or `--idle-cache N`): its
  *                memory, and its CPU at rest. Takes several minutes on two cores; the report says how long.
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
@@ -61,11 +61,11 @@ const IDLE_SESSIONS = 10_000;
 const IDLE_REST_SECONDS = 30;
 const IDLE_STATE_SAMPLE = 20;
 /**
- * Sessions the idle worker is asked to keep cached. A cached session costs the worker memory (about
- * 0.4 MB each when measured), so caching all 10,000 would not fit the default V8 heap of 4 GB;
- * `--idle-cache` changes it (evicted sessions are replayed when they next get a message).
+ * The idle worker runs with the worker's default cache (LOOPWRIGHT_MAX_CACHED_SESSIONS, 1,000) unless
+ * `--idle-cache` names one. A cached session costs the worker about 0.4 MB, so caching all 10,000
+ * would not fit the default V8 heap; evicted sessions are replayed when they next get a message.
  */
-const IDLE_CACHED_SESSIONS = 2000;
+const IDLE_CACHED_SESSIONS = 0;
 
 interface Options {
   json: boolean;
@@ -190,7 +190,7 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
         taskQueue,
         modelBaseURL: fake.baseURL,
         model: MODEL,
-        env: { ...WORKER_SLOTS_ENV, LOOPWRIGHT_MAX_CACHED_SESSIONS: String(options.idleCache) },
+        env: options.idleCache > 0 ? { LOOPWRIGHT_MAX_CACHED_SESSIONS: String(options.idleCache) } : {},
       },
       cleanup,
     );
@@ -239,7 +239,7 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 
 const USAGE =
   'usage: bench.ts [--json] [--only engine|history|concurrency|idle[,...]] [--levels 10,100,1000]' +
-  ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache 2000]';
+  ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */
 function parseOptions(argv: string[]): Options {

@@ -17,7 +17,11 @@ export interface WorkerSizing {
   activitySlots: number;
   /** Workflow tasks run at once (default 40; LOOPWRIGHT_WORKFLOW_TASK_SLOTS). */
   workflowTaskSlots: number;
-  /** Sessions kept in the workflow cache (default 2,000, at least 2; LOOPWRIGHT_MAX_CACHED_SESSIONS). */
+  /**
+   * Sessions kept in the workflow cache (default 1,000, at least 2; LOOPWRIGHT_MAX_CACHED_SESSIONS).
+   * A cached session costs about 0.4 MB; one that was evicted is replayed from its history when it
+   * next gets a message, so idle sessions beyond the cache cost nothing but that replay.
+   */
   cachedSessions: number;
 }
 
@@ -53,7 +57,7 @@ export function resolveWorkerSizing(options: Partial<WorkerSizing> = {}, env: No
     parallelTools,
     activitySlots: pick('activitySlots', activeSessions * (1 + parallelTools), 1 + parallelTools),
     workflowTaskSlots: pick('workflowTaskSlots', 40, 2),
-    cachedSessions: pick('cachedSessions', 2_000, 2),
+    cachedSessions: pick('cachedSessions', 1_000, 2),
   };
 }
 

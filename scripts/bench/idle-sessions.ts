@@ -5,11 +5,11 @@
  * workflow task after it completed: read from the server (a long poll on the history), so waiting
  * costs the worker nothing.
  */
-import v8 from 'node:v8';
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { LoopwrightClient } from '../../client/session-client';
+import { resolveWorkerSizing } from '../../worker/worker-sizing';
 import type { BenchServer } from './bench-server';
 import { workerFacts, type WorkerFacts } from './concurrency';
 import { mapWithLimit, range, sleep } from './pool';
@@ -54,11 +54,8 @@ export interface IdleFigures {
   workerRssBytes: number;
   workerPeakRssBytes: number;
   rssPerSessionBytes: number;
-  /**
-   * The SDK's own default `maxCachedWorkflows` for a worker with this process's heap limit: the
-   * cache the worker has if it does not honour LOOPWRIGHT_MAX_CACHED_SESSIONS.
-   */
-  sdkDefaultCachedSessions: number;
+  /** Sessions the worker keeps cached (its sizing, from the environment it was given). */
+  cachedSessions: number;
   /** Of the sampled sessions, how many answered the state query with waiting_for_user. */
   stateSample: { asked: number; waitingForUser: number; ms: number };
 }
@@ -127,7 +124,7 @@ export async function measureIdleSessions(input: IdleInput, rssAtStartBytes: num
     workerRssBytes: memory.rssBytes,
     workerPeakRssBytes: memory.peakRssBytes,
     rssPerSessionBytes: (memory.rssBytes - rssAtStartBytes) / input.sessions,
-    sdkDefaultCachedSessions: sdkDefaultMaxCachedWorkflows(),
+    cachedSessions: resolveWorkerSizing({}, { ...process.env, ...input.worker.env }).cachedSessions,
     stateSample: {
       asked: sample.length,
       waitingForUser: states.filter((s) => s.status === 'waiting_for_user').length,
@@ -185,8 +182,3 @@ function sampleOf(ids: readonly string[], count: number): string[] {
   return range(count).map((i) => ids[Math.floor(i * step)]!);
 }
 
-/** @temporalio/worker's default maxCachedWorkflows (worker-options.js, reuseV8Context): 600 per GiB of heap above 200 MiB. */
-function sdkDefaultMaxCachedWorkflows(): number {
-  const heapMiB = v8.getHeapStatistics().heap_size_limit / 2 ** 20;
-  return Math.max(Math.floor((Math.max(heapMiB - 200, 0) * 600) / 1024), 10);
-}

@@ -244,7 +244,7 @@ function formatIdle(i: IdleFigures): string {
   return [
     `4. Idle sessions: ${bytes(i.sessions)} sessions started, initialised and waiting for a message, one worker in a child process`,
     `   worker: started in ${(i.worker.startupMs / 1000).toFixed(1)} s, RSS at start ${mib(i.worker.rssAtStartBytes)}; env ${envLabel(i.worker.env)}` +
-      ` (a worker that ignores LOOPWRIGHT_MAX_CACHED_SESSIONS caches the SDK default, ${bytes(i.sdkDefaultCachedSessions)} here)`,
+      ` (it keeps ${bytes(i.cachedSessions)} sessions cached; the others are replayed when they next get a message)`,
     textTable(
       ['figure', 'value'],
       [

@@ -2,8 +2,8 @@ import { resolveWorkerSizing, sizingOptions, WorkerSizingError } from '../../wor
 
 test('worker sizing: defaults give every active session a model call and its parallel tools', () => {
   const sizing = resolveWorkerSizing({}, {});
-  expect(sizing).toEqual({ activeSessions: 200, parallelTools: 4, activitySlots: 1000, workflowTaskSlots: 40, cachedSessions: 2000 });
-  expect(sizingOptions(sizing)).toEqual({ maxConcurrentActivityTaskExecutions: 1000, maxConcurrentWorkflowTaskExecutions: 40, maxCachedWorkflows: 2000 });
+  expect(sizing).toEqual({ activeSessions: 200, parallelTools: 4, activitySlots: 1000, workflowTaskSlots: 40, cachedSessions: 1000 });
+  expect(sizingOptions(sizing)).toEqual({ maxConcurrentActivityTaskExecutions: 1000, maxConcurrentWorkflowTaskExecutions: 40, maxCachedWorkflows: 1000 });
 });
 
 test('worker sizing: the environment overrides defaults, options override the environment', () => {
