@@ -6,23 +6,74 @@ import { type CommandOutput, consoleOutput, describeError, UsageError } from './
 
 type Command = (argv: string[], out: CommandOutput) => Promise<number>;
 
+/** A command: its one-line usage, its help (what it does, options, an example) and its loader. */
+interface CommandSpec {
+  summary: string;
+  help?: { about: string; options?: [string, string][]; example: string };
+  load: () => Promise<Command>;
+}
+
+const SESSION_OPTIONS_ENV = 'Reads TEMPORAL_ADDRESS (else the embedded server), TEMPORAL_NAMESPACE, LOOPWRIGHT_TASK_QUEUE; the in-process worker reads OPENAI_API_KEY, OPENAI_BASE_URL, LOOPWRIGHT_MODEL.';
+
 /** Commands are loaded lazily so `loopwright validate` does not load the Temporal SDK. */
-const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+const COMMANDS: Record<string, CommandSpec> = {
   run: {
-    summary: 'run <bundle> <agent> "<message>" [--json] [--once] [--detach] [--max-iterations N] [--model M] [--id ID]',
+    summary: 'run <bundle> <agent> "<message>" [--json] [--once] [--detach] [--max-iterations N] [--model M] [--id ID] [--no-check]',
+    help: {
+      about: 'Start a session of <agent> from <bundle> and run its first turn; the session stays open for `send`. ' + SESSION_OPTIONS_ENV,
+      options: [
+        ['--json', 'print one JSON object {workflowId, success, status, response, iterations}'],
+        ['--once', 'end the session after this turn (a one-shot run)'],
+        ['--detach', 'return once started; a worker (`loopwright worker`) runs the session'],
+        ['--max-iterations N', 'most model calls in a turn (default 50)'],
+        ['--model M', 'model for this session (default LOOPWRIGHT_MODEL or gpt-4o-mini)'],
+        ['--id ID', 'workflow id (default loopwright-<agent>-<random>)'],
+        ['--no-check', 'skip loading the bundle here first (when it exists only where the worker runs)'],
+      ],
+      example: 'loopwright run bundles/requirements-facilitator facilitator "*intake"',
+    },
     load: async () => (await import('./commands/session-commands')).runCommand,
   },
-  send: { summary: 'send <id> "<message>" [--json]', load: async () => (await import('./commands/session-commands')).sendCommand },
-  interrupt: { summary: 'interrupt <id> [reason]', load: async () => (await import('./commands/session-commands')).interruptCommand },
-  status: { summary: 'status <id> [--json]', load: async () => (await import('./commands/session-commands')).statusCommand },
+  send: {
+    summary: 'send <id> "<message>" [--json]',
+    help: { about: 'Run the next turn of a session and print the reply. ' + SESSION_OPTIONS_ENV, options: [['--json', 'print one JSON object']], example: 'loopwright send loopwright-facilitator-1a2b3c4d "We need a tool library."' },
+    load: async () => (await import('./commands/session-commands')).sendCommand },
+  interrupt: {
+    summary: 'interrupt <id> [reason]',
+    help: { about: 'Cancel the model or tool call in flight; the turn ends `interrupted` and the session waits for the next message. Exit status 1 when no turn runs.', example: 'loopwright interrupt loopwright-facilitator-1a2b3c4d "wrong file"' },
+    load: async () => (await import('./commands/session-commands')).interruptCommand },
+  status: {
+    summary: 'status <id> [--json]',
+    help: { about: 'Show where a session stands: status, turn, iteration, running tools, tokens, transcript size, run.', options: [['--json', 'print one JSON object']], example: 'loopwright status loopwright-facilitator-1a2b3c4d' },
+    load: async () => (await import('./commands/session-commands')).statusCommand },
   transcript: {
-    summary: 'transcript <id> [--json] [--from N]  (the whole conversation, across the session\'s runs)',
+    summary: 'transcript <id> [--json] [--from N]',
+    help: {
+      about: 'Print the whole conversation of a session, across every run it continued into.',
+      options: [['--json', 'print {workflowId, runs, turns, from, messages}'], ['--from N', 'start at message N']],
+      example: 'loopwright transcript loopwright-facilitator-1a2b3c4d --from 10',
+    },
     load: async () => (await import('./commands/session-commands')).transcriptCommand,
   },
-  end: { summary: 'end <id>', load: async () => (await import('./commands/session-commands')).endCommand },
-  worker: { summary: 'worker [--task-queue Q]', load: async () => (await import('./commands/worker-command')).workerCommand },
+  end: {
+    summary: 'end <id>',
+    help: { about: 'Complete the session after its current turn and print how many turns it ran.', example: 'loopwright end loopwright-facilitator-1a2b3c4d' },
+    load: async () => (await import('./commands/session-commands')).endCommand },
+  worker: {
+    summary: 'worker [--task-queue Q]',
+    help: {
+      about: 'Run a long-lived worker for many sessions; SIGINT/SIGTERM stop it after running tasks finish (again to exit at once). Reads OPENAI_*, LOOPWRIGHT_MODEL, LOOPWRIGHT_TASK_QUEUE and the LOOPWRIGHT_* sizing variables.',
+      options: [['--task-queue Q', 'task queue to poll (default LOOPWRIGHT_TASK_QUEUE or loopwright)']],
+      example: 'OPENAI_API_KEY=sk-... loopwright worker',
+    },
+    load: async () => (await import('./commands/worker-command')).workerCommand },
   server: {
     summary: 'server [start [--detach] | stop | status]',
+    help: {
+      about: 'The embedded Temporal dev server (SQLite in .loopwright/, Web UI on port 8233), run with the settings that make agent loops fast.',
+      options: [['start [--detach]', 'start it (in the foreground, or in the background)'], ['stop', 'stop a background server'], ['status', 'say whether it runs and where']],
+      example: 'loopwright server start --detach',
+    },
     load: async () => {
       const { serverCommand } = await import('./server/server-command');
       // A foreground server stops gracefully on the first signal (it stops the Temporal process and
@@ -38,19 +89,62 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
       };
     },
   },
-  demo: { summary: 'demo  (one session of the example bundle; a scripted model unless OPENAI_API_KEY is set)', load: async () => (await import('./commands/demo-command')).demoCommand },
-  inspect: { summary: 'inspect <bundle> [agent] [--json]', load: async () => (await import('./commands/inspect')).inspectCommand },
-  validate: { summary: 'validate <bundle> [--json]', load: async () => (await import('./commands/validate')).validateCommand },
+  demo: {
+    summary: 'demo',
+    help: { about: 'One session of the example bundle on the embedded server; a scripted model unless OPENAI_API_KEY or OPENAI_BASE_URL is set.', example: 'loopwright demo' },
+    load: async () => (await import('./commands/demo-command')).demoCommand },
+  inspect: {
+    summary: 'inspect <bundle> [agent] [--json]',
+    help: { about: 'Show the parsed agent, its commands, its opening messages and system prompt, without calling a model.', options: [['--json', 'print one JSON object']], example: 'loopwright inspect bundles/requirements-facilitator facilitator' },
+    load: async () => (await import('./commands/inspect')).inspectCommand },
+  validate: {
+    summary: 'validate <bundle> [--json]',
+    help: { about: 'Check that every referenced file exists, every variable resolves and every path stays inside its roots; exit status 1 on problems.', options: [['--json', 'print one JSON object']], example: 'loopwright validate bundles/requirements-facilitator' },
+    load: async () => (await import('./commands/validate')).validateCommand },
 };
+
+/** Help of one command: usage, what it does, options, an example. */
+export function commandHelp(name: string): string {
+  const command = COMMANDS[name]!;
+  const lines = [`Usage: loopwright ${command.summary}`];
+  if (command.help) {
+    lines.push('', command.help.about);
+    if (command.help.options?.length) {
+      const width = Math.max(...command.help.options.map(([flag]) => flag.length));
+      lines.push('', 'Options:', ...command.help.options.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`));
+    }
+    lines.push('', 'Example:', `  ${command.help.example}`);
+  }
+  return lines.join('\n');
+}
+
+/** The package version. */
+export function version(): string {
+  return (require('../package.json') as { version: string }).version;
+}
 
 /** Usage text listing every command. */
 export function usage(): string {
-  return ['Usage: loopwright <command> ...', '', ...Object.values(COMMANDS).map((c) => `  loopwright ${c.summary}`)].join('\n');
+  return [
+    'Usage: loopwright <command> ...',
+    '',
+    ...Object.values(COMMANDS).map((c) => `  loopwright ${c.summary}`),
+    '',
+    'loopwright <command> --help shows a command\'s options and an example; loopwright --version the version.',
+  ].join('\n');
 }
 
 /** Run the command line with `argv` (without node and script); resolves to the exit status. */
 export async function main(argv: string[], out: CommandOutput = consoleOutput): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    out.log(version());
+    return 0;
+  }
+  if (name === 'help' && rest[0] && COMMANDS[rest[0]]) {
+    out.log(commandHelp(rest[0]));
+    return 0;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     out.log(usage());
     return name ? 0 : 2;
@@ -59,6 +153,10 @@ export async function main(argv: string[], out: CommandOutput = consoleOutput): 
   if (!command) {
     out.error(`Unknown command "${name}".\n${usage()}`);
     return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    out.log(commandHelp(name));
+    return 0;
   }
   // Said on Ctrl-C when the session is known from the command line; `run` names its session once started.
   const hint = rejoinHintFor(name, rest);
