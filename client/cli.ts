@@ -1,6 +1,7 @@
 /**
  * The `loopwright` command line: a thin dispatcher over the typed client and the bundle tools.
  */
+import packageJson from '../package.json';
 import { installExitOnSignal, onSignalGracefully, setRejoinHint } from './exit-on-signal';
 import { type CommandOutput, consoleOutput, describeError, UsageError } from './output';
 
@@ -120,7 +121,7 @@ export function commandHelp(name: string): string {
 
 /** The package version. */
 export function version(): string {
-  return (require('../package.json') as { version: string }).version;
+  return packageJson.version;
 }
 
 /** Usage text listing every command. */

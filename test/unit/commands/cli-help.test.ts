@@ -1,3 +1,4 @@
+import packageJson from '../../../package.json';
 import { main, usage } from '../../../client/cli';
 import type { CommandOutput } from '../../../client/output';
 
@@ -22,7 +23,7 @@ test.each(COMMANDS)('cli: `%s --help` prints its usage, what it does and an exam
 test('cli: --version prints the package version; `help <command>` is the same as `<command> --help`', async () => {
   const io = capture();
   expect(await main(['--version'], io)).toBe(0);
-  expect(io.out).toEqual([(require('../../../package.json') as { version: string }).version]);
+  expect(io.out).toEqual([packageJson.version]);
   const a = capture();
   const b = capture();
   await main(['help', 'send'], a);
