@@ -10,7 +10,7 @@ import type { AgentSummary, InitializeResult } from '../common/session-types';
 import type { AgentDefinition } from './bundle/agent-schema';
 import { initializeAgent } from './bundle/initialize-agent';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
-import { TOOL_DEFINITIONS } from './tools/definitions';
+import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from './tools/definitions';
 import { TOOL_ACTIVITIES } from './tools/dispatch';
 import { createLoadTranscriptPage, queryTranscriptSource } from './transcript-source';
 
@@ -40,7 +40,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
           agent: summarizeAgent(result.agent),
           messages: result.messages,
           context: result.context,
-          tools: TOOL_DEFINITIONS,
+          tools: [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS],
         };
       } catch (err) {
         // Reading a bundle is local and deterministic: a missing file or a malformed agent will

@@ -56,6 +56,21 @@ const COMMANDS: Record<string, CommandSpec> = {
     },
     load: async () => (await import('./commands/session-commands')).transcriptCommand,
   },
+  approve: {
+    summary: 'approve <id> [call-id]',
+    help: { about: 'Let a tool call that waits for approval run (every waiting call without a call id); `status` lists them.', example: 'loopwright approve loopwright-facilitator-1a2b3c4d call_abc123' },
+    load: async () => (await import('./commands/session-commands')).approveCommand,
+  },
+  deny: {
+    summary: 'deny <id> [call-id|-] [reason]',
+    help: { about: 'Refuse a tool call that waits for approval (`-` or no call id: every waiting call); the model sees the reason and goes on.', example: 'loopwright deny loopwright-facilitator-1a2b3c4d call_abc123 "write to docs/ instead"' },
+    load: async () => (await import('./commands/session-commands')).denyCommand,
+  },
+  extend: {
+    summary: 'extend <id> [n]',
+    help: { about: "Raise the running turn's iteration limit by n (default: the session's limit).", example: 'loopwright extend loopwright-facilitator-1a2b3c4d 20' },
+    load: async () => (await import('./commands/session-commands')).extendCommand,
+  },
   end: {
     summary: 'end <id>',
     help: { about: 'Complete the session after its current turn and print how many turns it ran.', example: 'loopwright end loopwright-facilitator-1a2b3c4d' },
@@ -175,7 +190,7 @@ export async function main(argv: string[], out: CommandOutput = consoleOutput): 
 }
 
 /** Commands whose first positional argument is a session id. */
-const SESSION_ID_COMMANDS = new Set(['send', 'interrupt', 'status', 'end', 'transcript']);
+const SESSION_ID_COMMANDS = new Set(['send', 'interrupt', 'status', 'end', 'transcript', 'approve', 'deny', 'extend']);
 
 /**
  * `loopwright status <id>` when `argv` names the session: the id of send, interrupt, status and

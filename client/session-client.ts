@@ -13,7 +13,10 @@ import type { ChatMessage } from '../common/messages';
 import type { SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
 import { TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
 import {
+  approveUpdate,
   awaitTurnUpdate,
+  denyUpdate,
+  extendUpdate,
   endSignal,
   interruptSignal,
   SESSION_WORKFLOW,
@@ -114,6 +117,33 @@ export class SessionHandle {
   /** Cancel the model or tool call in flight; the turn ends `interrupted`. */
   interrupt(reason?: string): Promise<void> {
     return this.workflow.signal(interruptSignal, reason);
+  }
+
+  /** Let a tool call that waits for approval run (every waiting call when `callId` is omitted); returns the ids approved. */
+  async approve(callId?: string): Promise<string[]> {
+    try {
+      return await this.workflow.executeUpdate(approveUpdate, { args: [callId ?? null] });
+    } catch (err) {
+      throw rejection(err);
+    }
+  }
+
+  /** Refuse a tool call that waits for approval (every waiting call when `callId` is omitted); the model sees `reason`. */
+  async deny(callId?: string, reason?: string): Promise<string[]> {
+    try {
+      return await this.workflow.executeUpdate(denyUpdate, { args: [callId ?? null, ...(reason ? [reason] : [])] as [string | null, string?] });
+    } catch (err) {
+      throw rejection(err);
+    }
+  }
+
+  /** Raise the running turn's iteration limit by `n` (default: the session's limit); returns the new limit. */
+  async extend(n?: number): Promise<number> {
+    try {
+      return await this.workflow.executeUpdate(extendUpdate, { args: [n ?? null] });
+    } catch (err) {
+      throw rejection(err);
+    }
   }
 
   /** Complete the session after the current turn. */

@@ -13,10 +13,23 @@ export interface RuntimeContext {
   configPath?: string;
   /** Variables known after critical actions: config keys (values fully resolved) and path variables. */
   variables: Record<string, string>;
-  /** Roots a read may touch (bundle, core, project). */
+  /** Roots a read may touch (bundle, core, project); real paths. */
   readRoots: string[];
-  /** Roots a write may touch (the configured output folder(s)). */
+  /**
+   * Roots a write may touch, real paths: the user's `outputRoots`, else the bundle's configured
+   * output folder, which initialisation requires to lie inside the project root.
+   */
   writeRoots: string[];
+  /**
+   * Real paths `save_output` never writes to, nor inside: the bundle's own files (agent files,
+   * config, manifest, `agents/`, `workflows/`, templates...; an installed tree's whole `bmad/`).
+   * Absent in contexts recorded before it existed: the tools then rebuild it from the roots.
+   */
+  protectedPaths?: string[];
+  /** The user lets tools read and write secret files (`.env*`, `.ssh/`, `.git/`, private keys). */
+  allowSecretFiles?: boolean;
+  /** The user lets `read_file` read files with more than one hard link. */
+  allowHardLinks?: boolean;
   /** Largest file `read_file` returns, in bytes. */
   maxReadBytes: number;
 }

@@ -22,6 +22,17 @@ const schema = z.object({
     .object({ modelCall: duration.optional(), modelHeartbeat: duration.optional(), tool: duration.optional() })
     .strict()
     .optional(),
+  approval: z
+    .object({
+      policy: z.union([z.enum(['none', 'writes', 'all']), z.array(z.string().min(1))]).optional(),
+      timeout: duration.optional(),
+      onTimeout: z.enum(['approve', 'deny']).optional(),
+    })
+    .strict()
+    .optional(),
+  loopBreakers: z.boolean().optional(),
+  iterationWarning: z.number().min(0).max(1).optional(),
+  maxRepeatedFailures: z.number().int().min(1).optional(),
   continueAsNew: z
     .object({ maxHistoryBytes: z.number().int().positive().optional(), maxHistoryEvents: z.number().int().positive().optional() })
     .strict()

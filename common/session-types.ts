@@ -6,13 +6,47 @@ export type SessionStatus =
   | 'initializing'
   | 'thinking'
   | 'executing_tool'
+  | 'waiting_for_approval'
   | 'waiting_for_user'
   | 'interrupted'
   | 'completed'
   | 'failed';
 
 /** How a turn ended. */
-export type TurnStatus = 'completed' | 'interrupted' | 'max_iterations' | 'failed';
+export type TurnStatus =
+  | 'completed'
+  | 'interrupted'
+  | 'max_iterations'
+  | 'failed'
+  /** The model asked the user a question (`ask_question`); the reply is the question. */
+  | 'waiting_for_user'
+  /** The same tool call kept failing with the same error; the reply names it. */
+  | 'stuck';
+
+/** Which tool calls need a human yes before they run. */
+export type ApprovalPolicy = 'none' | 'writes' | 'all' | string[];
+
+/** Approvals of a session. */
+export interface ApprovalSettings {
+  /** `none` (the client API's and `run --once`'s default), `writes` (= save_output; chat's default), `all`, or tool names. */
+  policy?: ApprovalPolicy;
+  /** How long a call waits for an answer (Temporal duration); unset waits for as long as it takes. */
+  timeout?: string;
+  /** What happens when the timeout passes (default `deny`). */
+  onTimeout?: 'approve' | 'deny';
+}
+
+/** A tool call waiting for the user's yes or no. */
+export interface PendingApproval {
+  callId: string;
+  tool: string;
+  /** The path the call names, with the session's variables resolved where known. */
+  path?: string;
+  /** A short preview of what the call would do (the start of the content, its size). */
+  preview: string;
+  /** Workflow time it started waiting (epoch ms). */
+  since: number;
+}
 
 /** Input of the session workflow. */
 export interface SessionInput {
@@ -40,6 +74,14 @@ export interface SessionInput {
   idleTimeout?: string;
   /** Activity timeouts (Temporal duration strings such as '30 seconds'). */
   timeouts?: SessionTimeouts;
+  /** Tool calls that wait for a human yes (default none). */
+  approval?: ApprovalSettings;
+  /** Offer the model `ask_question` and `task_completion` (default true). */
+  loopBreakers?: boolean;
+  /** Tell the model once when this share of the turn's iterations is used (default 0.8; 0 turns it off). */
+  iterationWarning?: number;
+  /** End a turn `stuck` when the same call fails with the same error this many times (default 3). */
+  maxRepeatedFailures?: number;
   /** When a run hands over to a fresh one (continue-as-new); defaults keep well below Temporal's warnings. */
   continueAsNew?: ContinueAsNewSettings;
   /** Set by the session itself when it continues as new: what the next run carries over. */
@@ -67,6 +109,12 @@ export interface PendingTurn {
   usage: TokenUsage;
   /** When the turn started (epoch ms), for its duration. */
   startedAt: number;
+  /** The turn's iteration limit, when `extend` raised it. */
+  maxIterations?: number;
+  /** The model was already told that the limit is near. */
+  warned?: boolean;
+  /** How often each failing call (tool, arguments, error) failed so far. */
+  failures?: Record<string, number>;
 }
 
 /** What a run hands the next one when it continues as new. */
@@ -86,6 +134,14 @@ export interface ContinuedSession {
   pendingTurn?: PendingTurn;
   /** Results of the latest turns, so a client can collect one that finished in a later run. */
   recentTurns: TurnResult[];
+  /** An `ask_question` call waiting for the user's answer. */
+  pendingQuestion?: PendingQuestion;
+}
+
+/** An `ask_question` call whose result will be the user's next message. */
+export interface PendingQuestion {
+  callId: string;
+  question: string;
 }
 
 /** Activity timeouts of a session; each has a default suited to a hosted model. */
@@ -120,6 +176,8 @@ export interface AgentSummary {
 export interface RunningTool {
   id: string;
   name: string;
+  /** Its main argument (the path), as the model wrote it. */
+  detail?: string;
 }
 
 /** The `state` query's answer. */
@@ -133,6 +191,10 @@ export interface SessionState {
   maxIterations: number;
   /** Tools executing now (empty unless status is `executing_tool`). */
   runningTools: RunningTool[];
+  /** Tool calls waiting for approval (`approve` / `deny` updates). */
+  pendingApprovals: PendingApproval[];
+  /** The question the model asked, when the session waits for its answer. */
+  pendingQuestion?: PendingQuestion;
   usage: TokenUsage;
   messageCount: number;
   /** UTF-8 bytes of the transcript's JSON. */
@@ -165,6 +227,8 @@ export interface TurnResult extends TurnSummary {
   /** Tool calls the model made in this turn. */
   toolCalls: number;
   usage: TokenUsage;
+  /** The question, when the turn ended `waiting_for_user` (`ask_question`). */
+  question?: PendingQuestion;
   /**
    * Set on a long reply carried into a later run: `response` is null there and the reply is the
    * last message of `messageRange` (SessionHandle.awaitTurn fills it in).

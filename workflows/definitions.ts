@@ -40,3 +40,12 @@ export const awaitTurnUpdate = defineUpdate<TurnResult, [turn: number]>('awaitTu
 
 /** Name of the session workflow type, as registered by the worker. */
 export const SESSION_WORKFLOW = 'agentSession';
+
+/** Let tool call `callId` run (all pending calls when null or omitted); returns the call ids approved. Rejected when none waits. */
+export const approveUpdate = defineUpdate<string[], [callId: string | null]>('approve');
+
+/** Refuse tool call `callId` (all pending when null or omitted), with a reason the model sees; returns the call ids denied. */
+export const denyUpdate = defineUpdate<string[], [callId: string | null, reason?: string]>('deny');
+
+/** Raise the running turn's iteration limit by `n` (null or omitted: by the session's limit); returns the new limit. */
+export const extendUpdate = defineUpdate<number, [n: number | null]>('extend');

@@ -5,6 +5,7 @@
  * turn — carrying the transcript, counters and the unfinished turn; the workflow id stays the same.
  */
 import type { Duration } from '@temporalio/common';
+import type { ToolCall } from '../common/messages';
 import {
   ApplicationFailure,
   CancellationScope,
@@ -36,8 +37,10 @@ import {
   TURN_FAILED,
 } from '../common/failure-types';
 import type {
+  ApprovalPolicy,
   ContinuedSession,
   InitializeResult,
+  PendingApproval,
   PendingTurn,
   SessionInput,
   SessionResult,
@@ -53,7 +56,10 @@ import {
 import { sessionInputProblem } from '../common/session-input-schema';
 import { sessionActivities, type SessionActivityStubs } from './activity-proxies';
 import {
+  approveUpdate,
   awaitTurnUpdate,
+  denyUpdate,
+  extendUpdate,
   endSignal,
   interruptSignal,
   messagesQuery,
@@ -62,13 +68,15 @@ import {
   transcriptPageQuery,
 } from './definitions';
 import { rootMessage } from './tool-calls';
-import { isPaused, runTurn, type TurnStart } from './turn';
+import { type ApprovalDecision, isPaused, runTurn, type TurnControls, type TurnStart } from './turn';
+import { isLoopToolName } from '../common/tool-names';
 import { addUsage, ZERO_USAGE } from './usage';
 
 /** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
 const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
 const CONTINUE_AS_NEW_PATCH = 'loopwright-continue-as-new';
 const LOCAL_READS_PATCH = 'loopwright-local-reads';
+const HUMAN_LOOP_PATCH = 'loopwright-human-loop';
 
 /** Results of this many latest turns travel to the next run, for clients collecting them there. */
 const RECENT_TURNS = 8;
@@ -95,6 +103,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const transcriptRef = patched(TRANSCRIPT_REF_PATCH);
   const mayContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
   const localReads = patched(LOCAL_READS_PATCH);
+  const humanLoop = patched(HUMAN_LOOP_PATCH);
   const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
@@ -102,6 +111,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     iteration: carried?.pendingTurn?.iterations ?? 0,
     maxIterations,
     runningTools: [],
+    pendingApprovals: [],
+    ...(carried?.pendingQuestion ? { pendingQuestion: carried.pendingQuestion } : {}),
     usage: carried?.usage ?? ZERO_USAGE,
     messageCount: 0,
     transcriptBytes: 0,
@@ -140,7 +151,67 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     });
   /** The turn carried over from the previous run, until it has finished here. */
   let resumingTurn = carried?.pendingTurn?.turn;
+  let pendingQuestion = carried?.pendingQuestion;
   const finishedTurn = (turn: number): TurnResult | undefined => recentTurns.find((t) => t.turn === turn);
+
+  // Human in the loop: approvals, the turn's (extendable) limit, the model's pending question.
+  const approval = approvalSettings(input);
+  const decisions = new Map<string, ApprovalDecision>();
+  let turnLimit = carried?.pendingTurn?.maxIterations ?? maxIterations;
+  const controls: TurnControls | undefined = humanLoop
+    ? {
+        limit: () => turnLimit,
+        warnAt: input.iterationWarning ?? 0.8,
+        maxRepeatedFailures: input.maxRepeatedFailures ?? 3,
+        loopBreakers: input.loopBreakers !== false,
+        interactive: !input.oneShot,
+        needsApproval: (call) => policyCovers(approval.policy, call.function.name),
+        requestApproval: async (call) => {
+          const pending: PendingApproval = { callId: call.id, tool: call.function.name, ...previewOf(call, init?.context.variables ?? {}), since: Date.now() };
+          state.pendingApprovals = [...state.pendingApprovals, pending];
+          state.status = 'waiting_for_approval';
+          try {
+            let answered = true;
+            if (approval.timeout !== undefined) answered = await condition(() => decisions.has(call.id), approval.timeout as Duration);
+            else await condition(() => decisions.has(call.id));
+            if (!answered) return { approved: approval.onTimeout === 'approve', reason: `no answer within ${approval.timeout}` };
+            return decisions.get(call.id)!;
+          } finally {
+            state.pendingApprovals = state.pendingApprovals.filter((p) => p.callId !== call.id);
+            if (state.pendingApprovals.length === 0 && state.status === 'waiting_for_approval') state.status = 'executing_tool';
+          }
+        },
+      }
+    : undefined;
+  const decide = (approved: boolean, callId?: string, reason?: string): string[] => {
+    const ids = callId === undefined ? state.pendingApprovals.map((p) => p.callId) : [callId];
+    for (const id of ids) decisions.set(id, { approved, ...(reason ? { reason } : {}) });
+    return ids;
+  };
+  const checkPending = (callId?: string): void => {
+    if (state.pendingApprovals.length === 0) throw ApplicationFailure.nonRetryable('No tool call is waiting for approval', BAD_INPUT);
+    if (callId !== undefined && !state.pendingApprovals.some((p) => p.callId === callId)) {
+      throw ApplicationFailure.nonRetryable(`No tool call ${callId} is waiting for approval (waiting: ${state.pendingApprovals.map((p) => p.callId).join(', ')})`, BAD_INPUT);
+    }
+  };
+  setHandler(approveUpdate, (callId: string | null) => decide(true, callId ?? undefined), { validator: (callId: string | null) => checkPending(callId ?? undefined) });
+  setHandler(denyUpdate, (callId: string | null, reason?: string) => decide(false, callId ?? undefined, reason), {
+    validator: (callId: string | null, _reason?: string) => checkPending(callId ?? undefined),
+  });
+  setHandler(
+    extendUpdate,
+    (n: number | null) => {
+      turnLimit += n ?? maxIterations;
+      state.maxIterations = turnLimit;
+      return turnLimit;
+    },
+    {
+      validator: (n: number | null) => {
+        if (n !== undefined && n !== null && (!Number.isInteger(n) || n < 1 || n > 10_000)) throw ApplicationFailure.nonRetryable(`n must be a whole number from 1 to 10000, got ${String(n)}`, BAD_INPUT);
+        if (!busy && resumingTurn === undefined) throw ApplicationFailure.nonRetryable('No turn is running to extend; after a turn stopped at its limit, send "continue"', BAD_INPUT);
+      },
+    },
+  );
 
   setHandler(stateQuery, () => ({ ...state, messageCount: transcript.length, transcriptBytes: transcript.bytes }));
   setHandler(messagesQuery, (from = 0) => {
@@ -178,6 +249,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       if ('message' in start) {
         state.turn += 1;
         state.iteration = 0;
+        turnLimit = maxIterations;
+        state.maxIterations = turnLimit;
       }
       const scope = new CancellationScope({ cancellable: true });
       currentTurn = scope;
@@ -187,12 +260,13 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
             activities,
             turn: state.turn,
             transcript,
-            tools: ready.tools,
+            tools: input.loopBreakers === false ? ready.tools.filter((t) => !isLoopToolName(t.function.name)) : ready.tools,
             context: ready.context,
             maxIterations,
             model: input.model,
             transcriptRef,
             localReads,
+            controls,
             shouldPause: shouldContinueAsNew,
             observer: {
               onThinking: (iteration) => {
@@ -217,6 +291,10 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         continuing = true;
         return undefined;
       }
+      if (outcome.question) {
+        pendingQuestion = outcome.question;
+        state.pendingQuestion = outcome.question;
+      }
       lastTurn = outcome;
       recentTurns.push(outcome);
       if (recentTurns.length > RECENT_TURNS) recentTurns.shift();
@@ -233,7 +311,11 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   setHandler(
     sendUpdate,
     async (message: string) => {
-      const result = await runSessionTurn({ message });
+      // The answer to the model's pending question becomes that call's tool result.
+      const answers = pendingQuestion;
+      pendingQuestion = undefined;
+      delete state.pendingQuestion;
+      const result = await runSessionTurn(answers ? { message, answers } : { message });
       if (!result) throw continuedFailure(state.turn);
       return result;
     },
@@ -339,6 +421,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       endRequested,
       ...(pausedTurn ? { pendingTurn: pausedTurn } : {}),
       recentTurns: carriedTurns(recentTurns),
+      ...(pendingQuestion ? { pendingQuestion } : {}),
     };
     log.info('Continuing as new', {
       run: state.run,
@@ -392,6 +475,37 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   await condition(allHandlersFinished);
   state.status = 'completed';
   return { turns: state.turn, lastTurn, usage: state.usage, endedBy: 'end_signal' };
+}
+
+function approvalSettings(input: SessionInput): { policy: ApprovalPolicy; timeout: string | undefined; onTimeout: 'approve' | 'deny' } {
+  return { policy: input.approval?.policy ?? 'none', timeout: input.approval?.timeout, onTimeout: input.approval?.onTimeout ?? 'deny' };
+}
+
+/** Whether `policy` makes a call of `tool` wait for a human yes. */
+function policyCovers(policy: ApprovalPolicy, tool: string): boolean {
+  if (policy === 'none') return false;
+  if (policy === 'all') return true;
+  if (policy === 'writes') return tool === 'save_output';
+  return policy.includes(tool);
+}
+
+/** Path (with known variables filled in) and a short preview of a call, for the person approving it. */
+function previewOf(call: ToolCall, variables: Record<string, string>): { path?: string; preview: string } {
+  let args: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(call.function.arguments);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+  } catch {
+    // Shown as it came.
+  }
+  const raw = args.file_path ?? args.workflow_path;
+  // One pass over {name} placeholders; unknown ones stay as written (the tool resolves them fully).
+  const path = typeof raw === 'string' ? raw.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, name: string) => variables[name] ?? whole) : undefined;
+  const content = typeof args.content === 'string' ? args.content : undefined;
+  const preview = content !== undefined
+    ? `${utf8Length(content)} bytes: ${content.slice(0, 200)}${content.length > 200 ? '…' : ''}`
+    : call.function.arguments.slice(0, 200);
+  return { ...(path !== undefined ? { path } : {}), preview };
 }
 
 function excerpt(response: string | null): string | null {

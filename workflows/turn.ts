@@ -8,7 +8,8 @@ import { MAX_TRANSCRIPT_BYTES } from '../common/defaults';
 import type { TokenUsage, ToolCall, ToolDefinition, ToolMessage, ToolResult } from '../common/messages';
 import type { ModelCallResult } from '../common/model-call';
 import type { RuntimeContext } from '../common/runtime-context';
-import type { PendingTurn, RunningTool, TurnResult, TurnStatus } from '../common/session-types';
+import type { PendingQuestion, PendingTurn, RunningTool, TurnResult, TurnStatus } from '../common/session-types';
+import { isLoopToolName } from '../common/tool-names';
 import { type HashedTranscript, INLINE_DELTA_BYTES, jsonBytes, MAX_MESSAGE_BYTES } from '../common/transcript';
 import type { SessionActivityStubs } from './activity-proxies';
 import { rootMessage, runToolCall, truncateArguments } from './tool-calls';
@@ -19,6 +20,30 @@ export interface TurnObserver {
   onThinking(iteration: number): void;
   onTools(tools: RunningTool[]): void;
   onUsage(usage: TokenUsage): void;
+}
+
+/** A human's answer to a tool call that needed approval. */
+export interface ApprovalDecision {
+  approved: boolean;
+  reason?: string;
+}
+
+/** Human-in-the-loop behaviour of a turn (sessions recorded before it have none). */
+export interface TurnControls {
+  /** The turn's iteration limit now (`extend` raises it while the turn runs). */
+  limit(): number;
+  /** Iterations share at which the model is told the limit is near (0: never). */
+  warnAt: number;
+  /** Same call, same error, this many times: the turn ends `stuck`. */
+  maxRepeatedFailures: number;
+  /** Handle `ask_question` and `task_completion`. */
+  loopBreakers: boolean;
+  /** Whether `call` waits for a human yes. */
+  needsApproval(call: ToolCall): boolean;
+  /** Wait (durably, cancellably) for the human's decision on `call`. */
+  requestApproval(call: ToolCall): Promise<ApprovalDecision>;
+  /** The limit was reached in a session a human talks to: reply saying so instead of failing. */
+  interactive: boolean;
 }
 
 /** Everything a turn needs; `transcript` is the session's append-only transcript. */
@@ -39,15 +64,23 @@ export interface TurnInput {
   shouldPause(): boolean;
   /** Largest transcript sent to the model, in bytes (default MAX_TRANSCRIPT_BYTES). */
   maxTranscriptBytes?: number;
+  /** Approvals, loop-breaking tools, limit warnings, repeated failures; absent for recorded sessions. */
+  controls?: TurnControls;
 }
 
-/** How a turn begins: a new user message, or a turn resumed from the run before this one. */
-export type TurnStart = { message: string } | { resume: PendingTurn };
+/**
+ * How a turn begins: a new user message, an answer to the model's pending question (it becomes that
+ * call's tool result), or a turn resumed from the run before this one.
+ */
+export type TurnStart = { message: string; answers?: PendingQuestion } | { resume: PendingTurn };
 
 /** A turn handed over to the next run between two iterations. */
 export interface PausedTurn {
   paused: PendingTurn;
 }
+
+/** A turn result, plus the question the model asked when it ended `waiting_for_user`. */
+export type TurnOutcome = TurnResult & { question?: PendingQuestion };
 
 /** The message a turn ends with when the model keeps asking for tools past the limit. */
 export function maxIterationsMessage(max: number): string {
@@ -58,11 +91,19 @@ export function maxIterationsMessage(max: number): string {
  * Run a turn. Never throws: interruption and model failures end the turn with a status. Returns
  * `{ paused }` instead of a result when `shouldPause` asked for a fresh run between iterations.
  */
-export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnResult | PausedTurn> {
-  const { transcript, maxIterations, observer } = input;
+export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnOutcome | PausedTurn> {
+  const { transcript, observer, controls } = input;
   const resumed = 'resume' in start ? start.resume : undefined;
   const firstIndex = resumed ? resumed.firstIndex : transcript.length;
-  if (!resumed) transcript.push({ role: 'user', content: (start as { message: string }).message });
+  if (!resumed) {
+    const { message, answers } = start as { message: string; answers?: PendingQuestion };
+    // The answer to the model's question is the result of its ask_question call.
+    if (answers) transcript.push(toolMessage(answers.callId, { success: true, answer: message }));
+    else transcript.push({ role: 'user', content: message });
+  }
+  const limit = (): number => controls?.limit() ?? input.maxIterations;
+  let warned = resumed?.warned ?? false;
+  const failures: Record<string, number> = { ...(resumed?.failures ?? {}) };
   const turnStarted = resumed ? resumed.startedAt : Date.now();
   let iterations = resumed ? resumed.iterations : 0;
   const iterationsAtStart = iterations;
@@ -71,9 +112,9 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnR
   let afterLastReply: number | undefined;
   const maxTranscriptBytes = input.maxTranscriptBytes ?? MAX_TRANSCRIPT_BYTES;
 
-  const finish = (status: TurnStatus, response: string | null, error?: string): TurnResult => {
+  const finish = (status: TurnStatus, response: string | null, error?: string, question?: PendingQuestion): TurnOutcome => {
     const to = transcript.length;
-    const result: TurnResult = {
+    const result: TurnOutcome = {
       turn: input.turn,
       success: status === 'completed',
       status,
@@ -83,6 +124,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnR
       toolCalls: countToolCalls(transcript, firstIndex),
       usage,
       ...(error === undefined ? {} : { error }),
+      ...(question ? { question } : {}),
     };
     log.info('Turn ended', { turn: input.turn, status, iterations, durationMs: Date.now() - turnStarted, error });
     return result;
@@ -90,13 +132,28 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnR
 
   try {
     for (;;) {
-      if (iterations >= maxIterations) {
-        return finish('max_iterations', lastAssistantText(transcript, firstIndex), maxIterationsMessage(maxIterations));
+      const max = limit();
+      if (iterations >= max) {
+        const partial = lastAssistantText(transcript, firstIndex);
+        if (controls?.interactive) {
+          const reply = `I reached this turn's limit of ${max} iterations before finishing.${partial ? ` So far: ${partial}` : ''} Say "continue" to let me go on (or extend the limit).`;
+          return finish('max_iterations', reply, maxIterationsMessage(max));
+        }
+        return finish('max_iterations', partial, maxIterationsMessage(max));
       }
       // Between iterations (never before this run's first one, so every run makes progress).
       if (iterations > iterationsAtStart && input.shouldPause()) {
         log.info('Turn continues in a new run', { turn: input.turn, iterations });
-        return { paused: { turn: input.turn, firstIndex, iterations, usage, startedAt: turnStarted } };
+        const extended = controls && max !== input.maxIterations ? { maxIterations: max } : {};
+        return { paused: { turn: input.turn, firstIndex, iterations, usage, startedAt: turnStarted, warned, failures, ...extended } };
+      }
+      if (controls && controls.warnAt > 0 && !warned && iterations > 0 && iterations >= Math.ceil(max * controls.warnAt)) {
+        warned = true;
+        const left = max - iterations;
+        transcript.push({
+          role: 'system',
+          content: `[Loopwright] ${iterations} of this turn's ${max} iterations are used; ${left} remain. Finish the task now, or ask the user how to go on${controls.loopBreakers ? ' (ask_question)' : ''}.`,
+        });
       }
       if (transcript.bytes > maxTranscriptBytes) {
         return finish(
@@ -116,7 +173,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnR
         observer.onUsage(reply.usage);
       }
       const calls = reply.message.tool_calls ?? [];
-      log.info(`Iteration ${iterations}/${maxIterations}`, {
+      log.info(`Iteration ${iterations}/${max}`, {
         turn: input.turn,
         modelMs: Date.now() - modelStarted,
         toolCalls: calls.map((c) => `${c.function.name} ${truncateArguments(c.function.arguments)}`),
@@ -124,7 +181,20 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnR
       if (calls.length === 0) {
         return finish('completed', reply.message.content ?? '');
       }
-      await runToolCalls(input, calls);
+      const breaker = controls?.loopBreakers ? calls.find((c) => isLoopToolName(c.function.name)) : undefined;
+      const acting = breaker ? calls.filter((c) => !isLoopToolName(c.function.name)) : calls;
+      const results = await runToolCalls(input, acting, breaker);
+      if (breaker) {
+        const args = parseObject(breaker.function.arguments);
+        if (breaker.function.name === 'ask_question') {
+          const question = typeof args.question === 'string' && args.question.trim() !== '' ? args.question : (reply.message.content ?? 'I have a question.');
+          return finish('waiting_for_user', question, undefined, { callId: breaker.id, question });
+        }
+        const summary = typeof args.summary === 'string' && args.summary.trim() !== '' ? args.summary : (reply.message.content ?? 'Done.');
+        return finish('completed', summary);
+      }
+      const stuck = controls ? noteRepeatedFailures(input, acting, results, failures, controls.maxRepeatedFailures) : undefined;
+      if (stuck) return finish('stuck', stuck, stuck);
     }
   } catch (err) {
     if (isCancellation(err)) {
@@ -136,7 +206,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnR
 }
 
 /** True for a turn handed over to the next run. */
-export function isPaused(result: TurnResult | PausedTurn): result is PausedTurn {
+export function isPaused(result: TurnOutcome | PausedTurn): result is PausedTurn {
   return 'paused' in result;
 }
 
@@ -167,15 +237,25 @@ function callModel(input: TurnInput, afterLastReply: number | undefined): Promis
 /**
  * Run every call of one assistant message at once and append the results in tool-call order once
  * all are in. On interruption the results that did arrive are kept and every call still running is
- * answered with an "interrupted" result, all in call order, so the transcript stays valid.
+ * answered with an "interrupted" result, all in call order, so the transcript stays valid. A
+ * `task_completion` breaker gets its result in order too; an `ask_question` breaker is answered
+ * by the user's next message.
  */
-async function runToolCalls(input: TurnInput, calls: ToolCall[]): Promise<void> {
-  input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name })));
+async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker?: ToolCall): Promise<(ToolResult | undefined)[]> {
+  input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name, ...mainArgument(c) })));
   const results: (ToolResult | undefined)[] = calls.map(() => undefined);
   try {
     await Promise.all(
       calls.map(async (call, i) => {
         const started = Date.now();
+        const controls = input.controls;
+        if (controls?.needsApproval(call)) {
+          const decision = await controls.requestApproval(call);
+          if (!decision.approved) {
+            results[i] = { success: false, declined: true, error: `The user declined this call${decision.reason ? `: ${decision.reason}` : ''}` };
+            return;
+          }
+        }
         const result = await runToolCall(input.activities, call, input.context, { localReads: input.localReads });
         results[i] = result;
         log.info('Tool call finished', {
@@ -191,7 +271,55 @@ async function runToolCalls(input: TurnInput, calls: ToolCall[]): Promise<void> 
     calls.forEach((call, i) => {
       input.transcript.push(toolMessage(call.id, results[i] ?? INTERRUPTED_RESULT));
     });
+    if (breaker?.function.name === 'task_completion') input.transcript.push(toolMessage(breaker.id, { success: true, completed: true }));
     input.observer.onTools([]);
+  }
+  return results;
+}
+
+/**
+ * Count each failing call (tool, arguments, error). The second time the same call fails the same
+ * way, its result tells the model so; at `max` the turn ends `stuck` (returns the reply).
+ */
+function noteRepeatedFailures(
+  input: TurnInput,
+  calls: ToolCall[],
+  results: (ToolResult | undefined)[],
+  failures: Record<string, number>,
+  max: number,
+): string | undefined {
+  let stuck: string | undefined;
+  calls.forEach((call, i) => {
+    const result = results[i];
+    if (!result || result.success || result.declined) return;
+    const key = `${call.function.name}\u0000${call.function.arguments}\u0000${String(result.error)}`;
+    const count = (failures[key] ?? 0) + 1;
+    failures[key] = count;
+    if (count >= max) {
+      stuck ??= `The same call kept failing (${count} times): ${call.function.name} ${truncateArguments(call.function.arguments)} → ${String(result.error)}. Tell me how to go on.`;
+    } else if (count >= 2) {
+      input.transcript.push({
+        role: 'system',
+        content: `[Loopwright] This exact call has now failed ${count} times with the same error: ${call.function.name} ${truncateArguments(call.function.arguments)} → ${String(result.error)}. Do not repeat it; change the arguments, try something else, or ask the user.`,
+      });
+    }
+  });
+  return stuck;
+}
+
+/** The argument a person recognises a call by (its path), for progress displays. */
+function mainArgument(call: ToolCall): { detail?: string } {
+  const args = parseObject(call.function.arguments);
+  const detail = args.file_path ?? args.workflow_path ?? args.path;
+  return typeof detail === 'string' ? { detail: detail.slice(0, 200) } : {};
+}
+
+function parseObject(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
   }
 }
 

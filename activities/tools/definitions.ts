@@ -53,3 +53,21 @@ function define(name: ToolName): ToolDefinition {
 
 /** The three tools, in the order the model sees them. */
 export const TOOL_DEFINITIONS: ToolDefinition[] = [define('read_file'), define('execute_workflow'), define('save_output')];
+
+const loopToolSchemas = {
+  ask_question: z.object({ question: z.string().min(1).describe('The question for the user, complete and self-contained') }),
+  task_completion: z.object({ summary: z.string().min(1).describe('What was done, for the user') }),
+} as const;
+
+const LOOP_TOOL_DESCRIPTIONS = {
+  ask_question:
+    'Ask the user a question and wait for the answer. Use it when you need information or a decision only the user can give (a workflow step that asks the user, a choice between options, missing facts); the answer comes back as this call\'s result.',
+  task_completion:
+    'Say that the task the user asked for is finished, with a short summary of what was done (files saved, decisions made). The turn ends with your summary as the reply.',
+} as const;
+
+/** The loop-breaking tools, offered unless a session turns them off (`loopBreakers: false`). */
+export const LOOP_TOOL_DEFINITIONS: ToolDefinition[] = (['ask_question', 'task_completion'] as const).map((name) => ({
+  type: 'function',
+  function: { name, description: LOOP_TOOL_DESCRIPTIONS[name], parameters: toFunctionParameters(loopToolSchemas[name]) },
+}));

@@ -142,6 +142,61 @@ export async function sendCommand(argv: string[], out: CommandOutput): Promise<n
   }
 }
 
+/** `loopwright approve <id> [call-id]`: let a waiting tool call run (all of them without a call id). */
+export async function approveCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const [workflowId, callId] = argv;
+  if (!workflowId) throw new UsageError('approve needs <workflow-id> [call-id]');
+  return decideCommand(workflowId, out, (session) => session.approve(callId), 'Approved');
+}
+
+/** `loopwright deny <id> [call-id] [reason]`: refuse a waiting tool call; the model sees the reason. */
+export async function denyCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const [workflowId, callId, ...reason] = argv;
+  if (!workflowId) throw new UsageError('deny needs <workflow-id> [call-id] [reason]');
+  const id = callId === undefined || callId === '-' ? undefined : callId;
+  return decideCommand(workflowId, out, (session) => session.deny(id, reason.join(' ') || undefined), 'Denied');
+}
+
+/** `loopwright extend <id> [n]`: raise the running turn's iteration limit. */
+export async function extendCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const [workflowId, raw] = argv;
+  if (!workflowId) throw new UsageError('extend needs <workflow-id> [n]');
+  const n = parsePositiveInt(raw, 'n');
+  const temporal = await openTemporal(out);
+  try {
+    const session = temporal.loopwright.session(workflowId);
+    const limit = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => session.extend(n));
+    out.log(`The running turn of ${workflowId} may now make ${limit} model calls`);
+    return 0;
+  } catch (err) {
+    if (err instanceof SessionRejectedError) {
+      out.error(`Rejected: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await temporal.close();
+  }
+}
+
+async function decideCommand(workflowId: string, out: CommandOutput, decide: (session: SessionHandle) => Promise<string[]>, verb: string): Promise<number> {
+  const temporal = await openTemporal(out);
+  try {
+    const session = temporal.loopwright.session(workflowId);
+    const ids = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => decide(session));
+    out.log(`${verb}: ${ids.join(', ')}`);
+    return 0;
+  } catch (err) {
+    if (err instanceof SessionRejectedError) {
+      out.error(`Rejected: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await temporal.close();
+  }
+}
+
 /** `loopwright interrupt <id> [reason]`: says so, with exit status 1, when no turn is running. */
 export async function interruptCommand(argv: string[], out: CommandOutput): Promise<number> {
   const [workflowId, reason] = argv;
@@ -253,7 +308,9 @@ export async function statusCommand(argv: string[], out: CommandOutput): Promise
       out.log(`  agent:      ${state.agent ? `${state.agent.name} (${state.agent.title})` : '(initialising)'}`);
       out.log(`  status:     ${state.status}`);
       out.log(`  turn:       ${state.turn}, iteration ${state.iteration}/${state.maxIterations}`);
-      if (state.runningTools.length) out.log(`  running:    ${state.runningTools.map((t) => t.name).join(', ')}`);
+      if (state.runningTools.length) out.log(`  running:    ${state.runningTools.map((t) => (t.detail ? `${t.name} ${t.detail}` : t.name)).join(', ')}`);
+      for (const p of state.pendingApprovals ?? []) out.log(`  approval:   ${p.callId} ${p.tool}${p.path ? ` ${p.path}` : ''} — ${p.preview}  (loopwright approve|deny ${workflowId} ${p.callId})`);
+      if (state.pendingQuestion) out.log(`  question:   ${state.pendingQuestion.question}  (answer with loopwright send)`);
       out.log(`  tokens:     ${state.usage.totalTokens} (prompt ${state.usage.promptTokens}, completion ${state.usage.completionTokens})`);
       out.log(`  messages:   ${state.messageCount} (${state.transcriptBytes} bytes)${state.run > 1 ? `, run ${state.run} (continued as new ${state.run - 1} time(s))` : ''}`);
       if (state.lastTurn) out.log(`  last turn:  ${state.lastTurn.status} after ${state.lastTurn.iterations} iteration(s)`);

@@ -59,8 +59,18 @@ function respond(request: RecordedRequest): Step {
   }
   if (said.includes(ENDLESS)) return toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' } }]);
   if (said.includes(SLOW)) return hang();
+  if (said.includes(APPROVAL_TURN)) {
+    if (step < 2) {
+      const n = step + 1;
+      return toolCalls([{ id: `call_approve_${n}`, name: 'save_output', arguments: { file_path: `{output_folder}/approval-${n}.md`, content: `# A${n}` } }]);
+    }
+    return text('Both decided.');
+  }
   return text(`You said: ${said}`);
 }
+
+/** A turn that asks to save twice, for the approval commands. */
+const APPROVAL_TURN = 'save two files, asking first';
 
 /** Environment for commands on a fresh task queue. */
 function freshEnv(): { env: NodeJS.ProcessEnv; taskQueue: string } {
@@ -185,7 +195,9 @@ test('cli: run --json prints one JSON object; past --max-iterations it reports s
   expect(lines).toHaveLength(1);
   const parsed = JSON.parse(lines[0]) as Record<string, unknown>;
   expect(Object.keys(parsed).sort()).toEqual(['error', 'iterations', 'response', 'status', 'success', 'workflowId'].sort());
-  expect(parsed).toMatchObject({ success: false, status: 'max_iterations', iterations: 2, response: null, error: 'Agent execution exceeded maximum iterations (2)' });
+  expect(parsed).toMatchObject({ success: false, status: 'max_iterations', iterations: 2, error: 'Agent execution exceeded maximum iterations (2)' });
+  // The session stays open, so the reply says how to go on instead of dropping the work.
+  expect(parsed.response).toMatch(/limit of 2 iterations.*"continue"/);
   expect(parsed.workflowId).toMatch(/^loopwright-facilitator-/);
 });
 
@@ -337,5 +349,35 @@ test('cli: interrupt on a session with no running turn says so and exits 1', asy
   const result = await cli(args, env);
   expectExit(args, result, 1);
   expect(result.stderr).toMatch(new RegExp(`No turn is running in ${session.workflowId} \\(status: (waiting for user|initializing)\\); nothing to interrupt`));
+  await session.end();
+});
+
+test('cli: status lists a call waiting for approval; approve and deny decide it; extend needs a running turn', async () => {
+  const { env, taskQueue } = freshEnv();
+  const worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' });
+  workers.push(worker);
+  const lw = new LoopwrightClient(client, taskQueue);
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', approval: { policy: 'writes' } });
+  const turn = session.send(APPROVAL_TURN);
+  const status = await waitFor('a pending approval', async () => {
+    const result = await cli(['status', session.workflowId], env);
+    return result.stdout.includes('approval:') ? result : undefined;
+  });
+  expect(status.stdout).toMatch(/approval: {3}call_approve_1 save_output \S*approval-1\.md — 4 bytes: # A1/);
+  const approve = await cli(['approve', session.workflowId, 'call_approve_1'], env);
+  expectExit(['approve'], approve, 0);
+  expect(approve.stdout).toBe('Approved: call_approve_1\n');
+  await waitFor('the second approval', async () => ((await session.state()).pendingApprovals.length > 0 ? true : undefined));
+  const deny = await cli(['deny', session.workflowId, '-', 'not', 'now'], env);
+  expectExit(['deny'], deny, 0);
+  expect(deny.stdout).toBe('Denied: call_approve_2\n');
+  const result = await turn;
+  expect(result.success).toBe(true);
+  const nothing = await cli(['approve', session.workflowId], env);
+  expect(nothing.code).toBe(1);
+  expect(nothing.stderr).toContain('No tool call is waiting for approval');
+  const extend = await cli(['extend', session.workflowId, '5'], env);
+  expect(extend.code).toBe(1);
+  expect(extend.stderr).toContain('No turn is running to extend');
   await session.end();
 });
