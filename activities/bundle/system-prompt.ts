@@ -20,7 +20,7 @@ const TARGET_LABELS: Record<CommandTarget['kind'], string> = {
 };
 
 /** The system message that opens every session of `agent`. Deterministic: same agent, same text. */
-export function buildSystemPrompt(agent: AgentDefinition): string {
+export function buildSystemPrompt(agent: AgentDefinition, options: { loopBreakers?: boolean } = {}): string {
   const { persona } = agent;
   const sections: string[] = [];
 
@@ -40,6 +40,12 @@ export function buildSystemPrompt(agent: AgentDefinition): string {
       '- Never just say that you loaded, read or saved something: call the tool. A load instruction that you only acknowledge in text has not happened.',
       '- After a tool call, wait for its result and work from what it returned. If it reports an error, correct the path or tell the user; do not invent the content.',
       '- Files shown in "[Critical Action] Loaded file" messages are already loaded; do not load them again.',
+      ...(options.loopBreakers === false
+        ? []
+        : [
+            '- When you need an answer only the user can give (a step that asks the user, a choice, missing facts), call ask_question with the complete question and stop; the answer comes back as its result.',
+            '- When the task the user asked for is done, call task_completion with a short summary of what was done.',
+          ]),
     ].join('\n'),
   );
 

@@ -60,3 +60,11 @@ describe('system-prompt', () => {
     expect(buildSystemPrompt(agent)).toBe(prompt);
   });
 });
+
+test('buildSystemPrompt: says when to ask the user and when to report completion, unless the session turned those tools off', () => {
+  const agent = parseAgent(sourceAgent(), 'agents/alex.md');
+  expect(buildSystemPrompt(agent)).toMatch(/call ask_question/);
+  expect(buildSystemPrompt(agent)).toMatch(/call task_completion/);
+  const off = buildSystemPrompt(agent, { loopBreakers: false });
+  expect(off).not.toMatch(/ask_question|task_completion/);
+});
