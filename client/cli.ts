@@ -35,6 +35,22 @@ const COMMANDS: Record<string, CommandSpec> = {
     },
     load: async () => (await import('./commands/session-commands')).runCommand,
   },
+  chat: {
+    summary: 'chat <bundle> <agent> [--approve none|writes|all|tool,...] [--max-iterations N] [--model M] | chat --id <id>',
+    help: {
+      about:
+        'Talk to an agent in the terminal: a live line while a turn runs, tool results and approvals as they come, slash commands (/stop /status /approve /deny /extend /end /help). Writes wait for /approve by default. Ctrl-C interrupts a turn, or at the prompt leaves (the session stays; --id rejoins). Piped input: one message per line, replies on stdout. ' +
+        SESSION_OPTIONS_ENV,
+      options: [
+        ['--id ID', 'rejoin session ID (or, with <bundle> <agent>, the id of the new session)'],
+        ['--approve P', 'tool calls that wait for /approve: none, writes (default), all, or a list'],
+        ['--max-iterations N', 'most model calls in a turn (default 50)'],
+        ['--model M', 'model for this session'],
+      ],
+      example: 'loopwright chat bundles/requirements-facilitator facilitator',
+    },
+    load: async () => (await import('./commands/chat-command')).chatCommand,
+  },
   send: {
     summary: 'send <id> "<message>" [--json]',
     help: { about: 'Run the next turn of a session and print the reply. ' + SESSION_OPTIONS_ENV, options: [['--json', 'print one JSON object']], example: 'loopwright send loopwright-facilitator-1a2b3c4d "We need a tool library."' },

@@ -1,0 +1,357 @@
+/**
+ * `loopwright chat`: an interactive conversation with a session in the terminal. While a turn runs,
+ * one live line shows the iteration, the tool running with its path and the tokens so far; tool
+ * results, notices, approvals and questions are shown as they arrive. Ctrl-C during a turn
+ * interrupts it; Ctrl-C at the prompt leaves the chat (the session stays; `chat --id` rejoins).
+ * Without a terminal (piped input) it reads one message per line and prints replies on stdout, so
+ * it can be scripted: a message waits for the turn before it, and `/approve` or `/deny` wait for a
+ * call to decide while a turn runs.
+ */
+import readline from 'node:readline';
+import { parseArgs } from 'node:util';
+import type { ChatMessage } from '../../common/messages';
+import type { ApprovalPolicy, SessionState, TurnResult } from '../../common/session-types';
+import { withWorker } from '../in-process-worker';
+import { type CommandOutput, UsageError } from '../output';
+import { setRejoinHint } from '../exit-on-signal';
+import { SessionRejectedError, type SessionHandle } from '../session-client';
+import { openTemporal } from '../temporal-session';
+
+const HELP = [
+  'Type a message (a command such as *intake, a number, or free text) and press Enter.',
+  '  /stop              interrupt the running turn (also Ctrl-C)',
+  '  /status            where the session stands',
+  '  /approve [call]    let a waiting tool call run (all waiting calls without a call id)',
+  '  /deny [call|-] [reason]  refuse a waiting tool call; the model sees the reason',
+  '  /extend [n]        raise the running turn\'s iteration limit',
+  '  /end               end the session and leave',
+  '  /help              this list',
+  'Ctrl-C at the prompt leaves the chat; the session stays open and `loopwright chat --id <id>` rejoins it.',
+].join('\n');
+
+/** `loopwright chat <bundle> <agent>` or `loopwright chat --id <workflow-id>`. */
+export async function chatCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      id: { type: 'string' },
+      approve: { type: 'string' },
+      'max-iterations': { type: 'string' },
+      model: { type: 'string' },
+    },
+  });
+  const [bundlePath, agentId] = positionals;
+  if (!values.id && (!bundlePath || !agentId)) throw new UsageError('chat needs <bundle> <agent>, or --id <workflow-id> to rejoin');
+  const policy = parsePolicy(values.approve ?? 'writes');
+  const maxIterations = values['max-iterations'] === undefined ? undefined : Number(values['max-iterations']);
+  if (maxIterations !== undefined && (!Number.isInteger(maxIterations) || maxIterations < 1)) {
+    throw new UsageError(`--max-iterations must be a positive whole number, got "${values['max-iterations']}"`);
+  }
+  const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const temporal = await openTemporal(out);
+  try {
+    let session: SessionHandle;
+    let rejoined = false;
+    if (values.id && !bundlePath) {
+      session = temporal.loopwright.session(values.id);
+      rejoined = true;
+    } else {
+      session = await temporal.loopwright.start({
+        bundlePath: bundlePath!,
+        agentId: agentId!,
+        ...(values.id ? { workflowId: values.id } : {}),
+        approval: { policy },
+        ...(maxIterations ? { maxIterations } : {}),
+        ...(values.model ? { model: values.model } : {}),
+      });
+    }
+    setRejoinHint(`loopwright chat --id ${session.workflowId}`);
+    return await withWorker(temporal, { watch: session.workflow, onStart: (reason) => out.error(`  (${reason}; running one in this process)`) }, () =>
+      new Chat(session, out, tty).run(rejoined),
+    );
+  } finally {
+    await temporal.close();
+  }
+}
+
+function parsePolicy(raw: string): ApprovalPolicy {
+  if (raw === 'none' || raw === 'writes' || raw === 'all') return raw;
+  const tools = raw.split(',').map((t) => t.trim()).filter(Boolean);
+  if (tools.length === 0) throw new UsageError(`--approve takes none, writes, all or a comma-separated list of tools, got "${raw}"`);
+  return tools;
+}
+
+class Chat {
+  private turn: Promise<TurnResult> | undefined;
+  private following: Promise<void> | undefined;
+  private seenMessages = 0;
+  private lastLive = '';
+  private shownApprovals = new Set<string>();
+  private closed = false;
+
+  constructor(
+    private readonly session: SessionHandle,
+    private readonly out: CommandOutput,
+    private readonly tty: boolean,
+  ) {}
+
+  async run(rejoined: boolean): Promise<number> {
+    const state = await this.waitReady();
+    if (!state) return 1;
+    this.seenMessages = state.messageCount;
+    if (this.tty || rejoined) {
+      this.info(`Session ${this.session.workflowId} — ${state.agent ? `${state.agent.name}, ${state.agent.title}` : 'agent'}`);
+      if (state.agent?.commands.length) this.info(`Commands: ${state.agent.commands.map((c) => c.cmd).join(' ')}   (/help for chat commands)`);
+    }
+    if (rejoined) await this.showLastExchange(state);
+    const rl = readline.createInterface({ input: process.stdin, output: this.tty ? process.stdout : undefined, terminal: this.tty });
+    const lines: string[] = [];
+    let wake: (() => void) | undefined;
+    let inputEnded = false;
+    rl.on('line', (line) => {
+      lines.push(line);
+      wake?.();
+    });
+    rl.on('close', () => {
+      inputEnded = true;
+      wake?.();
+    });
+    rl.on('SIGINT', () => {
+      if (this.turn) {
+        this.info('  … interrupting');
+        void this.session.interrupt('Ctrl-C').catch(() => undefined);
+      } else {
+        this.closed = true;
+        wake?.();
+      }
+    });
+    const prompt = (): void => {
+      if (this.tty) rl.prompt();
+    };
+    rl.setPrompt('> ');
+    prompt();
+    try {
+      for (;;) {
+        if (this.closed) {
+          this.info(`Left the chat; the session stays open. Rejoin with: loopwright chat --id ${this.session.workflowId}`);
+          return 0;
+        }
+        const line = lines.shift();
+        if (line === undefined) {
+          if (inputEnded) {
+            // Piped input ran out: finish the turn in flight, then leave the session open.
+            if (this.turn) await this.finishTurn();
+            return 0;
+          }
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+          continue;
+        }
+        const text = line.trim();
+        if (text === '') {
+          prompt();
+          continue;
+        }
+        if (text.startsWith('/')) {
+          const done = await this.command(text);
+          if (done) return 0;
+        } else if (this.turn && this.tty) {
+          this.info('  (a turn is running: /stop to interrupt it, or wait for the reply)');
+        } else {
+          // Piped: a message waits for the turn before it.
+          if (this.turn) await this.finishTurn();
+          this.startTurn(text);
+          void this.finishTurn().then(prompt);
+          continue;
+        }
+        if (!this.turn) prompt();
+      }
+    } finally {
+      rl.close();
+    }
+  }
+
+  /** Wait until the agent is initialised (or the session failed). */
+  private async waitReady(): Promise<SessionState | undefined> {
+    for (let i = 0; i < 200; i++) {
+      const state = await this.session.state().catch(() => undefined);
+      if (state?.status === 'failed') {
+        this.out.error(`The session failed: ${state.error ?? 'unknown error'}`);
+        return undefined;
+      }
+      if (state && state.status !== 'initializing') return state;
+      await sleep(100);
+    }
+    this.out.error('The session did not become ready within 20 s');
+    return undefined;
+  }
+
+  private startTurn(message: string): void {
+    this.turn = this.session.send(message);
+    this.turn.catch(() => undefined);
+  }
+
+  /** Follow the running turn until it ends, then print its reply (once, however many wait for it). */
+  private finishTurn(): Promise<void> {
+    if (!this.turn) return Promise.resolve();
+    this.following ??= this.follow(this.turn).finally(() => (this.following = undefined));
+    return this.following;
+  }
+
+  private async follow(turn: Promise<TurnResult>): Promise<void> {
+    let settled = false;
+    const finished = turn.then(
+      (result) => ({ result }),
+      (error: unknown) => ({ error }),
+    );
+    void finished.then(() => (settled = true));
+    while (!settled) {
+      await Promise.race([finished, sleep(300)]);
+      await this.showProgress().catch(() => undefined);
+    }
+    const outcome = await finished;
+    if (this.turn === turn) this.turn = undefined;
+    this.clearLive();
+    await this.showNewMessages().catch(() => undefined);
+    if ('error' in outcome) {
+      const error = outcome.error;
+      this.out.error(error instanceof SessionRejectedError ? `Rejected: ${error.message}` : `Error: ${(error as Error).message}`);
+      return;
+    }
+    const result = outcome.result;
+    if (result.response) this.out.log(result.response);
+    if (result.status !== 'completed' && result.status !== 'waiting_for_user') {
+      this.info(`  (turn ${result.status}${result.error ? `: ${result.error}` : ''})`);
+    }
+  }
+
+  /** The live line, tool results as they arrive, and calls waiting for approval. */
+  private async showProgress(): Promise<void> {
+    const state = await this.session.state();
+    await this.showNewMessages();
+    for (const approval of state.pendingApprovals) {
+      if (this.shownApprovals.has(approval.callId)) continue;
+      this.shownApprovals.add(approval.callId);
+      this.clearLive();
+      this.info(`  ? ${approval.tool}${approval.path ? ` ${approval.path}` : ''} — ${approval.preview}`);
+      this.info(`    /approve ${approval.callId}   or   /deny ${approval.callId} [reason]`);
+    }
+    const tools = state.runningTools.map((t) => (t.detail ? `${t.name} ${t.detail}` : t.name)).join(', ');
+    const live = `  … iteration ${state.iteration}/${state.maxIterations}${tools ? ` · ${tools}` : ` · ${state.status.replace(/_/g, ' ')}`} · ${state.usage.totalTokens} tokens`;
+    if (live === this.lastLive) return;
+    this.lastLive = live;
+    if (this.tty) process.stderr.write(`\r\u001b[2K${live}`);
+    else this.out.error(live);
+  }
+
+  private clearLive(): void {
+    if (this.tty && this.lastLive) process.stderr.write('\r\u001b[2K');
+    this.lastLive = '';
+  }
+
+  /** Tool results and notices appended since the last look. */
+  private async showNewMessages(): Promise<void> {
+    const messages = await this.session.messages(this.seenMessages);
+    this.seenMessages += messages.length;
+    for (const message of messages) {
+      const line = describeMessage(message);
+      if (line) {
+        this.clearLive();
+        this.info(line);
+      }
+    }
+  }
+
+  private async showLastExchange(state: SessionState): Promise<void> {
+    const from = Math.max(0, state.messageCount - 40);
+    const recent = await this.session.messages(from);
+    const lastUser = recent.map((m) => m.role).lastIndexOf('user');
+    if (lastUser >= 0) this.info(`You: ${recent[lastUser]!.content}`);
+    const reply = [...recent].reverse().find((m) => m.role === 'assistant' && m.content);
+    if (reply?.content) this.out.log(reply.content);
+    if (state.pendingQuestion) this.info(`(The agent asked: ${state.pendingQuestion.question})`);
+  }
+
+  /** Run a slash command; true when the chat is over. */
+  private async command(text: string): Promise<boolean> {
+    const [name, ...args] = text.split(/\s+/);
+    try {
+      switch (name) {
+        case '/help':
+          this.info(HELP);
+          return false;
+        case '/stop':
+          if (!this.turn) this.info('  (no turn is running)');
+          else await this.session.interrupt('/stop');
+          return false;
+        case '/status': {
+          const state = await this.session.state();
+          this.info(`  status ${state.status.replace(/_/g, ' ')} · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · ${state.usage.totalTokens} tokens · ${state.messageCount} messages · run ${state.run}`);
+          for (const p of state.pendingApprovals) this.info(`  waiting for approval: ${p.callId} ${p.tool}${p.path ? ` ${p.path}` : ''}`);
+          return false;
+        }
+        case '/approve':
+        case '/deny': {
+          const callId = args[0] && args[0] !== '-' ? args[0] : undefined;
+          await this.waitForApproval(callId);
+          const ids = name === '/approve' ? await this.session.approve(callId) : await this.session.deny(callId, args.slice(1).join(' ') || undefined);
+          this.info(`  ${name === '/approve' ? 'approved' : 'denied'}: ${ids.join(', ')}`);
+          return false;
+        }
+        case '/extend': {
+          const n = args[0] === undefined ? undefined : Number(args[0]);
+          const limit = await this.session.extend(n);
+          this.info(`  this turn may now make ${limit} model calls`);
+          return false;
+        }
+        case '/end':
+          if (this.turn) await this.finishTurn();
+          await this.session.end();
+          await this.session.result().catch(() => undefined);
+          this.info(`Session ${this.session.workflowId} ended.`);
+          return true;
+        default:
+          this.info(`  unknown command ${name}; /help lists them`);
+          return false;
+      }
+    } catch (err) {
+      this.out.error(err instanceof SessionRejectedError ? `  rejected: ${err.message}` : `  error: ${(err as Error).message}`);
+      return false;
+    }
+  }
+
+  /** With a turn running and nothing to decide yet, wait until a call asks (or the turn ends). */
+  private async waitForApproval(callId: string | undefined): Promise<void> {
+    while (this.turn) {
+      const state = await this.session.state();
+      if (state.pendingApprovals.some((p) => callId === undefined || p.callId === callId)) return;
+      await sleep(100);
+    }
+  }
+
+  private info(line: string): void {
+    this.out.error(line);
+  }
+}
+
+/** One line for a message worth showing while a turn runs (tool results, notices). */
+function describeMessage(message: ChatMessage): string | undefined {
+  if (message.role === 'system' && message.content.startsWith('[Loopwright]')) return `  ! ${message.content.slice('[Loopwright] '.length)}`;
+  if (message.role !== 'tool') return undefined;
+  let result: Record<string, unknown> = {};
+  try {
+    result = JSON.parse(message.content) as Record<string, unknown>;
+  } catch {
+    return `  · ${message.content.slice(0, 120)}`;
+  }
+  if (result.success === false) return `  ✗ ${String(result.error ?? 'failed').slice(0, 300)}`;
+  const where = typeof result.path === 'string' ? result.path : typeof result.workflow_name === 'string' ? `workflow ${result.workflow_name}` : '';
+  const size = typeof result.size === 'number' ? ` (${result.size} bytes)` : '';
+  if ('answer' in result) return undefined;
+  return `  ✓ ${where}${size}`.trimEnd();
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

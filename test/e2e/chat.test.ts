@@ -1,0 +1,122 @@
+/**
+ * `loopwright chat` driven through pipes, as a script would: messages one per line, replies on
+ * stdout, progress and approvals on stderr, `/approve` answering the write the agent asks for,
+ * `/end` ending the session; and `chat --id` rejoining a session and showing its last exchange.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import type { ChatMessage } from '../../common/messages';
+import { type FakeOpenAI, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../scripts/fake-openai/server';
+import { copyExampleBundle } from '../support/session-harness';
+import { BIN, cliEnvironment } from './cli-runner';
+
+jest.setTimeout(90_000);
+
+let server: DevServerHandle;
+let fake: FakeOpenAI;
+let connection: Connection;
+let client: Client;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+let stateDir: string;
+
+/** `*intake` loads the workflow, saves a document (which waits for approval), then answers; anything else is echoed. */
+function respond(request: RecordedRequest): Step {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const said = String(messages[lastUser]?.content ?? '');
+  const step = messages.slice(lastUser).filter((m) => m.role === 'assistant').length;
+  if (said === '*intake') {
+    if (step === 0) return toolCalls([{ id: 'call_wf', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } }]);
+    if (step === 1) return toolCalls([{ id: 'call_save', name: 'save_output', arguments: { file_path: '{output_folder}/chat.md', content: '# From chat\n' } }]);
+    return text('Your requirements are saved.');
+  }
+  return text(`You said: ${said}`);
+}
+
+beforeAll(async () => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-chat-'));
+  [server, fake] = await Promise.all([startDevServer({ port: 0, ui: false }), startFakeOpenAI({ responder: respond })]);
+  connection = await Connection.connect({ address: server.address });
+  client = new Client({ connection });
+  bundleCopy = copyExampleBundle('lw-chat-bundle-');
+}, 120_000);
+
+afterAll(async () => {
+  await connection?.close();
+  await fake?.close();
+  await server?.stop();
+  bundleCopy?.cleanup();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** A chat process with piped stdin; `waitFor` resolves once its output matches. */
+function startChat(args: string[], taskQueue: string) {
+  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
+  const child = spawn(process.execPath, [BIN, 'chat', ...args], { cwd: stateDir, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 80_000);
+  void exited.then(() => clearTimeout(timer));
+  return {
+    write: (line: string) => child.stdin.write(`${line}\n`),
+    close: () => child.stdin.end(),
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    async waitFor(pattern: RegExp, where: 'stdout' | 'stderr' = 'stderr'): Promise<RegExpMatchArray> {
+      for (let i = 0; i < 600; i++) {
+        const match = (where === 'stdout' ? stdout : stderr).match(pattern);
+        if (match) return match;
+        if (child.exitCode !== null) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`no ${pattern} in ${where}:\nstdout: ${stdout}\nstderr: ${stderr}`);
+    },
+  };
+}
+
+test('chat: piped messages, a write that waits for /approve, replies on stdout, /end ends the session', async () => {
+  const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', `chat-${process.pid}`], `chat-${process.pid}`);
+  chat.write('*intake');
+  const asked = await chat.waitFor(/\? save_output (\S+chat\.md) — 12 bytes: # From chat/);
+  expect(asked[1]).not.toContain('{output_folder}');
+  expect(chat.stderr()).toMatch(/… iteration \d+\/50/);
+  expect(chat.stderr()).toMatch(/✓ workflow intake/);
+  chat.write('/approve');
+  await chat.waitFor(/Your requirements are saved\./, 'stdout');
+  expect(chat.stderr()).toMatch(/approved: call_save/);
+  const saved = path.join(bundleCopy.bundle, '.loopwright', 'output', 'chat.md');
+  expect(fs.readFileSync(saved, 'utf8')).toBe('# From chat\n');
+  chat.write('hello again');
+  chat.write('/end');
+  expect(await chat.exited).toBe(0);
+  expect(chat.stdout()).toBe('Your requirements are saved.\nYou said: hello again\n');
+  expect(chat.stderr()).toContain(`Session chat-${process.pid} ended.`);
+  expect((await client.workflow.getHandle(`chat-${process.pid}`).describe()).status.name).toBe('COMPLETED');
+});
+
+test('chat: --id rejoins an open session and shows its last exchange; closing the input leaves the session open', async () => {
+  const id = `chat-rejoin-${process.pid}`;
+  const taskQueue = `chat-rejoin-${process.pid}`;
+  const first = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none'], taskQueue);
+  first.write('remember the blue door');
+  await first.waitFor(/You said: remember the blue door/, 'stdout');
+  first.close();
+  expect(await first.exited).toBe(0);
+  expect((await client.workflow.getHandle(id).describe()).status.name).toBe('RUNNING');
+
+  const again = startChat(['--id', id], taskQueue);
+  await again.waitFor(/You: remember the blue door/);
+  await again.waitFor(/You said: remember the blue door/, 'stdout');
+  again.write('/status');
+  await again.waitFor(/status waiting for user · turn 1/);
+  again.write('/end');
+  expect(await again.exited).toBe(0);
+});
