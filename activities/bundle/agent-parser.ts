@@ -23,6 +23,9 @@
  * - A missing `id` falls back to the file name without extension; a missing `name`, `title` or
  *   command `cmd` is an error. `<command-resolution>` and `<execution-rules>` are not read.
  * - Multi-line text keeps its lines, with the common indentation removed.
+ *
+ * Limits (`limits.ts`, each a `LimitExceededError` naming the file and the limit): the file's
+ * length, the XML's depth and element count, each text's length and the number of critical actions.
  */
 import * as path from 'node:path';
 import {
@@ -32,8 +35,9 @@ import {
   type CommandTarget,
   type CommandTargetKind,
 } from './agent-schema';
-import { AgentParseError } from './errors';
-import { childElements, firstChild, readElement, textOf, XmlSyntaxError, type XmlElement } from './xml-reader';
+import { AgentParseError, LimitExceededError } from './errors';
+import { MAX_AGENT_CHARS, MAX_AGENT_TEXT_CHARS, MAX_CRITICAL_ACTIONS } from './limits';
+import { childElements, firstChild, readElement, textOf, XmlLimitError, XmlSyntaxError, type XmlElement } from './xml-reader';
 
 /** Command attributes in priority order (the first present is the command's primary target). */
 const TARGET_ATTRIBUTES: readonly [string, CommandTargetKind][] = [
@@ -52,12 +56,21 @@ const TARGET_ATTRIBUTES: readonly [string, CommandTargetKind][] = [
  * mismatched tag (with its line), a missing `name`, `title` or `cmd` attribute.
  */
 export function parseAgent(text: string, file: string): AgentDefinition {
+  if (text.length > MAX_AGENT_CHARS) {
+    throw new LimitExceededError(`Agent file ${file} is too large: ${text.length} characters`, 'MAX_AGENT_CHARS', MAX_AGENT_CHARS, { file });
+  }
   const start = findAgentStart(text);
   if (start === -1) throw new AgentParseError(file, 'missing <agent> element');
   let agent: XmlElement;
   try {
     agent = readElement(text, start);
   } catch (error) {
+    if (error instanceof XmlLimitError) {
+      throw new LimitExceededError(`Agent file ${file} has ${error.problem} (line ${error.line})`, error.limit, error.max, {
+        file,
+        line: error.line,
+      });
+    }
     if (error instanceof XmlSyntaxError) throw new AgentParseError(file, error.message, { line: error.line });
     throw error;
   }
@@ -86,6 +99,7 @@ export function parseAgent(text: string, file: string): AgentDefinition {
     file,
   };
 
+  checkSizes(candidate, file);
   const parsed = AgentDefinitionSchema.safeParse(candidate);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -93,6 +107,37 @@ export function parseAgent(text: string, file: string): AgentDefinition {
     throw new AgentParseError(file, `invalid ${field || 'agent'}: ${issue.message}`, { field });
   }
   return parsed.data;
+}
+
+/** Every text of the agent (persona parts, actions, prompts, rules, commands) within `MAX_AGENT_TEXT_CHARS`. */
+function checkSizes(agent: Omit<AgentDefinition, 'dialect'>, file: string): void {
+  if (agent.criticalActions.length > MAX_CRITICAL_ACTIONS) {
+    throw new LimitExceededError(
+      `Agent file ${file} has ${agent.criticalActions.length} critical actions`,
+      'MAX_CRITICAL_ACTIONS',
+      MAX_CRITICAL_ACTIONS,
+      { file, field: 'criticalActions' },
+    );
+  }
+  const texts: [string, string][] = [
+    ...Object.entries(agent.persona).map(([part, text]): [string, string] => [`persona.${part}`, text]),
+    ...agent.criticalActions.map((text, i): [string, string] => [`criticalActions[${i}]`, text]),
+    ...agent.prompts.map((p, i): [string, string] => [`prompts[${i}]`, p.text]),
+    ...agent.rules.map((text, i): [string, string] => [`rules[${i}]`, text]),
+    ...agent.menuHandlers.map((h, i): [string, string] => [`menuHandlers[${i}]`, h.text]),
+    ...agent.commands.flatMap((c, i): [string, string][] => [
+      [`commands[${i}].description`, c.description],
+      ...c.targets.map((t): [string, string] => [`commands[${i}].${t.kind}`, t.value]),
+    ]),
+  ];
+  for (const [field, text] of texts) {
+    if (text.length > MAX_AGENT_TEXT_CHARS) {
+      throw new LimitExceededError(`Agent file ${file}: ${field} is too long: ${text.length} characters`, 'MAX_AGENT_TEXT_CHARS', MAX_AGENT_TEXT_CHARS, {
+        file,
+        field,
+      });
+    }
+  }
 }
 
 /** Offset of the first `<agent` start tag (not `<agents>` or `<agent-x>`), or -1. */
@@ -201,7 +246,9 @@ export function tidy(text: string): string {
   if (lines.length === 0) return '';
   // Text that starts on the tag's own line has no meaningful indentation on its first line.
   const measured = startsOnNewLine ? lines : lines.slice(1);
-  const indents = measured.filter((l) => l.trim() !== '').map((l) => l.length - l.trimStart().length);
-  const cut = indents.length > 0 ? Math.min(...indents) : 0;
+  // A loop, not `Math.min(...indents)`: spreading 100,000 lines overflows the stack.
+  let cut = Infinity;
+  for (const l of measured) if (l.trim() !== '') cut = Math.min(cut, l.length - l.trimStart().length);
+  if (cut === Infinity) cut = 0;
   return lines.map((l, i) => (i === 0 && !startsOnNewLine ? l.trim() : l.slice(cut))).join('\n');
 }

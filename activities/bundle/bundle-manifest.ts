@@ -3,8 +3,8 @@
  * files are, and which one starts by default. Validated at the edge; errors name the bad field.
  */
 import { z } from 'zod';
-import { parse as parseYaml } from 'yaml';
-import { BundleLoadError } from './errors';
+import { BundleLoadError, YamlSyntaxError } from './errors';
+import { parseYamlSafe } from './safe-yaml';
 
 /** One agent entry of the manifest. `file` is relative to the bundle root. */
 export const ManifestAgentSchema = z.object({
@@ -26,13 +26,17 @@ export const BundleManifestSchema = z.looseObject({
 });
 export type BundleManifest = z.infer<typeof BundleManifestSchema>;
 
-/** Parses and validates manifest text; `BundleLoadError` names the file and the first bad field. */
+/**
+ * Parses and validates manifest text; `BundleLoadError` names the file and the first bad field,
+ * `LimitExceededError` the file and the limit it exceeds (see `safe-yaml.ts`).
+ */
 export function parseManifest(text: string, file: string): BundleManifest {
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    raw = parseYamlSafe(text, file);
   } catch (error) {
-    throw new BundleLoadError(`Invalid bundle manifest ${file}: ${(error as Error).message}`, { file, cause: error });
+    if (!(error instanceof YamlSyntaxError)) throw error;
+    throw new BundleLoadError(`Invalid bundle manifest ${file}: ${error.detail}`, { file, cause: error });
   }
   const parsed = BundleManifestSchema.safeParse(raw);
   if (!parsed.success) {

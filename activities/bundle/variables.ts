@@ -9,10 +9,14 @@
  * - `{{name}}`: a run-time or template placeholder; always left untouched.
  *
  * Values may themselves hold variables (`output_folder: '{project-root}/docs'`); they are resolved
- * recursively until nothing changes, so chains of any depth work, and a loop fails with
- * `VariableCycleError` instead of spinning.
+ * recursively until nothing changes, and a loop fails with `VariableCycleError` instead of spinning.
+ * Two limits keep a resolution small and fast (`LimitExceededError`): a chain of variables naming
+ * variables is at most `MAX_VARIABLE_DEPTH` links long, and one resolution inserts at most
+ * `MAX_VARIABLE_EXPANSION_CHARS` characters in all (so `b: '{a}{a}'`, `c: '{b}{b}'`, ... stops early).
+ * These errors know no file; callers add it (`inFile`).
  */
-import { ConfigVariableNotFoundError, VariableCycleError } from './errors';
+import { ConfigVariableNotFoundError, LimitExceededError, VariableCycleError } from './errors';
+import { MAX_VARIABLE_DEPTH, MAX_VARIABLE_EXPANSION_CHARS } from './limits';
 
 /** Options of every resolver in this module. */
 export interface ResolveOptions {
@@ -182,10 +186,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** One resolution run: memoises resolved variables and tracks the chain being resolved, for cycles. */
+/**
+ * One resolution run: memoises resolved variables, tracks the chain being resolved (for cycles and
+ * the depth limit) and counts the characters it inserts (for the expansion limit).
+ */
 class Resolver {
   private readonly cache = new Map<string, string>();
   private readonly date: string;
+  private inserted = 0;
 
   private readonly configSource: Record<string, string>;
 
@@ -216,8 +224,10 @@ class Resolver {
   text(text: string, chain: string[]): string {
     if (!text.includes('{')) return text;
     return text.replace(TOKEN, (whole: string, configKey: string | undefined, name: string | undefined) => {
-      if (configKey !== undefined) return this.configReference(whole, configKey, chain);
-      return this.plain(whole, name as string, chain);
+      const value =
+        configKey !== undefined ? this.configReference(whole, configKey, chain) : this.plain(whole, name as string, chain);
+      if (value !== whole) this.count(value.length, whole);
+      return value;
     });
   }
 
@@ -225,10 +235,35 @@ class Resolver {
   variable(name: string, chain: string[]): string {
     const cached = this.cache.get(name);
     if (cached !== undefined) return cached;
-    if (chain.includes(name)) throw new VariableCycleError([...chain.slice(chain.indexOf(name)), name]);
+    this.checkChain(name, chain);
     const value = this.text(this.vars[name], [...chain, name]);
     this.cache.set(name, value);
     return value;
+  }
+
+  /** Refuses to resolve `id` inside `chain` when it closes a loop or makes the chain too long. */
+  private checkChain(id: string, chain: string[]): void {
+    if (chain.includes(id)) throw new VariableCycleError([...chain.slice(chain.indexOf(id)), id]);
+    if (chain.length >= MAX_VARIABLE_DEPTH) {
+      const shown = [...chain.slice(0, 3), '...', ...chain.slice(-2), id];
+      throw new LimitExceededError(
+        `Variable chain too long: ${shown.join(' -> ')} (${chain.length + 1} links)`,
+        'MAX_VARIABLE_DEPTH',
+        MAX_VARIABLE_DEPTH,
+      );
+    }
+  }
+
+  /** Counts characters inserted for `variable` against the run's expansion limit. */
+  private count(length: number, variable: string): void {
+    this.inserted += length;
+    if (this.inserted > MAX_VARIABLE_EXPANSION_CHARS) {
+      throw new LimitExceededError(
+        `Variable expansion too large: inserting ${variable} brings the text inserted to ${this.inserted} characters`,
+        'MAX_VARIABLE_EXPANSION_CHARS',
+        MAX_VARIABLE_EXPANSION_CHARS,
+      );
+    }
   }
 
   private plain(whole: string, name: string, chain: string[]): string {
@@ -247,7 +282,7 @@ class Resolver {
     const id = CONFIG_REF_PREFIX + key;
     const cached = this.cache.get(id);
     if (cached !== undefined) return cached;
-    if (chain.includes(id)) throw new VariableCycleError([...chain.slice(chain.indexOf(id)), id]);
+    this.checkChain(id, chain);
     const value = this.text(source[key], [...chain, id]);
     this.cache.set(id, value);
     return value;

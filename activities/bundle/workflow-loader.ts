@@ -13,12 +13,12 @@
  * Instructions are returned as text: many real instruction files are not well-formed XML.
  */
 import * as path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { readTextFile } from '../tools/text-content';
 import { errorCode, MODEL_FIXABLE_CODES } from '../tools/tool-failure';
-import { BundleError, ConfigVariableNotFoundError, SecurityViolationError } from './errors';
+import { BundleError, ConfigVariableNotFoundError, inFile, SecurityViolationError, YamlSyntaxError } from './errors';
 import { guardRead } from './path-guard';
+import { parseYamlSafe } from './safe-yaml';
 import { findUnresolved, resolveConfigVariables, resolveVariables, resolveWithSiblings } from './variables';
 
 /** A variable that did not resolve: `key` is the field path in workflow.yaml (`variables.story_dir`). */
@@ -94,10 +94,13 @@ export async function resolveWorkflow(
   options: LoadWorkflowOptions = {},
 ): Promise<ResolvedWorkflow> {
   const resolveOpts = options.date !== undefined ? { date: options.date } : {};
-  const file = await guardRead(
-    resolveVariables(workflowPath, ctx.variables, { ...resolveOpts, strict: true }),
-    ctx.readRoots,
-  ).catch((error: unknown) => rethrowReadError(error, undefined, undefined));
+  let file: string;
+  try {
+    file = await guardRead(resolveVariables(workflowPath, ctx.variables, { ...resolveOpts, strict: true }), ctx.readRoots);
+  } catch (error) {
+    // The workflow path as given is the file (an unknown variable in it, or a missing file).
+    rethrowReadError(error, workflowPath, undefined);
+  }
   const raw = await readYamlMapping(file, ctx.maxReadBytes, undefined, file);
 
   // `{installed_path}` defaults to the workflow's own folder; the file's own key wins.
@@ -115,10 +118,12 @@ export async function resolveWorkflow(
     }
   }
 
-  const config = resolveWithSiblings(raw, base, {
-    ...resolveOpts,
-    ...(configSource ? { configSource: configSource.variables } : {}),
-  });
+  const config = withFile(file, undefined, () =>
+    resolveWithSiblings(raw, base, {
+      ...resolveOpts,
+      ...(configSource ? { configSource: configSource.variables } : {}),
+    }),
+  );
   if (config.date === 'system-generated') config.date = resolveVariables('{date}', {}, resolveOpts);
 
   return {
@@ -171,7 +176,7 @@ async function loadConfigSource(
   resolveOpts: { date?: string },
   workflowFile: string,
 ): Promise<{ path: string; variables: Record<string, string> } | { warning: string }> {
-  const resolved = resolveWithSiblings(raw, base, resolveOpts).config_source as string;
+  const resolved = withFile(workflowFile, 'config_source', () => resolveWithSiblings(raw, base, resolveOpts).config_source as string);
   const missing = findUnresolved(resolved);
   if (missing.length > 0) {
     return { warning: `config_source not loaded: variable ${missing.join(', ')} has no value` };
@@ -184,7 +189,18 @@ async function loadConfigSource(
     return rethrowReadError(error, workflowFile, 'config_source');
   }
   const parsed = await readYamlMapping(file, ctx.maxReadBytes, 'config_source', workflowFile);
-  return { path: file, variables: resolveConfigVariables(parsed, base, resolveOpts) };
+  // A cycle or a limit in the config's own values: the config file is where the fix goes.
+  return { path: file, variables: withFile(file, undefined, () => resolveConfigVariables(parsed, base, resolveOpts)) };
+}
+
+/** Runs `fn`, giving a bundle error it throws the file (and field) it happened in. */
+function withFile<T>(file: string, field: string | undefined, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof BundleError) throw inFile(error, file, field);
+    throw error;
+  }
 }
 
 /** A variable as written in a file: `{output_folder}`, or `{config_source}:key` for `config_source:key`. */
@@ -211,9 +227,12 @@ async function readYamlMapping(
   const text = await readText(file, maxBytes, workflowFile, field);
   let parsed: unknown;
   try {
-    parsed = parseYaml(text);
+    parsed = parseYamlSafe(text, file);
   } catch (error) {
-    throw new WorkflowLoadError(`Invalid YAML in ${file}: ${(error as Error).message}`, { file: workflowFile, field, cause: error });
+    // Its message is "Invalid YAML in <file>: ..."; limits (`LimitExceededError`) pass through.
+    if (error instanceof YamlSyntaxError) throw new WorkflowLoadError(error.message, { file: workflowFile, field, cause: error });
+    if (error instanceof BundleError) throw inFile(error, file, field);
+    throw error;
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new WorkflowLoadError(`Invalid YAML in ${file}: expected a mapping of keys to values`, { file: workflowFile, field });
@@ -240,10 +259,7 @@ async function readText(
  */
 function rethrowReadError(error: unknown, workflowFile: string | undefined, field: string | undefined): never {
   if (error instanceof BundleError) {
-    if (!(error instanceof SecurityViolationError)) {
-      if (error.file === undefined && workflowFile !== undefined) error.file = workflowFile;
-      if (error.field === undefined && field !== undefined) error.field = field;
-    }
+    if (!(error instanceof SecurityViolationError) && workflowFile !== undefined) inFile(error, workflowFile, field);
     throw error;
   }
   if (MODEL_FIXABLE_CODES.has(errorCode(error) ?? '')) {

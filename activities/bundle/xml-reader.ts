@@ -8,7 +8,12 @@
  * comments, CDATA, processing instructions and doctype (skipped). The entities `&lt; &gt; &amp;
  * &quot; &apos;` and numeric references are decoded; any other `&` stays as written. A `<` not
  * followed by a tag name, `/`, `!` or `?` is text.
+ *
+ * Reading is iterative and linear in the length of the source; nesting deeper than
+ * `MAX_XML_DEPTH` or more than `MAX_XML_ELEMENTS` elements stop it with `XmlLimitError`, so the
+ * tree it returns is safe to walk recursively.
  */
+import { MAX_XML_DEPTH, MAX_XML_ELEMENTS } from './limits';
 
 /** An element: name, attributes, children in document order, and the 1-based line of its start tag. */
 export interface XmlElement {
@@ -29,6 +34,19 @@ export class XmlSyntaxError extends Error {
   ) {
     super(`${problem} (line ${line})`);
     this.name = 'XmlSyntaxError';
+  }
+}
+
+/** The reader met more structure than its limits allow (see `limits.ts`). */
+export class XmlLimitError extends XmlSyntaxError {
+  constructor(
+    problem: string,
+    line: number,
+    readonly limit: string,
+    readonly max: number,
+  ) {
+    super(problem, line);
+    this.name = 'XmlLimitError';
   }
 }
 
@@ -86,6 +104,7 @@ export function decodeEntities(text: string): string {
 class Reader {
   private pos: number;
   private readonly lineStarts: number[] = [0];
+  private elements = 0;
 
   constructor(
     private readonly src: string,
@@ -127,7 +146,12 @@ class Reader {
       } else if (NAME_START.test(this.src.charAt(lt + 1))) {
         const { element, selfClosing } = this.startTag();
         parent.children.push(element);
-        if (!selfClosing) stack.push(element);
+        if (!selfClosing) {
+          if (stack.length >= MAX_XML_DEPTH) {
+            throw new XmlLimitError(`elements nested more than ${MAX_XML_DEPTH} deep`, element.line, 'MAX_XML_DEPTH', MAX_XML_DEPTH);
+          }
+          stack.push(element);
+        }
       } else {
         // A lone `<` in prose ("a < b"): keep it as text.
         this.addText(parent, '<');
@@ -162,6 +186,9 @@ class Reader {
   private startTag(): { element: XmlElement; selfClosing: boolean } {
     const at = this.pos;
     const line = this.lineAt(at);
+    if (++this.elements > MAX_XML_ELEMENTS) {
+      throw new XmlLimitError(`more than ${MAX_XML_ELEMENTS} elements`, line, 'MAX_XML_ELEMENTS', MAX_XML_ELEMENTS);
+    }
     let i = at + 1;
     while (i < this.src.length && NAME.test(this.src.charAt(i))) i++;
     const name = this.src.slice(at + 1, i);

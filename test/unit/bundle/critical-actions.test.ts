@@ -132,8 +132,10 @@ describe('critical-actions', () => {
 
   test('processCriticalActions: a critical file outside the roots is a security violation', async () => {
     const error = await failure(['Load into memory {bundle-root}/../../../../../../etc/passwd']);
+    // The spec's two lines, then the agent file the action belongs to.
     expect(error.message).toBe(
-      'Critical action failed: Load into memory {bundle-root}/../../../../../../etc/passwd\nError: Security violation: Access denied',
+      'Critical action failed: Load into memory {bundle-root}/../../../../../../etc/passwd\nError: Security violation: Access denied' +
+        `\nFile: ${path.join(tmp, 'b/agents/alex.md')}`,
     );
     expect(error.cause).toBeInstanceOf(SecurityViolationError);
   });
