@@ -53,6 +53,9 @@ export class LoopwrightClient {
       taskQueue: this.taskQueue,
       workflowId: id,
       args: [input],
+      // What the Web UI shows in its list and at the top of the session.
+      staticSummary: `${options.agentId} · ${path.basename(input.bundlePath)}${options.firstMessage ? ` · ${options.firstMessage.replace(/\s+/g, ' ').slice(0, 60)}` : ''}`,
+      staticDetails: `Agent **${options.agentId}** of bundle \`${input.bundlePath}\`${options.oneShot ? ' (one-shot)' : ''}`,
     });
     return new SessionHandle(handle);
   }

@@ -2,18 +2,17 @@
  * Activity stubs with their timeouts and retry policies. Each tool is its own activity type so the
  * Web UI shows which one ran. Timeouts can be tuned per session (`SessionInput.timeouts`).
  */
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { type ActivityInterfaceFor, type LocalActivityInterfaceFor, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { SessionActivities } from '../common/activity-types';
 import type { SessionTimeouts } from '../common/session-types';
 
 /** The stubs a session uses. */
-export type SessionActivityStubs = Pick<
-  SessionActivities,
-  'initializeAgent' | 'callModel' | 'callModelV2' | 'loadTranscriptPage' | 'read_file' | 'execute_workflow' | 'save_output'
+export type SessionActivityStubs = ActivityInterfaceFor<
+  Pick<SessionActivities, 'initializeAgent' | 'callModel' | 'callModelV2' | 'loadTranscriptPage' | 'read_file' | 'execute_workflow' | 'save_output'>
 > & {
   /** The read-only tools as local activities: run in the worker that runs the workflow task, no round trip through the server. */
-  localReads: Pick<SessionActivities, 'read_file' | 'execute_workflow'>;
+  localReads: LocalActivityInterfaceFor<Pick<SessionActivities, 'read_file' | 'execute_workflow'>>;
 };
 
 /** Build the stubs for one session. */

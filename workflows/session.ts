@@ -14,6 +14,7 @@ import {
   continueAsNew,
   log,
   patched,
+  setCurrentDetails,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -154,6 +155,20 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   let pendingQuestion = carried?.pendingQuestion;
   const finishedTurn = (turn: number): TurnResult | undefined => recentTurns.find((t) => t.turn === turn);
 
+  /** The Web UI's live "current details" of the session, in markdown; never whole contents. */
+  const refreshDetails = (): void => {
+    const lines = [
+      `**${state.status.replace(/_/g, ' ')}** · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · run ${state.run} · ${state.usage.totalTokens} tokens`,
+    ];
+    if (state.agent) lines.push(`agent: ${state.agent.name} (${state.agent.title})`);
+    for (const tool of state.runningTools) lines.push(`running: \`${tool.name}\`${tool.detail ? ` ${tool.detail}` : ''}`);
+    for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId})`);
+    if (state.pendingQuestion) lines.push(`question for the user: ${state.pendingQuestion.question.slice(0, 200)}`);
+    if (state.lastTurn?.response) lines.push(`last reply: ${state.lastTurn.response.replace(/\s+/g, ' ').slice(0, 200)}`);
+    if (state.error) lines.push(`error: ${state.error}`);
+    setCurrentDetails(lines.join('\n\n'));
+  };
+
   // Human in the loop: approvals, the turn's (extendable) limit, the model's pending question.
   const approval = approvalSettings(input);
   const decisions = new Map<string, ApprovalDecision>();
@@ -170,6 +185,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           const pending: PendingApproval = { callId: call.id, tool: call.function.name, ...previewOf(call, init?.context.variables ?? {}), since: Date.now() };
           state.pendingApprovals = [...state.pendingApprovals, pending];
           state.status = 'waiting_for_approval';
+          refreshDetails();
           try {
             let answered = true;
             if (approval.timeout !== undefined) answered = await condition(() => decisions.has(call.id), approval.timeout as Duration);
@@ -194,9 +210,13 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       throw ApplicationFailure.nonRetryable(`No tool call ${callId} is waiting for approval (waiting: ${state.pendingApprovals.map((p) => p.callId).join(', ')})`, BAD_INPUT);
     }
   };
-  setHandler(approveUpdate, (callId: string | null) => decide(true, callId ?? undefined), { validator: (callId: string | null) => checkPending(callId ?? undefined) });
+  setHandler(approveUpdate, (callId: string | null) => decide(true, callId ?? undefined), {
+    validator: (callId: string | null) => checkPending(callId ?? undefined),
+    description: 'Let a tool call waiting for approval run (all waiting calls when no call id is given)',
+  });
   setHandler(denyUpdate, (callId: string | null, reason?: string) => decide(false, callId ?? undefined, reason), {
     validator: (callId: string | null, _reason?: string) => checkPending(callId ?? undefined),
+    description: 'Refuse a tool call waiting for approval, with a reason the model sees',
   });
   setHandler(
     extendUpdate,
@@ -210,24 +230,27 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         if (n !== undefined && n !== null && (!Number.isInteger(n) || n < 1 || n > 10_000)) throw ApplicationFailure.nonRetryable(`n must be a whole number from 1 to 10000, got ${String(n)}`, BAD_INPUT);
         if (!busy && resumingTurn === undefined) throw ApplicationFailure.nonRetryable('No turn is running to extend; after a turn stopped at its limit, send "continue"', BAD_INPUT);
       },
+      description: "Raise the running turn's iteration limit by n (default: the session's limit)",
     },
   );
 
-  setHandler(stateQuery, () => ({ ...state, messageCount: transcript.length, transcriptBytes: transcript.bytes }));
+  setHandler(stateQuery, () => ({ ...state, messageCount: transcript.length, transcriptBytes: transcript.bytes }), {
+    description: 'Where the session stands: status, turn, iteration, running tools, pending approvals, tokens, run',
+  });
   setHandler(messagesQuery, (from = 0) => {
     if (transcript.bytesBetween(Math.max(0, from)) > TRANSCRIPT_PAGE_BYTES) {
       throw new Error(`The transcript from message ${from} is over ${TRANSCRIPT_PAGE_BYTES} bytes; read it in pages with the transcriptPage query`);
     }
     return transcript.slice(from);
-  });
+  }, { description: 'The transcript from an index, for small transcripts (use transcriptPage otherwise)' });
   setHandler(transcriptPageQuery, (from, maxBytes, to) => {
     if (!Number.isInteger(from) || from < 0) throw new Error(`from must be a whole number >= 0, got ${String(from)}`);
     const cap = Math.min(maxBytes ?? TRANSCRIPT_PAGE_BYTES, TRANSCRIPT_PAGE_BYTES);
     return transcript.page(from, cap, to ?? transcript.length);
-  });
+  }, { description: 'A page of the transcript: messages from `from` (to `to`), at most maxBytes (1 MB), with the total and the chain hash' });
   setHandler(endSignal, () => {
     endRequested = true;
-  });
+  }, { description: 'Complete the session after the current turn (at once when idle)' });
   setHandler(interruptSignal, (reason?: string) => {
     if (!currentTurn) {
       log.info('Interrupt ignored: no turn is running', { reason });
@@ -235,7 +258,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     }
     log.info('Interrupting the current turn', { turn: state.turn, reason });
     currentTurn.cancel();
-  });
+  }, { description: 'Cancel the model or tool call in flight; the turn ends interrupted and the session waits for the next message' });
 
   /** Run (or resume) a turn in its own cancellable scope so `interrupt` can stop it and the session go on. */
   const runSessionTurn = async (start: TurnStart): Promise<TurnResult | undefined> => {
@@ -272,10 +295,12 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
               onThinking: (iteration) => {
                 state.iteration = iteration;
                 state.status = 'thinking';
+                refreshDetails();
               },
               onTools: (tools) => {
                 state.runningTools = tools;
                 state.status = tools.length > 0 ? 'executing_tool' : 'thinking';
+                refreshDetails();
               },
               onUsage: (usage) => {
                 state.usage = addUsage(state.usage, usage);
@@ -301,6 +326,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       const { messageRange: _range, usage: _usage, toolCalls: _calls, ...summary } = outcome;
       state.lastTurn = { ...summary, response: excerpt(summary.response) };
       state.status = outcome.status === 'interrupted' ? 'interrupted' : 'waiting_for_user';
+      refreshDetails();
       return outcome;
     } finally {
       currentTurn = undefined;
@@ -320,6 +346,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       return result;
     },
     {
+      description: 'Run one turn for a user message and return its result (refused when empty, too large, busy or ending)',
       validator: (message: string) => {
         if (typeof message !== 'string' || message.trim() === '') {
           throw ApplicationFailure.nonRetryable('message must be a non-empty string', BAD_INPUT);
@@ -352,6 +379,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       throw continuedFailure(turn);
     },
     {
+      description: 'Wait for turn n to finish (in this run or an earlier one) and return its result',
       validator: (turn: number) => {
         if (!Number.isInteger(turn) || turn < 1) throw ApplicationFailure.nonRetryable(`turn must be a positive whole number, got ${String(turn)}`, BAD_INPUT);
         if (finishedTurn(turn)) return;
@@ -398,6 +426,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   }
   state.agent = init.agent;
   state.status = 'waiting_for_user';
+  refreshDetails();
   // What this run adds is measured from here: a carried transcript is not growth.
   historyBase = { bytes: workflowInfo().historySize, events: workflowInfo().historyLength };
 
@@ -464,6 +493,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     const woke = await condition(
       () => (endRequested && !busy) || pausedTurn !== undefined || state.turn !== seen || busy || (!busy && shouldContinueAsNew()),
       idleTimeout,
+      { summary: `idle timeout: the session ends after ${String(idleTimeout)} without a message` },
     );
     if (!woke) {
       await condition(allHandlersFinished);

@@ -31,14 +31,32 @@ export async function runToolCall(
     };
   }
   try {
-    if (options.localReads && name !== 'save_output') return await activities.localReads[name](context, args);
-    return await activities[name](context, args);
+    const summary = { summary: toolSummary(name, args) };
+    if (options.localReads && name !== 'save_output') return await activities.localReads[name].executeWithOptions(summary, [context, args]);
+    return await activities[name].executeWithOptions(summary, [context, args]);
   } catch (err) {
     if (isCancellation(err)) throw err;
     const message = rootMessage(err);
     log.warn('Tool activity failed after its retries', { tool: name, toolCallId: call.id, error: message });
     return { success: false, error: `${name} failed: ${message}` };
   }
+}
+
+/**
+ * What the Web UI shows for a tool call: the tool and the path as the model wrote it, and for a
+ * write its size. Never the content.
+ */
+export function toolSummary(name: string, args: unknown): string {
+  const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
+  const target = record.file_path ?? record.workflow_path;
+  const where = typeof target === 'string' ? ` ${target.length > 160 ? `${target.slice(0, 160)}…` : target}` : '';
+  const content = record.content;
+  const size = typeof content === 'string' ? ` (${formatBytes(content.length)})` : '';
+  return `${name}${where}${size}`;
+}
+
+function formatBytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /** The innermost failure message (an ActivityFailure wraps the activity's own error). */

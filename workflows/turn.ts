@@ -165,7 +165,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       iterations += 1;
       observer.onThinking(iterations);
       const modelStarted = Date.now();
-      const reply = await callModel(input, afterLastReply);
+      const reply = await callModel(input, afterLastReply, `turn ${input.turn} · iteration ${iterations} · callModel ${input.model ?? 'default model'}`);
       transcript.push(reply.message);
       afterLastReply = transcript.length;
       if (reply.usage) {
@@ -215,7 +215,7 @@ export function isPaused(result: TurnOutcome | PausedTurn): result is PausedTurn
  * chain hash) plus the messages since the model's last reply when they are small; the worker holds
  * the rest. Otherwise (histories recorded before that) the whole transcript goes in the input.
  */
-function callModel(input: TurnInput, afterLastReply: number | undefined): Promise<ModelCallResult> {
+function callModel(input: TurnInput, afterLastReply: number | undefined, summary: string): Promise<ModelCallResult> {
   const { transcript } = input;
   if (!input.transcriptRef) {
     return input.activities.callModel({ messages: transcript.slice(), tools: input.tools, model: input.model });
@@ -226,12 +226,14 @@ function callModel(input: TurnInput, afterLastReply: number | undefined): Promis
     afterLastReply !== undefined && transcript.bytesBetween(afterLastReply, count) <= INLINE_DELTA_BYTES
       ? { from: afterLastReply, messages: transcript.slice(afterLastReply, count) }
       : undefined;
-  return input.activities.callModelV2({
-    transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count) },
-    ...(delta ? { delta } : {}),
-    tools: input.tools,
-    model: input.model,
-  });
+  return input.activities.callModelV2.executeWithOptions({ summary }, [
+    {
+      transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count) },
+      ...(delta ? { delta } : {}),
+      tools: input.tools,
+      model: input.model,
+    },
+  ]);
 }
 
 /**

@@ -1,0 +1,76 @@
+/**
+ * What the Temporal Web UI shows of a session: a static summary, live current details, a summary on
+ * every activity and timer, and descriptions on every signal, query and update, read from the
+ * history, the describe response and the workflow metadata query on the real dev server.
+ */
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import { text, toolCalls } from '../../scripts/fake-openai/server';
+import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
+
+jest.setTimeout(60_000);
+
+let h: SessionHarness;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
+
+beforeAll(async () => {
+  h = await startSessionHarness();
+  bundleCopy = copyExampleBundle();
+  ({ loopwright } = await h.startWorker());
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  bundleCopy?.cleanup();
+});
+
+function summaryOf(metadata: temporal.api.sdk.v1.IUserMetadata | null | undefined): string | undefined {
+  return metadata?.summary ? (defaultPayloadConverter.fromPayload(metadata.summary) as string) : undefined;
+}
+
+test('web ui: summaries on the session, its activities and its timer; live details; described handlers', async () => {
+  h.fake.enqueue(
+    toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' }]),
+    toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/ui.md', content: 'x'.repeat(4300) }, id: 'call_save' }]),
+    text('Saved it.'),
+  );
+  const session = await loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'ui-model' });
+  await session.send('*intake');
+
+  const description = await session.workflow.describe();
+  expect(await description.staticSummary()).toBe('facilitator · requirements-facilitator');
+  expect(await description.staticDetails()).toContain('facilitator');
+
+  const metadata = (await session.workflow.query('__temporal_workflow_metadata')) as {
+    currentDetails: string;
+    definition: { queryDefinitions: { name: string; description?: string }[]; signalDefinitions: { name: string; description?: string }[]; updateDefinitions: { name: string; description?: string }[] };
+  };
+  expect(metadata.currentDetails).toMatch(/\*\*waiting for user\*\* · turn 1 · iteration 3\/50/);
+  expect(metadata.currentDetails).toContain('last reply: Saved it.');
+  const defs = [...metadata.definition.queryDefinitions, ...metadata.definition.signalDefinitions, ...metadata.definition.updateDefinitions];
+  for (const name of ['state', 'messages', 'transcriptPage', 'interrupt', 'end', 'send', 'awaitTurn', 'approve', 'deny', 'extend']) {
+    expect(defs.find((d) => d.name === name)?.description).toMatch(/\w{3,}/);
+  }
+
+  const history = await session.workflow.fetchHistory();
+  const summaries = (history.events ?? []).flatMap((e) => {
+    const summary = summaryOf(e.userMetadata);
+    return summary ? [summary] : [];
+  });
+  // In order: the session (on its start event), each model call, the read (a local activity's
+  // marker), the write with its size but never its content, and the idle timer.
+  expect(summaries.slice(0, 6)).toEqual([
+    'facilitator · requirements-facilitator',
+    'turn 1 · iteration 1 · callModel ui-model',
+    'read_file {bundle-root}/config.yaml',
+    'turn 1 · iteration 2 · callModel ui-model',
+    'save_output {output_folder}/ui.md (4.2 KB)',
+    'turn 1 · iteration 3 · callModel ui-model',
+  ]);
+  expect(summaries.join('\n')).not.toContain('xxxx');
+  await session.end();
+  const ended = await session.workflow.fetchHistory();
+  const timers = (ended.events ?? []).filter((e) => e.timerStartedEventAttributes).map((e) => summaryOf(e.userMetadata));
+  expect(timers).toContain('idle timeout: the session ends after 24 hours without a message');
+});
