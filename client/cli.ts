@@ -63,6 +63,15 @@ const COMMANDS: Record<string, CommandSpec> = {
     summary: 'status <id> [--json]',
     help: { about: 'Show where a session stands: status, turn, iteration, running tools, tokens, transcript size, run.', options: [['--json', 'print one JSON object']], example: 'loopwright status loopwright-facilitator-1a2b3c4d' },
     load: async () => (await import('./commands/session-commands')).statusCommand },
+  list: {
+    summary: 'list [--agent A] [--status S] [--limit N] [--json]',
+    help: {
+      about: 'Sessions on the namespace, newest first, found by their search attributes (agent, status); each with its status, turns and tokens.',
+      options: [['--agent A', 'only sessions of agent A'], ['--status S', 'only sessions in status S (e.g. waiting_for_user, completed)'], ['--limit N', 'at most N (default 50)'], ['--json', 'print a JSON list']],
+      example: 'loopwright list --agent facilitator --status waiting_for_user',
+    },
+    load: async () => (await import('./commands/session-commands')).listCommand,
+  },
   transcript: {
     summary: 'transcript <id> [--json] [--from N]',
     help: {

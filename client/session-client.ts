@@ -11,6 +11,7 @@ import { DEFAULT_TASK_QUEUE, MAX_USER_MESSAGE_BYTES } from '../common/defaults';
 import { CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
 import type { ChatMessage } from '../common/messages';
 import type { SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
+import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, SESSION_SEARCH_ATTRIBUTES, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
 import { TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
 import {
   approveUpdate,
@@ -48,6 +49,7 @@ export class LoopwrightClient {
     const { workflowId, ...rest } = options;
     if (options.firstMessage !== undefined) checkMessageSize(options.firstMessage);
     const input: SessionInput = { ...rest, bundlePath: path.resolve(options.bundlePath) };
+    if (input.searchAttributes === undefined && (await this.hasSearchAttributes())) input.searchAttributes = true;
     const id = workflowId ?? `loopwright-${slug(options.agentId)}-${randomUUID().slice(0, 8)}`;
     const handle = await this.client.workflow.start(SESSION_WORKFLOW, {
       taskQueue: this.taskQueue,
@@ -58,6 +60,48 @@ export class LoopwrightClient {
       staticDetails: `Agent **${options.agentId}** of bundle \`${input.bundlePath}\`${options.oneShot ? ' (one-shot)' : ''}`,
     });
     return new SessionHandle(handle);
+  }
+
+  private searchAttributesKnown: Promise<boolean> | undefined;
+
+  /** Whether the namespace has the Loopwright* search attributes registered (asked once per client). */
+  hasSearchAttributes(): Promise<boolean> {
+    this.searchAttributesKnown ??= this.client.connection.operatorService
+      .listSearchAttributes({ namespace: this.client.options.namespace })
+      .then(
+        (response) => SESSION_SEARCH_ATTRIBUTES.every(({ name }) => name in (response.customAttributes ?? {})),
+        // Not allowed to ask (some clouds), or an older server: sessions simply do not upsert them.
+        () => false,
+      );
+    return this.searchAttributesKnown;
+  }
+
+  /**
+   * Sessions on this namespace, newest first, found by their search attributes (agent, status),
+   * with what the list shows. Needs the Loopwright* attributes registered.
+   */
+  async list(filter: { agent?: string; status?: string; limit?: number } = {}): Promise<SessionSummary[]> {
+    // One line per session: the runs a session continued from are left out.
+    const clauses = [`WorkflowType = '${SESSION_WORKFLOW}'`, `ExecutionStatus != 'ContinuedAsNew'`];
+    if (filter.agent) clauses.push(`${AGENT_ATTRIBUTE.name} = '${quote(filter.agent)}'`);
+    if (filter.status) clauses.push(`${STATUS_ATTRIBUTE.name} = '${quote(filter.status)}'`);
+    const sessions: SessionSummary[] = [];
+    for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+      const attributes = execution.typedSearchAttributes;
+      sessions.push({
+        workflowId: execution.workflowId,
+        runId: execution.runId,
+        workflowStatus: execution.status.name,
+        startTime: execution.startTime,
+        agent: attributes.get(AGENT_ATTRIBUTE),
+        bundle: attributes.get(BUNDLE_ATTRIBUTE),
+        status: attributes.get(STATUS_ATTRIBUTE),
+        turns: attributes.get(TURNS_ATTRIBUTE),
+        totalTokens: attributes.get(TOKENS_ATTRIBUTE),
+      });
+      if (sessions.length >= (filter.limit ?? 100)) break;
+    }
+    return sessions;
   }
 
   /** A handle on an existing session. */
@@ -183,6 +227,25 @@ export class SessionHandle {
   result(): Promise<SessionResult> {
     return this.workflow.result() as Promise<SessionResult>;
   }
+}
+
+/** One line of `LoopwrightClient.list`. */
+export interface SessionSummary {
+  workflowId: string;
+  runId: string;
+  /** Temporal's status of the run (RUNNING, COMPLETED, CONTINUED_AS_NEW, ...). */
+  workflowStatus: string;
+  startTime: Date;
+  agent?: string;
+  bundle?: string;
+  /** The session's own status when it last changed (thinking, waiting_for_user, completed, ...). */
+  status?: string;
+  turns?: number;
+  totalTokens?: number;
+}
+
+function quote(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
 }
 
 /** The session refused a message (`busy`, empty, too large, or the session is ending); `message` says why. */

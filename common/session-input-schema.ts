@@ -85,6 +85,7 @@ const SESSION_INPUT = object(
     timeouts: optional(object({ modelCall: optional(duration), modelHeartbeat: optional(duration), tool: optional(duration) }, true)),
     approval: optional(object({ policy: optional(policy), timeout: optional(duration), onTimeout: optional(oneOf('approve', 'deny')) }, true)),
     loopBreakers: optional(boolean),
+    searchAttributes: optional(boolean),
     iterationWarning: optional(fraction),
     maxRepeatedFailures: optional(integer(1)),
     continueAsNew: optional(object({ maxHistoryBytes: optional(integer(1)), maxHistoryEvents: optional(integer(1)) }, true)),

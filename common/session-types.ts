@@ -82,6 +82,8 @@ export interface SessionInput {
   iterationWarning?: number;
   /** End a turn `stuck` when the same call fails with the same error this many times (default 3). */
   maxRepeatedFailures?: number;
+  /** Upsert the Loopwright* search attributes (set by the client when the namespace has them registered). */
+  searchAttributes?: boolean;
   /** When a run hands over to a fresh one (continue-as-new); defaults keep well below Temporal's warnings. */
   continueAsNew?: ContinueAsNewSettings;
   /** Set by the session itself when it continues as new: what the next run carries over. */

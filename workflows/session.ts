@@ -16,6 +16,7 @@ import {
   patched,
   setCurrentDetails,
   setHandler,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
@@ -55,6 +56,7 @@ import {
   utf8Length,
 } from '../common/transcript';
 import { sessionInputProblem } from '../common/session-input-schema';
+import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
 import { sessionActivities, type SessionActivityStubs } from './activity-proxies';
 import {
   approveUpdate,
@@ -78,6 +80,7 @@ const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
 const CONTINUE_AS_NEW_PATCH = 'loopwright-continue-as-new';
 const LOCAL_READS_PATCH = 'loopwright-local-reads';
 const HUMAN_LOOP_PATCH = 'loopwright-human-loop';
+const SEARCH_ATTRIBUTES_PATCH = 'loopwright-search-attributes';
 
 /** Results of this many latest turns travel to the next run, for clients collecting them there. */
 const RECENT_TURNS = 8;
@@ -105,6 +108,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const mayContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
   const localReads = patched(LOCAL_READS_PATCH);
   const humanLoop = patched(HUMAN_LOOP_PATCH);
+  const searchable = input.searchAttributes === true && patched(SEARCH_ATTRIBUTES_PATCH);
   const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
@@ -154,6 +158,22 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   let resumingTurn = carried?.pendingTurn?.turn;
   let pendingQuestion = carried?.pendingQuestion;
   const finishedTurn = (turn: number): TurnResult | undefined => recentTurns.find((t) => t.turn === turn);
+
+  /** Upsert the search attributes that changed (agent and bundle once, status, turns and tokens as they move). */
+  let indexed = '';
+  const refreshSearchAttributes = (): void => {
+    if (!searchable) return;
+    const key = `${state.status}|${state.turn}|${state.usage.totalTokens}`;
+    if (key === indexed) return;
+    indexed = key;
+    upsertSearchAttributes([
+      { key: AGENT_ATTRIBUTE, value: input.agentId },
+      { key: BUNDLE_ATTRIBUTE, value: input.bundlePath.split(/[\\/]/).filter(Boolean).pop() ?? input.bundlePath },
+      { key: STATUS_ATTRIBUTE, value: state.status },
+      { key: TURNS_ATTRIBUTE, value: state.turn },
+      { key: TOKENS_ATTRIBUTE, value: state.usage.totalTokens },
+    ]);
+  };
 
   /** The Web UI's live "current details" of the session, in markdown; never whole contents. */
   const refreshDetails = (): void => {
@@ -274,6 +294,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         state.iteration = 0;
         turnLimit = maxIterations;
         state.maxIterations = turnLimit;
+        state.status = 'thinking';
+        refreshSearchAttributes();
       }
       const scope = new CancellationScope({ cancellable: true });
       currentTurn = scope;
@@ -327,6 +349,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       state.lastTurn = { ...summary, response: excerpt(summary.response) };
       state.status = outcome.status === 'interrupted' ? 'interrupted' : 'waiting_for_user';
       refreshDetails();
+      refreshSearchAttributes();
       return outcome;
     } finally {
       currentTurn = undefined;
@@ -427,6 +450,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   state.agent = init.agent;
   state.status = 'waiting_for_user';
   refreshDetails();
+  refreshSearchAttributes();
   // What this run adds is measured from here: a carried transcript is not growth.
   historyBase = { bytes: workflowInfo().historySize, events: workflowInfo().historyLength };
 
@@ -469,6 +493,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     if (!result) return handOver();
     if (input.oneShot) {
       state.status = 'completed';
+      refreshSearchAttributes();
       return oneShotOutcome(result, state.turn);
     }
   } else if (!carried && input.oneShot) {
@@ -478,6 +503,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     const result = await runSessionTurn({ message: input.firstMessage });
     if (!result) return handOver();
     state.status = 'completed';
+    refreshSearchAttributes();
     return oneShotOutcome(result, state.turn);
   } else if (!carried && input.firstMessage) {
     const result = await runSessionTurn({ message: input.firstMessage });
@@ -498,12 +524,14 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     if (!woke) {
       await condition(allHandlersFinished);
       state.status = 'completed';
+      refreshSearchAttributes();
       return { turns: state.turn, lastTurn, usage: state.usage, endedBy: 'idle_timeout' };
     }
     await condition(() => !busy || pausedTurn !== undefined);
   }
   await condition(allHandlersFinished);
   state.status = 'completed';
+  refreshSearchAttributes();
   return { turns: state.turn, lastTurn, usage: state.usage, endedBy: 'end_signal' };
 }
 

@@ -282,6 +282,42 @@ function truncate(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length} chars)`;
 }
 
+/** `loopwright list [--agent A] [--status S] [--limit N] [--json]`: sessions found by their search attributes. */
+export async function listCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { agent: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean', default: false } },
+  });
+  const limit = parsePositiveInt(values.limit, '--limit') ?? 50;
+  const temporal = await openTemporal(out);
+  try {
+    if (!(await temporal.loopwright.hasSearchAttributes())) {
+      out.error(
+        `The namespace ${temporal.namespace} has no Loopwright search attributes; register them once (see README, "Watching a session"), e.g. ` +
+          '`temporal operator search-attribute create --name LoopwrightAgent --type Keyword` (and LoopwrightBundle, LoopwrightStatus Keyword; LoopwrightTurns, LoopwrightTotalTokens Int).',
+      );
+      return 1;
+    }
+    const sessions = await temporal.loopwright.list({ agent: values.agent, status: values.status, limit });
+    if (values.json) {
+      out.log(JSON.stringify(sessions));
+      return 0;
+    }
+    if (sessions.length === 0) {
+      out.log('No sessions found.');
+      return 0;
+    }
+    for (const s of sessions) {
+      out.log(
+        `${s.workflowId}  ${s.agent ?? '?'}  ${s.status ?? s.workflowStatus.toLowerCase()}  ${s.turns ?? 0} turn(s)  ${s.totalTokens ?? 0} tokens  ${s.startTime.toISOString()}`,
+      );
+    }
+    return 0;
+  } finally {
+    await temporal.close();
+  }
+}
+
 /** `loopwright status <id> [--json]`. */
 export async function statusCommand(argv: string[], out: CommandOutput): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });

@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as TemporalTesting from '@temporalio/testing';
+import { SESSION_SEARCH_ATTRIBUTES } from '../../common/search-attributes';
 import { DevServerStartError, TemporalToolNotFoundError } from './errors';
 import { findTemporalCli } from './find-temporal';
 import type { ToolSource } from './find-temporal';
@@ -95,6 +96,8 @@ export const FAST_SQLITE_PRAGMAS: readonly string[] = ['journal_mode=wal', 'sync
 /** The `temporal server start-dev` arguments that apply {@link FAST_DYNAMIC_CONFIG} and {@link FAST_SQLITE_PRAGMAS}. */
 export function fastServerArgs(persistent: boolean): string[] {
   const args = FAST_DYNAMIC_CONFIG.flatMap((value) => ['--dynamic-config-value', value]);
+  // Sessions' own search attributes (agent, bundle, status, turns, tokens), registered at start.
+  args.push(...SESSION_SEARCH_ATTRIBUTES.flatMap(({ name, type }) => ['--search-attribute', `${name}=${type}`]));
   if (persistent) args.push(...FAST_SQLITE_PRAGMAS.flatMap((pragma) => ['--sqlite-pragma', pragma]));
   return args;
 }

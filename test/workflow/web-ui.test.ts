@@ -5,6 +5,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../../common/search-attributes';
 import { text, toolCalls } from '../../scripts/fake-openai/server';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
 
@@ -73,4 +74,32 @@ test('web ui: summaries on the session, its activities and its timer; live detai
   const ended = await session.workflow.fetchHistory();
   const timers = (ended.events ?? []).filter((e) => e.timerStartedEventAttributes).map((e) => summaryOf(e.userMetadata));
   expect(timers).toContain('idle timeout: the session ends after 24 hours without a message');
+});
+
+test('search attributes: registered on the embedded server, upserted as a session moves, and found by list', async () => {
+  expect(await loopwright.hasSearchAttributes()).toBe(true);
+  h.fake.enqueue(text('Hello.'));
+  const session = await loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', workflowId: `ui-search-${process.pid}` });
+  await session.send('hi');
+  const attributes = async () => (await session.workflow.describe()).typedSearchAttributes;
+  let found = await attributes();
+  for (let i = 0; i < 50 && found.get(TURNS_ATTRIBUTE) !== 1; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    found = await attributes();
+  }
+  expect(found.get(AGENT_ATTRIBUTE)).toBe('facilitator');
+  expect(found.get(BUNDLE_ATTRIBUTE)).toBe('requirements-facilitator');
+  expect(found.get(STATUS_ATTRIBUTE)).toBe('waiting_for_user');
+  expect(found.get(TURNS_ATTRIBUTE)).toBe(1);
+  expect(found.get(TOKENS_ATTRIBUTE)).toBeGreaterThan(0);
+  // Visibility catches up asynchronously.
+  let listed: Awaited<ReturnType<typeof loopwright.list>> = [];
+  for (let i = 0; i < 50 && !listed.some((s) => s.workflowId === session.workflowId); i++) {
+    listed = await loopwright.list({ agent: 'facilitator', status: 'waiting_for_user' });
+    if (!listed.some((s) => s.workflowId === session.workflowId)) await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(listed.find((s) => s.workflowId === session.workflowId)).toMatchObject({ agent: 'facilitator', status: 'waiting_for_user', turns: 1 });
+  expect(await loopwright.list({ agent: 'nobody-at-all' })).toEqual([]);
+  await session.end();
+  await session.result();
 });
