@@ -5,21 +5,52 @@
  * - `bundle`: a folder holding `config.yaml`, `agents/`, `workflows/` and optionally a `bundle.yaml`
  *   manifest. `{bundle-root}` is that folder. When it sits inside an installed BMAD tree
  *   (`<project>/bmad/custom/bundles/x`), `{project-root}` is `<project>` and `{core-root}` is
- *   `<project>/bmad/core` (when present); otherwise both are the bundle folder itself, so a
- *   stand-alone bundle is self-contained and never depends on the worker's working directory.
+ *   `<project>/bmad/core` (when present). Otherwise it is stand-alone: `{core-root}` is the bundle
+ *   folder, and `{project-root}` is the `projectRoot` the user gave (absolute), else the bundle
+ *   folder itself, so nothing depends on the worker's working directory.
  * - `installed`: a project folder holding `bmad/`, whose modules (`bmad/bmm`, `bmad/core`, ...)
  *   each have `config.yaml` and `agents/`. Accepted also when pointed at `bmad/` itself or at a
  *   module folder (the project root is found by walking up). `{project-root}` is the folder
  *   holding `bmad/`, `{core-root}` is `bmad/core`, `{bundle-root}` is `bmad/`.
+ *
+ * An installed tree is recognised by its structure, never by a folder name alone: a folder named
+ * `bmad` counts as one when it holds the installer's `_cfg/` folder or a `core` module (a folder
+ * with `agents/` or `config.yaml`) other than the folder pointed at. A bundle kept in `~/bmad/x`
+ * is therefore stand-alone, and its project root is never the home folder picked by a name.
+ *
+ * Roots are checked before they are trusted (`UnsafeRootError`): `bmad/` and `bmad/core` must
+ * really lie inside the project (not be symlinks out of it), and no root may be `/`, the home
+ * folder or a folder above it unless the user allows a broad project root. Agent files (scanned
+ * or listed in the manifest) go through the same path guard as the tools' paths, so a manifest
+ * entry or an agent symlinked out of the bundle is refused, and only regular files are read.
  *
  * Agents are listed without being parsed (name and title are read from the `<agent>` start tag
  * when cheap to find); parsing happens only for the agent a session asks for.
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { readTextFile, readTextHead } from '../tools/text-content';
 import { parseManifest, type BundleManifest } from './bundle-manifest';
-import { AgentNotFoundError, BundleLoadError } from './errors';
-import { isInside } from './path-guard';
+import { AgentNotFoundError, BundleError, BundleLoadError, SecurityViolationError } from './errors';
+import { guardRead, isBroadRoot, isInside, UnsafeRootError } from './path-guard';
+
+/** Largest `bundle.yaml` read (the YAML parser has its own, smaller limit). */
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+/** How much of an agent file is read to find its name and title when listing a bundle. */
+const AGENT_HEAD_BYTES = 64 * 1024;
+
+/** Settings of `loadBundle`, all the user's own (never a bundle's). */
+export interface LoadBundleOptions {
+  /**
+   * `{project-root}` of a stand-alone bundle: an absolute folder (the user's working folder).
+   * Ignored for an installed tree and for a bundle inside one: their project is the folder
+   * holding `bmad/`.
+   */
+  projectRoot?: string;
+  /** Accept `/`, the home folder or a folder above it as a root (refused otherwise). */
+  allowBroadProjectRoot?: boolean;
+}
 
 /** An agent a bundle offers. `file` is absolute. */
 export interface BundleAgent {
@@ -43,6 +74,8 @@ export interface BundleInfo {
   bundleRoot: string;
   coreRoot: string;
   projectRoot: string;
+  /** The `bmad/` folder of the installed tree the bundle is, or sits in; absent for a stand-alone bundle. */
+  bmadRoot?: string;
   /** The bundle's config.yaml; for an installed tree, that of the module pointed at, else core's. */
   configPath?: string;
   /** Installed trees: the module the bundle path pointed at, if any. */
@@ -57,17 +90,27 @@ export interface FoundAgent extends BundleAgent {
   configPath?: string;
 }
 
-/** Loads the bundle at `bundlePath` (see the module comment for the accepted layouts). */
-export async function loadBundle(bundlePath: string): Promise<BundleInfo> {
+/**
+ * Loads the bundle at `bundlePath` (see the module comment for the accepted layouts). Throws
+ * `BundleLoadError` (not a bundle, a bad manifest, an agent file leaving the bundle) or
+ * `UnsafeRootError` (a root that leads out of the project, or is too broad).
+ */
+export async function loadBundle(bundlePath: string, options: LoadBundleOptions = {}): Promise<BundleInfo> {
+  const bundle = await locateBundle(bundlePath, options);
+  await checkRoots(bundle, options);
+  return bundle;
+}
+
+async function locateBundle(bundlePath: string, options: LoadBundleOptions): Promise<BundleInfo> {
   const start = await realDirectory(bundlePath);
 
-  if (await isDirectory(path.join(start, 'bmad'))) return loadInstalled(start, undefined);
+  if (await hasModules(path.join(start, 'bmad'))) return loadInstalled(start, undefined);
   if (path.basename(start) === 'bmad' && (await hasModules(start))) return loadInstalled(path.dirname(start), undefined);
-  const bmadAncestor = findBmadAncestor(start);
-  if (bmadAncestor && path.dirname(start) === bmadAncestor && !(await exists(path.join(start, 'bundle.yaml')))) {
-    return loadInstalled(path.dirname(bmadAncestor), path.basename(start));
+  const tree = await findInstalledTree(start);
+  if (tree && path.dirname(start) === tree && !(await exists(path.join(start, 'bundle.yaml')))) {
+    return loadInstalled(path.dirname(tree), path.basename(start));
   }
-  if (await looksLikeBundle(start)) return loadBundleFolder(start, bmadAncestor);
+  if (await looksLikeBundle(start)) return loadBundleFolder(start, tree, options.projectRoot);
   throw new BundleLoadError(
     `Not a bundle: ${bundlePath}\nExpected a folder with config.yaml, agents/ or bundle.yaml, or a project folder holding bmad/`,
     { file: bundlePath },
@@ -105,11 +148,36 @@ export async function findAgent(bundle: BundleInfo, agentId: string): Promise<Fo
     );
   }
   const agent = matches[0];
-  if (!(await exists(agent.file))) {
+  const file = await guardAgentFile(agent.file, bundle.bundleRoot, {});
+  if (file === undefined) {
     throw new BundleLoadError(`Agent file not found: ${agent.file}`, { file: agent.file, field: 'file' });
   }
   const configPath = bundle.kind === 'installed' && agent.module ? await moduleConfig(bundle.bundleRoot, agent.module) : bundle.configPath;
-  return { ...agent, ...(configPath ? { configPath } : {}) };
+  return { ...agent, file, ...(configPath ? { configPath } : {}) };
+}
+
+/**
+ * Checks an agent file with the path guard the tools use (inside `root` after resolving symlinks,
+ * not a secret file) and returns its real path, or `undefined` when it does not exist. A refusal
+ * is a `BundleLoadError` naming `field` when given (a manifest entry), else the file.
+ */
+export async function guardAgentFile(file: string, root: string, where: { manifest?: string; field?: string }): Promise<string | undefined> {
+  try {
+    return await guardRead(file, [root]);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException)?.code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    if (!(error instanceof BundleError)) throw error;
+    const reason = error instanceof SecurityViolationError ? 'leaves the bundle folder (through a symlink)' : `is refused: ${error.message}`;
+    if (where.manifest !== undefined && where.field !== undefined) {
+      throw new BundleLoadError(`Invalid bundle manifest ${where.manifest}: ${where.field} ${reason}`, {
+        file: where.manifest,
+        field: where.field,
+        cause: error,
+      });
+    }
+    throw new BundleLoadError(`Agent file ${file} ${reason}`, { file, field: 'file', cause: error });
+  }
 }
 
 /** The ids `findAgent` accepts, shown when an agent is not found (module-qualified in trees). */
@@ -124,50 +192,57 @@ function agentKeys(bundle: BundleInfo, agent: BundleAgent): string[] {
   return keys;
 }
 
-async function loadBundleFolder(root: string, bmadAncestor: string | undefined): Promise<BundleInfo> {
+async function loadBundleFolder(root: string, tree: string | undefined, givenProjectRoot: string | undefined): Promise<BundleInfo> {
   let projectRoot = root;
   let coreRoot = root;
-  if (bmadAncestor) {
-    projectRoot = path.dirname(bmadAncestor);
-    const core = path.join(bmadAncestor, 'core');
-    if (await isDirectory(core)) coreRoot = core;
+  if (tree) {
+    projectRoot = path.dirname(tree);
+    const core = await coreFolder(tree, projectRoot);
+    if (core !== undefined) coreRoot = core;
+  } else if (givenProjectRoot !== undefined) {
+    projectRoot = await realProjectRoot(givenProjectRoot);
   }
   const configFile = path.join(root, 'config.yaml');
   const manifestFile = path.join(root, 'bundle.yaml');
   let manifest: BundleManifest | undefined;
   let agents: BundleAgent[];
   if (await exists(manifestFile)) {
-    manifest = parseManifest(await fs.readFile(manifestFile, 'utf8'), manifestFile);
-    agents = manifest.agents.map((entry, index) => {
+    manifest = parseManifest(await readManifest(manifestFile, root), manifestFile);
+    agents = [];
+    for (const [index, entry] of manifest.agents.entries()) {
       const file = path.resolve(root, entry.file);
+      const field = `agents.${index}.file`;
       if (!isInside(file, root, true)) {
-        throw new BundleLoadError(`Invalid bundle manifest ${manifestFile}: agents.${index}.file leaves the bundle folder`, {
+        throw new BundleLoadError(`Invalid bundle manifest ${manifestFile}: ${field} leaves the bundle folder`, {
           file: manifestFile,
-          field: `agents.${index}.file`,
+          field,
         });
       }
-      return {
+      // The same guard as a tool's path: a symlink out of the bundle is refused here, at load.
+      await guardAgentFile(file, root, { manifest: manifestFile, field });
+      agents.push({
         id: entry.id,
         file,
         ...(entry.name !== undefined ? { name: entry.name } : {}),
         ...(entry.title !== undefined ? { title: entry.title } : {}),
         ...(entry.description !== undefined ? { description: entry.description } : {}),
         ...(entry.entry_point !== undefined ? { entryPoint: entry.entry_point } : {}),
-      };
-    });
+      });
+    }
     // Fill in the `<agent id>` for lookups; a missing file is reported by findAgent, not here.
-    for (const agent of agents) {
-      const head = await agentHead(agent.file).catch(ignoreMissing);
+    for (const [index, agent] of agents.entries()) {
+      const head = await agentHead(agent.file).catch((error: unknown) => manifestEntryError(error, manifestFile, index));
       if (head?.xmlId) agent.xmlId = head.xmlId;
     }
   } else {
-    agents = await scanAgents(path.join(root, 'agents'), undefined);
+    agents = await scanAgents(path.join(root, 'agents'), undefined, root);
   }
   return {
     kind: 'bundle',
     bundleRoot: root,
     coreRoot,
     projectRoot,
+    ...(tree ? { bmadRoot: tree } : {}),
     ...((await exists(configFile)) ? { configPath: configFile } : {}),
     ...(manifest ? { manifest } : {}),
     agents,
@@ -175,17 +250,26 @@ async function loadBundleFolder(root: string, bmadAncestor: string | undefined):
 }
 
 async function loadInstalled(projectRoot: string, module: string | undefined): Promise<BundleInfo> {
-  const bmad = path.join(projectRoot, 'bmad');
+  const bmad = await fs.realpath(path.join(projectRoot, 'bmad'));
+  if (!isInside(bmad, projectRoot, true)) {
+    throw new UnsafeRootError(
+      `The bmad folder ${path.join(projectRoot, 'bmad')} is a symlink that leads out of the project ${projectRoot} ` +
+        `(to ${bmad}); point loopwright at the real tree instead`,
+      path.join(projectRoot, 'bmad'),
+      { file: path.join(projectRoot, 'bmad') },
+    );
+  }
   const agents: BundleAgent[] = [];
   for (const name of await moduleNames(bmad)) {
-    agents.push(...(await scanAgents(path.join(bmad, name, 'agents'), name)));
+    agents.push(...(await scanAgents(path.join(bmad, name, 'agents'), name, bmad)));
   }
   const configPath = (module && (await moduleConfig(bmad, module))) || (await moduleConfig(bmad, 'core'));
   return {
     kind: 'installed',
     bundleRoot: bmad,
-    coreRoot: path.join(bmad, 'core'),
+    coreRoot: (await coreFolder(bmad, projectRoot)) ?? path.join(bmad, 'core'),
     projectRoot,
+    bmadRoot: bmad,
     ...(configPath ? { configPath } : {}),
     ...(module ? { module } : {}),
     agents,
@@ -204,7 +288,7 @@ async function moduleNames(bmad: string): Promise<string[]> {
 }
 
 async function hasModules(bmad: string): Promise<boolean> {
-  return (await moduleNames(bmad)).length > 0;
+  return (await isDirectory(bmad)) && (await moduleNames(bmad)).length > 0;
 }
 
 async function moduleConfig(bmad: string, module: string): Promise<string | undefined> {
@@ -212,9 +296,16 @@ async function moduleConfig(bmad: string, module: string): Promise<string | unde
   return (await exists(file)) ? file : undefined;
 }
 
-/** The agent files of an `agents/` folder: every `.md` file except a README. */
-async function scanAgents(dir: string, module: string | undefined): Promise<BundleAgent[]> {
+/**
+ * The agent files of an `agents/` folder: every regular `.md` file except a README (a symlink is
+ * not listed). An `agents/` folder that leads out of `root` through a symlink is refused.
+ */
+async function scanAgents(dir: string, module: string | undefined, root: string): Promise<BundleAgent[]> {
   if (!(await isDirectory(dir))) return [];
+  const realDir = await fs.realpath(dir);
+  if (!isInside(realDir, await fs.realpath(root), true)) {
+    throw new BundleLoadError(`Agents folder ${dir} leaves the bundle folder ${root} (through a symlink)`, { file: dir });
+  }
   const files = (await fs.readdir(dir, { withFileTypes: true }))
     .filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.md') && e.name.toLowerCase() !== 'readme.md')
     .map((e) => e.name)
@@ -228,9 +319,12 @@ async function scanAgents(dir: string, module: string | undefined): Promise<Bund
   return agents;
 }
 
-/** Name, title and id from the `<agent ...>` start tag, found by a cheap scan (no full parse). */
+/**
+ * Name, title and id from the `<agent ...>` start tag, found by a cheap scan (no full parse) of the
+ * file's first `AGENT_HEAD_BYTES`, opened as a regular file only (a FIFO is refused, not waited on).
+ */
 async function agentHead(file: string): Promise<{ name?: string; title?: string; xmlId?: string }> {
-  const text = await fs.readFile(file, 'utf8');
+  const text = await readTextHead(await fs.realpath(file), AGENT_HEAD_BYTES);
   const tag = /<agent(\s[^>]*)>/.exec(text)?.[1];
   if (!tag) return {};
   const attr = (name: string) => new RegExp(`\\s${name}\\s*=\\s*"([^"]*)"`).exec(tag)?.[1];
@@ -244,14 +338,115 @@ async function agentHead(file: string): Promise<{ name?: string; title?: string;
   return out;
 }
 
-function findBmadAncestor(dir: string): string | undefined {
-  let current = dir;
+/**
+ * The nearest folder above `start` that is the `bmad/` folder of an installed tree, recognised by
+ * its structure: named `bmad`, and holding the installer's `_cfg/` folder or a `core` module
+ * (`agents/` or `config.yaml`) that is not `start` itself nor holds it. A folder merely named
+ * `bmad` (`~/bmad/mybundle`) is not a tree, so its parent never becomes the project root.
+ */
+async function findInstalledTree(start: string): Promise<string | undefined> {
+  let current = path.dirname(start);
   for (;;) {
-    if (path.basename(current) === 'bmad') return current;
+    if (path.basename(current) === 'bmad') {
+      if (await isDirectory(path.join(current, '_cfg'))) return current;
+      const core = path.join(current, 'core');
+      if (!isInside(start, core) && (await isModule(core))) return current;
+    }
     const parent = path.dirname(current);
     if (parent === current) return undefined;
     current = parent;
   }
+}
+
+/** A module folder: a folder with `agents/` or `config.yaml`. */
+async function isModule(dir: string): Promise<boolean> {
+  return (await isDirectory(path.join(dir, 'agents'))) || (await exists(path.join(dir, 'config.yaml')));
+}
+
+/**
+ * The project root the user gave for a stand-alone bundle, as a real path. Refused when it is not
+ * absolute (it would depend on the worker's working folder) or is not an existing folder.
+ */
+async function realProjectRoot(given: string): Promise<string> {
+  if (!path.isAbsolute(given)) {
+    throw new BundleLoadError(`The project root must be an absolute path, got "${given}"`, { field: 'projectRoot' });
+  }
+  let real: string;
+  try {
+    real = await fs.realpath(given);
+  } catch (error) {
+    throw new BundleLoadError(`Project root not found: ${given}\n${(error as Error).message}`, { field: 'projectRoot', cause: error });
+  }
+  if (!(await isDirectory(real))) throw new BundleLoadError(`The project root is not a folder: ${given}`, { field: 'projectRoot' });
+  return real;
+}
+
+/**
+ * The real `core` folder of the tree whose (real) `bmad/` folder is `bmad`, or `undefined` when
+ * there is none. A `core` that is a symlink out of the tree is refused: it would become a read root.
+ */
+async function coreFolder(bmad: string, projectRoot: string): Promise<string | undefined> {
+  const core = path.join(bmad, 'core');
+  if (!(await isDirectory(core))) return undefined;
+  const real = await fs.realpath(core);
+  if (!isInside(real, bmad, true)) {
+    throw new UnsafeRootError(
+      `The core folder ${core} is a symlink that leads out of the project ${projectRoot} (to ${real}); ` +
+        `a root must lie inside the project`,
+      core,
+      { file: core },
+    );
+  }
+  return real;
+}
+
+/**
+ * No root (bundle, core, project) may be `/`, the home folder or a folder above it without
+ * `allowBroadProjectRoot`: the agent could read everything there.
+ */
+async function checkRoots(bundle: BundleInfo, options: LoadBundleOptions): Promise<void> {
+  if (options.allowBroadProjectRoot) return;
+  const roots: [string, string][] = [
+    ['{project-root}', bundle.projectRoot],
+    ['{bundle-root}', bundle.bundleRoot],
+    ['{core-root}', bundle.coreRoot],
+  ];
+  for (const [name, root] of roots) {
+    if (await isBroadRoot(root)) {
+      throw new UnsafeRootError(
+        `Refusing ${name} = ${root}: it is the file-system root, your home folder or a folder above it, ` +
+          `so the agent could read every project and setting in it. Run loopwright from your project folder ` +
+          `(or pass that folder as the project root), or allow it explicitly (the allowBroadProjectRoot setting)`,
+        root,
+        { field: name },
+      );
+    }
+  }
+}
+
+/** Reads `bundle.yaml` as a regular text file inside the bundle (not a symlink out, not a FIFO). */
+async function readManifest(file: string, root: string): Promise<string> {
+  try {
+    const real = await guardRead(file, [root]);
+    return (await readTextFile(real, MAX_MANIFEST_BYTES, undefined, { allowHardLinks: true })).content;
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+    const reason = error instanceof SecurityViolationError ? 'leaves the bundle folder (through a symlink)' : error.message;
+    throw new BundleLoadError(`Invalid bundle manifest ${file}: ${reason}`, { file, cause: error });
+  }
+}
+
+/** A manifest entry whose file cannot be read as an agent: missing is left to findAgent, the rest is the entry's fault. */
+function manifestEntryError(error: unknown, manifestFile: string, index: number): undefined {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+  if (!(error instanceof BundleError)) throw error;
+  const field = `agents.${index}.file`;
+  throw new BundleLoadError(`Invalid bundle manifest ${manifestFile}: ${field} ${(error as Error).message}`, {
+    file: manifestFile,
+    field,
+    cause: error,
+  });
 }
 
 async function looksLikeBundle(dir: string): Promise<boolean> {

@@ -3,14 +3,15 @@
  * critical actions, build the system prompt, and hand back everything the tools will need as a
  * `RuntimeContext` (plain data, recorded in the workflow history).
  */
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { SystemMessage } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
+import { readTextFile } from '../tools/text-content';
 import { parseAgent } from './agent-parser';
 import type { AgentDefinition } from './agent-schema';
-import { findAgent, loadBundle } from './bundle-loader';
-import { processCriticalActions } from './critical-actions';
+import { type BundleInfo, findAgent, loadBundle } from './bundle-loader';
+import { type CriticalActionResult, processCriticalActions } from './critical-actions';
+import { bundleOwnEntries, isInside, resolveRealPath, UnsafeRootError } from './path-guard';
 import { buildSystemPrompt } from './system-prompt';
 import { findUnresolved, pathVariables } from './variables';
 
@@ -20,6 +21,9 @@ export const DEFAULT_MAX_READ_BYTES = 1024 * 1024;
 /** Output folder, relative to the project root, when neither `outputRoots` nor `output_folder` says. */
 export const DEFAULT_OUTPUT_FOLDER = 'output';
 
+/** Largest agent file read (the parser has its own, smaller limit on characters). */
+const MAX_AGENT_FILE_BYTES = 1024 * 1024;
+
 /** Input of `initializeAgent`. */
 export interface InitializeAgentInput {
   /** Bundle folder, installed project, its `bmad/` folder or a module folder (see `loadBundle`). */
@@ -28,13 +32,23 @@ export interface InitializeAgentInput {
   agentId: string;
   /** Largest file `read_file` returns, in bytes (default `DEFAULT_MAX_READ_BYTES`). */
   maxReadBytes?: number;
-  /** Folders `save_output` may write to; relative ones are taken from the project root. */
+  /**
+   * Folders `save_output` may write to (the user's own setting; the only way to write outside the
+   * project). Relative ones are taken from the project root and must stay inside it.
+   */
   outputRoots?: string[];
   /**
-   * `{project-root}` of a stand-alone bundle (absolute; the user's working folder). Not yet used by
-   * the loader: see issue "Hardening" / "BMAD fidelity".
+   * `{project-root}` of a stand-alone bundle: absolute (the folder the user runs loopwright from).
+   * Without it a stand-alone bundle is its own project root. An installed tree, and a bundle inside
+   * one, keep the folder holding `bmad/`.
    */
   projectRoot?: string;
+  /** Accept `/`, the home folder or a folder above it as a root (refused otherwise). The user's say-so only. */
+  allowBroadProjectRoot?: boolean;
+  /** Let the tools read and write secret files (`.env*`, `.ssh/`, `.git/`, private keys). */
+  allowSecretFiles?: boolean;
+  /** Let the tools read files with more than one hard link. */
+  allowHardLinks?: boolean;
   /** Value of `{date}` during initialisation (default today). */
   date?: string;
 }
@@ -49,17 +63,25 @@ export interface InitializedAgent {
 /**
  * Initialises an agent. Throws a `BundleError` subclass when the bundle, the agent file or a
  * critical action is at fault (`BundleLoadError`, `AgentNotFoundError`, `AgentParseError`,
- * `CriticalActionError`).
+ * `CriticalActionError`), or when a root cannot be trusted (`UnsafeRootError`).
  *
- * Write roots, in order of preference: `outputRoots` when given; else the `output_folder` config
- * variable when it resolved fully (real BMAD configs set it to `{project-root}/docs`, where the
- * agents' workflows write); else `<projectRoot>/output`. Read roots are the bundle, core and
- * project roots. `variables` holds the path variables plus every config key loaded.
+ * Write roots, in order of preference: `outputRoots` when given (the user's choice: absolute ones
+ * anywhere, relative ones inside the project); else the `output_folder` config variable when it
+ * resolved fully (real BMAD configs set it to `{project-root}/docs`, where the agents' workflows
+ * write); else `<projectRoot>/output`. A write root that comes from the bundle (the last two) must
+ * lie inside the project root after resolving symlinks, and not inside the bundle's own files:
+ * otherwise initialisation fails, before the model runs. Read roots are the bundle, core and
+ * project roots. All roots are real paths. `variables` holds the path variables plus every config
+ * key loaded. `protectedPaths` lists the bundle's own files, which `save_output` never writes.
  */
 export async function initializeAgent(input: InitializeAgentInput): Promise<InitializedAgent> {
-  const bundle = await loadBundle(input.bundlePath);
+  const bundle = await loadBundle(input.bundlePath, {
+    ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
+    ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+  });
   const found = await findAgent(bundle, input.agentId);
-  const agent = parseAgent(await fs.readFile(found.file, 'utf8'), found.file);
+  const agentText = await readTextFile(found.file, MAX_AGENT_FILE_BYTES, undefined, { allowHardLinks: input.allowHardLinks === true });
+  const agent = parseAgent(agentText.content, found.file);
 
   const baseVariables = pathVariables({
     bundleRoot: bundle.bundleRoot,
@@ -77,6 +99,7 @@ export async function initializeAgent(input: InitializeAgentInput): Promise<Init
   });
 
   const configPath = critical.configPath ?? found.configPath;
+  const protectedPaths = await bundleProtectedPaths(bundle, [found.file, ...(configPath ? [configPath] : []), ...critical.loadedFiles]);
   const context: RuntimeContext = {
     bundleRoot: bundle.bundleRoot,
     coreRoot: bundle.coreRoot,
@@ -84,19 +107,87 @@ export async function initializeAgent(input: InitializeAgentInput): Promise<Init
     ...(configPath ? { configPath } : {}),
     variables: critical.variables,
     readRoots: unique([bundle.bundleRoot, bundle.coreRoot, bundle.projectRoot]),
-    writeRoots: writeRoots(input.outputRoots, critical.variables.output_folder, bundle.projectRoot),
+    writeRoots: await chooseWriteRoots(input.outputRoots, critical, configPath, bundle.projectRoot, protectedPaths),
+    protectedPaths,
+    ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
+    ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
     maxReadBytes,
   };
   const messages: SystemMessage[] = [{ role: 'system', content: buildSystemPrompt(agent) }, ...critical.messages];
   return { agent, messages, context };
 }
 
-function writeRoots(outputRoots: string[] | undefined, outputFolder: string | undefined, projectRoot: string): string[] {
-  if (outputRoots && outputRoots.length > 0) return unique(outputRoots.map((root) => path.resolve(projectRoot, root)));
-  if (outputFolder && outputFolder.trim() !== '' && findUnresolved(outputFolder).length === 0) {
-    return [path.resolve(projectRoot, outputFolder)];
+/**
+ * The session's write roots, as real paths (see `initializeAgent`). Only the user widens writes:
+ * an absolute `outputRoots` entry is taken as it is; anything else must stay inside the project.
+ */
+async function chooseWriteRoots(
+  outputRoots: string[] | undefined,
+  critical: Pick<CriticalActionResult, 'variables'>,
+  configPath: string | undefined,
+  projectRoot: string,
+  protectedPaths: string[],
+): Promise<string[]> {
+  if (outputRoots && outputRoots.length > 0) {
+    const roots: string[] = [];
+    for (const root of outputRoots) {
+      const real = await resolveRealPath(path.resolve(projectRoot, root));
+      if (!path.isAbsolute(root) && !isInside(real, projectRoot)) {
+        throw new UnsafeRootError(
+          `The output root "${root}" is taken from the project root ${projectRoot} but leads out of it (to ${real}) ` +
+            `through a symlink; give an absolute path to write outside the project`,
+          real,
+          { field: 'outputRoots' },
+        );
+      }
+      roots.push(real);
+    }
+    return unique(roots);
   }
-  return [path.join(projectRoot, DEFAULT_OUTPUT_FOLDER)];
+  const outputFolder = critical.variables.output_folder;
+  const fromConfig = outputFolder !== undefined && outputFolder.trim() !== '' && findUnresolved(outputFolder).length === 0;
+  const target = fromConfig ? path.resolve(projectRoot, outputFolder) : path.join(projectRoot, DEFAULT_OUTPUT_FOLDER);
+  const what = fromConfig ? `The output_folder ${outputFolder}${configPath ? ` (set in ${configPath})` : ''}` : `The default output folder ${target}`;
+  const details = { field: 'output_folder', ...(fromConfig && configPath ? { file: configPath } : {}) };
+  const widen = 'a bundle cannot send writes out of the project; to write there, the user passes the folder as an output root (outputRoots)';
+  if (!isInside(target, projectRoot)) {
+    throw new UnsafeRootError(`${what} resolves to ${target}, outside the project root ${projectRoot}: ${widen}`, target, details);
+  }
+  const real = await resolveRealPath(target);
+  if (!isInside(real, projectRoot)) {
+    throw new UnsafeRootError(
+      `${what} is reached through a symlink that leads outside the project root ${projectRoot} (to ${real}): ${widen}`,
+      target,
+      details,
+    );
+  }
+  if (protectedPaths.some((p) => isInside(real, p))) {
+    throw new UnsafeRootError(
+      `${what} lies inside the bundle's own files (${real}); save_output never writes there. ` +
+        `Point it at a folder of its own, such as {project-root}/docs`,
+      target,
+      details,
+    );
+  }
+  return [real];
+}
+
+/**
+ * The bundle's own files, which `save_output` never writes: an installed tree's whole `bmad/`
+ * folder (modules, manifests, core); for a stand-alone bundle its config, manifest, `agents/`,
+ * `workflows/`, `templates/`... (`bundleOwnEntries`), every agent file it lists, and `extra` (the
+ * agent file, the config, every file the critical actions loaded). Each as written and as its real
+ * path, when they differ.
+ */
+async function bundleProtectedPaths(bundle: BundleInfo, extra: string[]): Promise<string[]> {
+  const listed = bundle.bmadRoot !== undefined ? [bundle.bmadRoot] : bundleOwnEntries(bundle.bundleRoot);
+  if (bundle.coreRoot !== bundle.bundleRoot) listed.push(bundle.coreRoot);
+  listed.push(...bundle.agents.map((a) => a.file), ...extra);
+  const paths: string[] = [];
+  for (const p of listed) paths.push(p, await resolveRealPath(p));
+  // The context is recorded in the workflow history: drop what another entry already covers.
+  const all = unique(paths);
+  return all.filter((p) => !all.some((q) => q !== p && isInside(p, q)));
 }
 
 function unique(values: string[]): string[] {

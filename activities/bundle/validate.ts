@@ -5,20 +5,27 @@
  * with its `config_source`, `instructions` and `template`, every variable resolves, and each
  * workflow's `default_output_file` lies inside the session's output folders.
  *
+ * It also reports everything the session's sandbox would refuse, so an unsafe bundle never
+ * validates clean: roots that leave the project or are too broad (`UnsafeRootError`), an agent
+ * file or manifest entry that leaves the bundle, an output folder that holds the bundle's own
+ * files, a default output file that is one of them, a path to a secret file, and an instructions
+ * or template file that is not a regular file (a FIFO) or has several hard links.
+ *
  * Problems are data, not exceptions: the whole bundle is checked and every problem reported with
  * the file and field it concerns. Only unexpected failures (I/O faults) throw.
  */
 import { type Dirent, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { RuntimeContext } from '../../common/runtime-context';
+import { readTextFile } from '../tools/text-content';
 import { errorCode } from '../tools/tool-failure';
 import { parseAgent } from './agent-parser';
 import type { AgentDefinition } from './agent-schema';
-import { loadBundle, type BundleAgent, type BundleInfo } from './bundle-loader';
+import { guardAgentFile, loadBundle, type BundleAgent, type BundleInfo } from './bundle-loader';
 import { fileLoadTargets } from './critical-actions';
-import { BundleError, ConfigVariableNotFoundError, SecurityViolationError } from './errors';
-import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent } from './initialize-agent';
-import { guardRead, isInside } from './path-guard';
+import { BundleError, BundleLoadError, ConfigVariableNotFoundError, SecurityViolationError } from './errors';
+import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent, type InitializeAgentInput } from './initialize-agent';
+import { guardRead, isInside, protectedPathsOf, UnsafeRootError } from './path-guard';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
 import { loadWorkflowContent, resolveWorkflow, spellVariable, type ResolvedWorkflow } from './workflow-loader';
 
@@ -36,20 +43,32 @@ export interface ValidationReport {
   checked: { agents: number; commands: number; workflows: number };
 }
 
+/**
+ * The user's settings a session would run with (see `InitializeAgentInput`), so the bundle is
+ * checked against the same roots: `projectRoot`, `outputRoots`, `allowBroadProjectRoot`, ...
+ */
+export type ValidateOptions = Pick<
+  InitializeAgentInput,
+  'projectRoot' | 'outputRoots' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'allowHardLinks'
+>;
+
 /** Checks the bundle at `bundlePath`; an empty list means no problem was found. */
-export async function validateBundle(bundlePath: string): Promise<Problem[]> {
-  return (await checkBundle(bundlePath)).problems;
+export async function validateBundle(bundlePath: string, options: ValidateOptions = {}): Promise<Problem[]> {
+  return (await checkBundle(bundlePath, options)).problems;
 }
 
 /** Like `validateBundle`, with the counts of what was checked. */
-export async function checkBundle(bundlePath: string): Promise<ValidationReport> {
+export async function checkBundle(bundlePath: string, options: ValidateOptions = {}): Promise<ValidationReport> {
   let bundle: BundleInfo;
   try {
-    bundle = await loadBundle(bundlePath);
+    bundle = await loadBundle(bundlePath, {
+      ...(options.projectRoot !== undefined ? { projectRoot: options.projectRoot } : {}),
+      ...(options.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+    });
   } catch (error) {
     return { problems: [problemFrom(error, bundlePath, '')], checked: { agents: 0, commands: 0, workflows: 0 } };
   }
-  const run = new Validation(bundle);
+  const run = new Validation(bundle, options);
   let firstContext: RuntimeContext | undefined;
   for (const agent of bundle.agents) {
     const ctx = await run.agent(bundlePath, agent);
@@ -69,7 +88,10 @@ class Validation {
   readonly checked = { agents: 0, commands: 0, workflows: 0 };
   private readonly workflows = new Set<string>();
 
-  constructor(private readonly bundle: BundleInfo) {}
+  constructor(
+    private readonly bundle: BundleInfo,
+    private readonly options: ValidateOptions = {},
+  ) {}
 
   /** Checks one agent; returns its session context when it initialised. */
   async agent(bundlePath: string, entry: BundleAgent): Promise<RuntimeContext | undefined> {
@@ -77,7 +99,11 @@ class Validation {
     const file = this.display(entry.file);
     let agent: AgentDefinition;
     try {
-      agent = parseAgent(await fs.readFile(entry.file, 'utf8'), entry.file);
+      // The same guard and reader as a session: inside the bundle, a regular file.
+      const real = await guardAgentFile(entry.file, this.bundle.bundleRoot, {});
+      if (real === undefined) throw new BundleLoadError(`Agent file not found: ${entry.file}`, { file: entry.file, field: 'file' });
+      const text = await readTextFile(real, DEFAULT_MAX_READ_BYTES, undefined, { allowHardLinks: this.options.allowHardLinks === true });
+      agent = parseAgent(text.content, entry.file);
     } catch (error) {
       this.add(problemFrom(error, file, 'agent'));
       return undefined;
@@ -85,16 +111,44 @@ class Validation {
     const agentId = this.bundle.kind === 'installed' && entry.module ? `${entry.module}/${entry.id}` : entry.id;
     let ctx: RuntimeContext | undefined;
     try {
-      ctx = (await initializeAgent({ bundlePath, agentId })).context;
+      ctx = (await initializeAgent({ ...this.options, bundlePath, agentId })).context;
     } catch (error) {
-      // The agent file is where the fix goes, whatever file the failed action named.
-      this.add({ ...problemFrom(error, file, 'critical-actions'), file });
+      // The agent file is where the fix goes, whatever file the failed action named; an unsafe
+      // output folder is fixed in the config that sets it.
+      const problem = problemFrom(error, file, 'critical-actions');
+      this.add(error instanceof UnsafeRootError && error.file !== undefined ? problem : { ...problem, file });
     }
-    if (ctx) this.instructions(agent, ctx, file);
+    if (ctx) {
+      this.instructions(agent, ctx, file);
+      await this.outputHoldsBundle(ctx, file);
+    }
     // Without a working initialisation the commands are still checked, with the path variables
     // alone, so one broken critical action does not hide every other problem.
     await this.commands(agent, ctx ?? this.fallbackContext(), file);
     return ctx;
+  }
+
+  /**
+   * An output folder that holds the bundle's own files: `save_output` refuses to write over them,
+   * but the configuration is a mistake (seen: `output_folder: '{project-root}'`).
+   */
+  private async outputHoldsBundle(ctx: RuntimeContext, file: string): Promise<void> {
+    const protectedPaths = protectedPathsOf(ctx);
+    for (const root of ctx.writeRoots) {
+      const held: string[] = [];
+      for (const p of protectedPaths) {
+        if (isInside(p, root) && (await lexists(p)) && !held.includes(p)) held.push(p);
+      }
+      if (held.length === 0) continue;
+      const names = [...new Set(held.map((p) => this.display(p)))].slice(0, 5).join(', ');
+      this.add({
+        file: ctx.configPath ?? file,
+        field: 'output_folder',
+        message:
+          `Output folder ${this.display(root)} holds the bundle's own files (${names}); save_output refuses to write ` +
+          `over them. Point output_folder at a folder of its own, such as {project-root}/docs`,
+      });
+    }
   }
 
   /** Variables in critical instructions (not loads: initialisation checked those) must resolve. */
@@ -150,12 +204,15 @@ class Validation {
       return undefined;
     }
     try {
-      return await guardRead(resolved, ctx.readRoots);
+      return await guardRead(resolved, ctx.readRoots, { allowSecretFiles: ctx.allowSecretFiles === true });
     } catch (error) {
       if (error instanceof SecurityViolationError) {
         this.add({ file, field, message: `Path leaves the allowed roots: ${value}` });
       } else if (errorCode(error) === 'ENOENT') {
         this.add({ file, field, message: `File not found: ${this.display(resolved)}` });
+      } else if (error instanceof BundleError) {
+        // A secret file (`SecretFileError`): the session would refuse it.
+        this.add({ file, field, message: error.message });
       } else {
         throw error;
       }
@@ -190,18 +247,33 @@ class Validation {
           field: 'default_output_file',
           message: `Output path is outside the output folders (${roots}): ${this.display(target)}`,
         });
+      } else if (protectedPathsOf(ctx).some((p) => isInside(target, p))) {
+        this.add({
+          file,
+          field: 'default_output_file',
+          message: `Output path is one of the bundle's own files, which save_output never writes: ${this.display(target)}`,
+        });
       }
     }
+    let loaded: Awaited<ReturnType<typeof loadWorkflowContent>>;
     try {
-      await loadWorkflowContent(workflow, ctx, { skipContent: true });
+      loaded = await loadWorkflowContent(workflow, ctx, { skipContent: true });
     } catch (error) {
       // An unresolved variable in instructions/template was already reported above.
       if (!(error instanceof ConfigVariableNotFoundError)) this.add(problemFrom(error, file, ''));
+      return;
+    }
+    for (const [field, target] of Object.entries(loaded.files)) {
+      const problem = await fileKindProblem(target, ctx);
+      if (problem !== undefined) this.add({ file, field, message: problem });
     }
   }
 
+  /** Records a problem once (several agents sharing a config would report the same one). */
   private add(problem: Problem): void {
-    this.problems.push({ ...problem, file: this.display(problem.file) });
+    const shown = { ...problem, file: this.display(problem.file) };
+    const same = (p: Problem) => p.file === shown.file && p.field === shown.field && p.message === shown.message;
+    if (!this.problems.some(same)) this.problems.push(shown);
   }
 
   /** A path relative to the bundle root when inside it (shorter to read), else as given. */
@@ -221,6 +293,30 @@ function problemFrom(error: unknown, file: string, field: string): Problem {
     };
   }
   throw error;
+}
+
+/** Whether something (even a dangling symlink) exists at `p`. */
+async function lexists(p: string): Promise<boolean> {
+  try {
+    await fs.lstat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a session could not read the (guarded, existing) file `real` as text, without reading it:
+ * not a regular file (a FIFO would block the read), or several hard links; else `undefined`.
+ */
+async function fileKindProblem(real: string, ctx: RuntimeContext): Promise<string | undefined> {
+  const stat = await fs.lstat(real);
+  if (stat.isDirectory()) return `Not a file: ${real}`;
+  if (!stat.isFile()) return `Not a regular file: ${real}; only regular files can be read`;
+  if (stat.nlink > 1 && !ctx.allowHardLinks) {
+    return `Hard-linked file: ${real} has ${stat.nlink} links and is read only when the user allows hard links (allowHardLinks)`;
+  }
+  return undefined;
 }
 
 /** Every workflow.yaml below `dir` (none when it does not exist), sorted. */

@@ -15,8 +15,11 @@ import { toToolFailure } from './tool-failure';
 /**
  * Runs `read_file` for the session `ctx`: returns `{success: true, path, content, size}` (`path` is
  * the real path, `size` in bytes) or `{success: false, error}`. Relative paths are taken from the
- * bundle root. Refuses files over `ctx.maxReadBytes` and binary files. When `options.signal` is
- * aborted the read stops and the signal's reason is thrown (a cancellation is never a result).
+ * bundle root. Refuses files over `ctx.maxReadBytes`, binary files, anything but a regular file
+ * (a FIFO, socket or device, at once), files with several hard links unless `ctx.allowHardLinks`,
+ * and secret files (`.env*`, `.ssh/`, `.git/`, private keys) unless `ctx.allowSecretFiles`. When
+ * `options.signal` is aborted the read stops and the signal's reason is thrown (a cancellation is
+ * never a result).
  */
 export async function readFileTool(ctx: RuntimeContext, args: unknown, options: ToolRunOptions = {}): Promise<ToolResult> {
   const parsed = parseToolArgs('read_file', readFileArgs, args);
@@ -25,8 +28,10 @@ export async function readFileTool(ctx: RuntimeContext, args: unknown, options: 
   try {
     // Strict: a path with an unknown variable would otherwise be read literally and fail obscurely.
     const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
-    realPath = await guardRead(resolved, ctx.readRoots);
-    const { content, size } = await readTextFile(realPath, ctx.maxReadBytes, options.signal);
+    realPath = await guardRead(resolved, ctx.readRoots, { allowSecretFiles: ctx.allowSecretFiles === true });
+    const { content, size } = await readTextFile(realPath, ctx.maxReadBytes, options.signal, {
+      allowHardLinks: ctx.allowHardLinks === true,
+    });
     return { success: true, path: realPath, content, size };
   } catch (error) {
     // `realPath` is set only once the guard accepted it, so an outside path is never echoed.

@@ -7,7 +7,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
-import { guardWrite } from '../bundle/path-guard';
+import { guardWrite, protectedPathsOf } from '../bundle/path-guard';
 import { resolveVariables } from '../bundle/variables';
 import type { ToolRunOptions } from './activity-wrapper';
 import { writeFileAtomic } from './atomic-write';
@@ -18,7 +18,11 @@ import { toToolFailure } from './tool-failure';
 /**
  * Runs `save_output` for the session `ctx`: returns `{success: true, path, size}` (`path` is the
  * real path written, `size` in bytes of UTF-8) or `{success: false, error}`. Relative paths are
- * taken from the first output root; anything outside `ctx.writeRoots` is refused. Once
+ * taken from the first output root; anything outside `ctx.writeRoots` is refused, and so are the
+ * bundle's own files (`protectedPathsOf(ctx)`: agents, config, manifest, workflows, templates),
+ * even when an output root contains them, and secret files (`.env*`, `.git/`, `.ssh/`, keys)
+ * unless `ctx.allowSecretFiles`. A read-only file system, a full disk or a used-up quota is
+ * reported at once (see `toToolFailure`). Once
  * `options.signal` is aborted no folder is created and no write is started: the signal's reason is
  * thrown instead (a write already under way finishes, atomically).
  */
@@ -28,7 +32,10 @@ export async function saveOutputTool(ctx: RuntimeContext, args: unknown, options
   let realPath: string | undefined;
   try {
     const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
-    realPath = await guardWrite(resolved, ctx.writeRoots);
+    realPath = await guardWrite(resolved, ctx.writeRoots, {
+      allowSecretFiles: ctx.allowSecretFiles === true,
+      protectedPaths: protectedPathsOf(ctx),
+    });
     options.signal?.throwIfAborted();
     await fs.mkdir(path.dirname(realPath), { recursive: true });
     options.signal?.throwIfAborted();

@@ -24,9 +24,41 @@ export class BinaryFileError extends BundleError {
   }
 }
 
-/** The path names something that is not a regular file (a folder, a device). */
+/**
+ * The path names something that is not a regular file: a folder (`Not a file: <path>`), or a FIFO,
+ * socket or device (`Not a regular file: <path> is a FIFO; ...`), refused before any read: a read
+ * of a FIFO waits for a writer forever, a device may never end.
+ */
 export class NotAFileError extends BundleError {
-  constructor(file: string) {
-    super(`Not a file: ${file}`, { file });
+  /** What it is instead: `a folder`, `a FIFO`, `a socket`, `a character device`, ... */
+  readonly kind?: string;
+
+  constructor(file: string, kind?: string) {
+    super(
+      kind === undefined || kind === 'a folder'
+        ? `Not a file: ${file}`
+        : `Not a regular file: ${file} is ${kind}; only regular files can be read`,
+      { file },
+    );
+    if (kind !== undefined) this.kind = kind;
+  }
+}
+
+/**
+ * A file with more than one hard link. A path check sees only the name it was given: a hard link
+ * is the same file under another name, so a link placed inside the project to a file elsewhere
+ * (a key, another user's data) passes every path check. Such files are read only when the user
+ * allows hard links.
+ */
+export class HardLinkError extends BundleError {
+  readonly links: number;
+
+  constructor(file: string, links: number) {
+    super(
+      `Hard-linked file refused: ${file} has ${links} links; a hard link can make a file from outside the project ` +
+        `look like one inside it, so such files are read only when the user allows hard links (the allowHardLinks setting)`,
+      { file },
+    );
+    this.links = links;
   }
 }

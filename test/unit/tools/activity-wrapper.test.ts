@@ -1,7 +1,7 @@
 /**
  * The tool activities (TOOL_ACTIVITIES) in a mock activity context: they heartbeat, end at once
- * when cancelled even while a read is stuck in the kernel, and never return a result too large for
- * a Temporal payload. Real files in a temp folder.
+ * when cancelled even while the tool is stuck (as in a read of a hung network mount), and never
+ * return a result too large for a Temporal payload. Real files in a temp folder.
  */
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -25,16 +25,10 @@ import { saveOutputTool } from '../../../activities/tools/save-output';
 import { listFiles, makeFixture, type Fixture } from './fixture';
 
 let fx: Fixture;
-/** FIFOs a test left with a reader blocked in open(); unblocked before the folder is removed. */
-let fifos: string[] = [];
 beforeEach(async () => {
   fx = await makeFixture({ maxReadBytes: 4 * 1024 * 1024 });
-  fifos = [];
 });
 afterEach(async () => {
-  // A read of a FIFO with no writer blocks a libuv worker thread in open(); opening the FIFO for
-  // writing lets that open return, so no thread stays stuck and jest can exit.
-  for (const fifo of fifos) await releaseFifo(fifo);
   await fx.cleanup();
 });
 
@@ -62,18 +56,6 @@ async function isPending(promise: Promise<unknown>): Promise<boolean> {
   return first === marker;
 }
 
-async function makeFifo(name: string): Promise<string> {
-  const fifo = path.join(fx.bundle, name);
-  execFileSync('mkfifo', [fifo]);
-  fifos.push(fifo);
-  return fifo;
-}
-
-/** Opens `fifo` for writing and closes it at once, which lets a reader blocked in open() go on. */
-async function releaseFifo(fifo: string): Promise<void> {
-  const writer = await fs.open(fifo, 'w');
-  await writer.close();
-}
 
 describe('tool activities: heartbeats', () => {
   test('heartbeats at once and every second while the tool runs, and stops when it ends', async () => {
@@ -128,15 +110,28 @@ describe('tool activities: heartbeats', () => {
 });
 
 describe('tool activities: cancellation', () => {
-  test('cancelling while read_file blocks on a FIFO rejects with a CancelledFailure within a second', async () => {
-    const fifo = await makeFifo('stuck.fifo');
+  test('read_file on a FIFO is refused at once: nothing is left blocked in the kernel', async () => {
+    const fifo = path.join(fx.bundle, 'stuck.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const { env } = mockEnv();
+    const started = Date.now();
+    await expect(runIn(env, TOOL_ACTIVITIES.read_file, { file_path: fifo })).resolves.toEqual({
+      success: false,
+      error: `Not a regular file: ${fifo} is a FIFO; only regular files can be read`,
+      path: fifo,
+    });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  test('cancelling while a tool is stuck (it ignores its signal) rejects with a CancelledFailure within a second', async () => {
     const { env, beats } = mockEnv();
-    const running = runIn(env, TOOL_ACTIVITIES.read_file, { file_path: fifo });
+    // Like a read stuck in the kernel on a hung mount: it never settles and cannot be aborted.
+    const stuck: ToolFunction = () => new Promise<ToolResult>(() => undefined);
+    const running = runIn(env, toToolActivity('read_file', stuck), {});
     const outcome = running.then(
       () => 'resolved',
       (error: unknown) => error,
     );
-    // The read is stuck in open(): no writer will ever come.
     await sleep(300);
     expect(await isPending(running)).toBe(true);
     expect(beats.length).toBeGreaterThanOrEqual(1);
