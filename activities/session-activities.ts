@@ -41,6 +41,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
           messages: result.messages,
           context: result.context,
           tools: [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS],
+          ...warningsOf(result),
         };
       } catch (err) {
         // Reading a bundle is local and deterministic: a missing file or a malformed agent will
@@ -64,6 +65,12 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
     // One activity type per tool, registered under the tool's name.
     ...TOOL_ACTIVITIES,
   };
+}
+
+/** Problems initialisation met without stopping, when there are any. */
+function warningsOf(result: object): { warnings?: string[] } {
+  const { warnings } = result as { warnings?: string[] };
+  return warnings && warnings.length > 0 ? { warnings } : {};
 }
 
 /** The parts of a parsed agent that clients show. */

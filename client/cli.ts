@@ -19,7 +19,7 @@ const SESSION_OPTIONS_ENV = 'Reads TEMPORAL_ADDRESS (else the embedded server), 
 /** Commands are loaded lazily so `loopwright validate` does not load the Temporal SDK. */
 const COMMANDS: Record<string, CommandSpec> = {
   run: {
-    summary: 'run <bundle> <agent> "<message>" [--json] [--once] [--detach] [--max-iterations N] [--model M] [--id ID] [--no-check]',
+    summary: 'run <bundle> <agent> "<message>" [--json] [--once] [--detach] [--max-iterations N] [--model M] [--id ID] [--project-root DIR] [--output DIR] [--strict] [--no-check]',
     help: {
       about: 'Start a session of <agent> from <bundle> and run its first turn; the session stays open for `send`. ' + SESSION_OPTIONS_ENV,
       options: [
@@ -30,6 +30,12 @@ const COMMANDS: Record<string, CommandSpec> = {
         ['--model M', 'model for this session (default LOOPWRIGHT_MODEL or gpt-4o-mini)'],
         ['--id ID', 'workflow id (default loopwright-<agent>-<random>)'],
         ['--no-check', 'skip loading the bundle here first (when it exists only where the worker runs)'],
+        ['--project-root DIR', '{project-root} of a stand-alone bundle (default: this folder)'],
+        ['--output DIR', 'a folder save_output may write to (repeatable; replaces the bundle\'s output_folder)'],
+        ['--strict', 'fail when a file a critical action names is missing (default: warn)'],
+        ['--allow-broad-project-root', 'accept / or the home folder as the project root'],
+        ['--allow-secret-files', 'let tools read and write .env*, .ssh/, .git/ and private keys'],
+        ['--allow-hard-links', 'let tools read files with more than one hard link'],
       ],
       example: 'loopwright run bundles/requirements-facilitator facilitator "*intake"',
     },

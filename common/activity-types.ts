@@ -11,6 +11,10 @@ export interface InitializeAgentActivityInput {
   outputRoots?: string[];
   /** `{project-root}` for a stand-alone bundle (see SessionInput.projectRoot). */
   projectRoot?: string;
+  allowBroadProjectRoot?: boolean;
+  allowSecretFiles?: boolean;
+  allowHardLinks?: boolean;
+  strict?: boolean;
 }
 
 /**

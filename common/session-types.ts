@@ -70,6 +70,14 @@ export interface SessionInput {
    * folder that holds `bmad/`. Trusted: the user's own setting.
    */
   projectRoot?: string;
+  /** Accept `/`, the home folder or a parent of it as the project root (refused by default). */
+  allowBroadProjectRoot?: boolean;
+  /** Let tools read and write secret files (.env*, .ssh/, .git/, private keys); refused by default. */
+  allowSecretFiles?: boolean;
+  /** Let tools read files with more than one hard link (a path check cannot see where they point); refused by default. */
+  allowHardLinks?: boolean;
+  /** Fail at initialisation when a file a critical action names is missing (default: warn and go on). */
+  strict?: boolean;
   /** End the session after this long without a message (Temporal duration string, default 24 hours). */
   idleTimeout?: string;
   /** Activity timeouts (Temporal duration strings such as '30 seconds'). */
@@ -138,6 +146,8 @@ export interface ContinuedSession {
   recentTurns: TurnResult[];
   /** An `ask_question` call waiting for the user's answer. */
   pendingQuestion?: PendingQuestion;
+  /** Initialisation's warnings, shown by `state` in every run. */
+  warnings?: string[];
 }
 
 /** An `ask_question` call whose result will be the user's next message. */
@@ -163,6 +173,8 @@ export interface InitializeResult {
   messages: SystemMessage[];
   context: RuntimeContext;
   tools: ToolDefinition[];
+  /** Problems that did not stop the agent (a file a critical action names is missing); `state.warnings`. */
+  warnings?: string[];
 }
 
 /** The parts of an agent the workflow and clients show. */
@@ -206,6 +218,8 @@ export interface SessionState {
   lastTurn?: TurnSummary;
   /** Set when the session failed. */
   error?: string;
+  /** Problems that did not stop the agent (e.g. a file a critical action names is missing). */
+  warnings?: string[];
 }
 
 /** A turn result without its messages, for status displays. */

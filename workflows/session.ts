@@ -118,6 +118,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     runningTools: [],
     pendingApprovals: [],
     ...(carried?.pendingQuestion ? { pendingQuestion: carried.pendingQuestion } : {}),
+    ...(carried?.warnings ? { warnings: carried.warnings } : {}),
     usage: carried?.usage ?? ZERO_USAGE,
     messageCount: 0,
     transcriptBytes: 0,
@@ -431,10 +432,15 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         agentId: input.agentId,
         outputRoots: input.outputRoots,
         ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
+        ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+        ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
+        ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
+        ...(input.strict ? { strict: true } : {}),
       });
-      const { messages, ...rest } = result;
+      const { messages, warnings, ...rest } = result;
       transcript.push(...messages);
       init = rest;
+      if (warnings && warnings.length > 0) state.warnings = warnings;
     } catch (err) {
       state.status = 'failed';
       state.error = rootMessage(err);
@@ -475,6 +481,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       ...(pausedTurn ? { pendingTurn: pausedTurn } : {}),
       recentTurns: carriedTurns(recentTurns),
       ...(pendingQuestion ? { pendingQuestion } : {}),
+      ...(state.warnings ? { warnings: state.warnings } : {}),
     };
     log.info('Continuing as new', {
       run: state.run,

@@ -15,6 +15,7 @@ import { withWorker } from '../in-process-worker';
 import { type CommandOutput, UsageError } from '../output';
 import { setRejoinHint } from '../exit-on-signal';
 import { SessionRejectedError, type SessionHandle } from '../session-client';
+import { SANDBOX_OPTIONS, sandboxSettings } from './session-commands';
 import { openTemporal } from '../temporal-session';
 
 const HELP = [
@@ -39,6 +40,7 @@ export async function chatCommand(argv: string[], out: CommandOutput): Promise<n
       approve: { type: 'string' },
       'max-iterations': { type: 'string' },
       model: { type: 'string' },
+      ...SANDBOX_OPTIONS,
     },
   });
   const [bundlePath, agentId] = positionals;
@@ -62,6 +64,7 @@ export async function chatCommand(argv: string[], out: CommandOutput): Promise<n
         agentId: agentId!,
         ...(values.id ? { workflowId: values.id } : {}),
         approval: { policy },
+        ...sandboxSettings(values),
         ...(maxIterations ? { maxIterations } : {}),
         ...(values.model ? { model: values.model } : {}),
       });
@@ -104,6 +107,7 @@ class Chat {
       this.info(`Session ${this.session.workflowId} — ${state.agent ? `${state.agent.name}, ${state.agent.title}` : 'agent'}`);
       if (state.agent?.commands.length) this.info(`Commands: ${state.agent.commands.map((c) => c.cmd).join(' ')}   (/help for chat commands)`);
     }
+    if (!rejoined) for (const warning of state.warnings ?? []) this.info(`Warning: ${warning}`);
     if (rejoined) await this.showLastExchange(state);
     const rl = readline.createInterface({ input: process.stdin, output: this.tty ? process.stdout : undefined, terminal: this.tty });
     const lines: string[] = [];

@@ -3,6 +3,7 @@
  * talks to OpenAI (or OPENAI_BASE_URL) when configured, otherwise to a scripted model server that it
  * names plainly, and always runs its own worker so the model settings are the ones shown here.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ModelActivityOptions } from '../../activities/model/call-model';
@@ -18,6 +19,9 @@ import { webUiLink } from './session-commands';
 
 /** The example bundle shipped with the project. */
 export const DEMO_BUNDLE = path.resolve(__dirname, '../../bundles/requirements-facilitator');
+
+/** The demo's project folder (`{project-root}`), inside the git-ignored `.loopwright/`. */
+export const DEMO_PROJECT = path.resolve(__dirname, '../../.loopwright/demo');
 
 export async function demoCommand(argv: string[], out: CommandOutput): Promise<number> {
   const { values } = parseArgs({
@@ -39,7 +43,9 @@ export async function demoCommand(argv: string[], out: CommandOutput): Promise<n
   const temporal = await openTemporal(out, { taskQueue: `loopwright-demo-${process.pid}` });
   const worker = await startInProcessWorker(temporal, { model });
   try {
-    const session = await temporal.loopwright.start({ bundlePath: DEMO_BUNDLE, agentId: 'facilitator' });
+    // The demo's project is a git-ignored folder of the repository: its documents land in docs/ there.
+    fs.mkdirSync(DEMO_PROJECT, { recursive: true });
+    const session = await temporal.loopwright.start({ bundlePath: DEMO_BUNDLE, agentId: 'facilitator', projectRoot: fs.realpathSync(DEMO_PROJECT) });
     out.error(`Session ${session.workflowId} started`);
     const agent = await waitForAgent(session);
     if (agent) out.error(`Agent: ${agent.name}, ${agent.title} (${agent.commands.map((c) => c.cmd).join(' ')})`);

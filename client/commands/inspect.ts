@@ -1,13 +1,17 @@
 /**
  * `loopwright inspect <bundle> [agent] [--json]`: shows an agent as a session would start it (its
- * commands, opening messages and system prompt) without calling a model.
+ * commands, opening messages and system prompt) without calling a model, and lists every problem
+ * met (missing files, refusals, variables that do not resolve) as warnings.
  */
 import { parseArgs } from 'node:util';
 import { inspectBundle, type BundleInspection } from '../../activities/bundle/inspect';
 import { BundleError } from '../../activities/bundle/errors';
 import { type CommandOutput, UsageError } from '../output';
 
-/** Runs the command; resolves to the exit status (0 shown, 1 the bundle or agent could not be loaded). */
+/**
+ * Runs the command; resolves to the exit status: 0 the agent was shown (with its warnings, if any,
+ * even those that would stop a session), 1 the bundle or agent could not be loaded or parsed.
+ */
 export async function inspectCommand(argv: string[], out: CommandOutput): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -40,9 +44,15 @@ export function formatInspection(data: BundleInspection): string {
   lines.push(`  {project-root} = ${context.projectRoot}`);
   lines.push(`  {core-root} = ${context.coreRoot}`);
   lines.push(`  read roots: ${context.readRoots.join(', ')}`);
-  lines.push(`  write roots: ${context.writeRoots.join(', ')}`);
+  lines.push(`  write roots: ${context.writeRoots.length > 0 ? context.writeRoots.join(', ') : '(none)'}`);
   lines.push(`  read limit: ${context.maxReadBytes} bytes`);
   lines.push('');
+  if (data.warnings.length > 0) {
+    lines.push(`Warnings (${data.warnings.length}):`);
+    for (const warning of data.warnings) lines.push(`  ! ${warning}`);
+    if (!data.sessionWouldStart) lines.push('  A session with this agent would stop at initialisation (see the lines ending "a session stops here").');
+    lines.push('');
+  }
   lines.push(`Persona:`);
   for (const [label, text] of Object.entries(agent.persona)) if (text) lines.push(`  ${label}: ${oneLine(text)}`);
   lines.push('');

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage } from '../../common/messages';
-import type { SessionState, TurnResult } from '../../common/session-types';
+import type { SessionInput, SessionState, TurnResult } from '../../common/session-types';
 import { hasLongLivedWorker, withWorker } from '../in-process-worker';
 import { type CommandOutput, describeError, UsageError } from '../output';
 import { watchProgress } from '../progress';
@@ -28,6 +28,7 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
       model: { type: 'string' },
       id: { type: 'string' },
       'no-check': { type: 'boolean', default: false },
+      ...SANDBOX_OPTIONS,
     },
   });
   const [bundlePath, agentId, message] = positionals;
@@ -36,9 +37,10 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
   }
   if (message.trim() === '') throw new UsageError('the message must not be empty');
   const maxIterations = parsePositiveInt(values['max-iterations'], '--max-iterations');
+  const sandbox = sandboxSettings(values);
   // A bundle that cannot be loaded here would only leave a failed workflow behind.
   if (!values['no-check']) {
-    const problem = await checkBundleLocally(bundlePath, agentId);
+    const problem = await checkBundleLocally(bundlePath, agentId, sandbox);
     if (problem) {
       if (values.json) out.log(JSON.stringify({ workflowId: null, success: false, status: 'failed', error: problem }));
       else out.error(`Error: ${problem}`);
@@ -55,6 +57,7 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
       workflowId: values.id,
       maxIterations,
       model: values.model,
+      ...sandbox,
       // A one-shot or detached run carries its message in the input; an interactive one sends it
       // through the `send` update so that the reply comes back as the update's result.
       ...(oneShot || values.detach ? { firstMessage: message } : {}),
@@ -79,9 +82,12 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
     }
     let result: TurnResult;
     try {
-      result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, values.json) }, () =>
-        oneShot ? oneShotTurn(session, out, !values.json) : sendWithProgress(session, message, out, !values.json),
-      );
+      result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, values.json) }, async () => {
+        const turn = await (oneShot ? oneShotTurn(session, out, !values.json) : sendWithProgress(session, message, out, !values.json));
+        // Asked while this command's worker (if any) still runs: a query needs one.
+        if (!values.json) await printWarnings(session, out);
+        return turn;
+      });
     } catch (err) {
       if (!values.json) throw err;
       // Scripts reading --json get an object whatever happened.
@@ -102,7 +108,7 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
  * Initialise the agent in this process, as the worker will: a missing bundle, an unknown agent or a
  * broken critical action is reported before any workflow starts. Returns the problem, if any.
  */
-async function checkBundleLocally(bundlePath: string, agentId: string): Promise<string | undefined> {
+async function checkBundleLocally(bundlePath: string, agentId: string, sandbox: SandboxSettings = {}): Promise<string | undefined> {
   const absolute = path.resolve(bundlePath);
   if (!fs.existsSync(absolute)) {
     return `Bundle not found: ${absolute} (if it exists only where your worker runs, pass --no-check)`;
@@ -110,11 +116,61 @@ async function checkBundleLocally(bundlePath: string, agentId: string): Promise<
   const { initializeAgent } = await import('../../activities/bundle/initialize-agent');
   const { BundleError } = await import('../../activities/bundle/errors');
   try {
-    await initializeAgent({ bundlePath: absolute, agentId });
+    await initializeAgent({ bundlePath: absolute, agentId, ...sandbox });
     return undefined;
   } catch (err) {
     if (err instanceof BundleError) return err.message;
     throw err;
+  }
+}
+
+/** Flags that set the session's project and sandbox (shared by run and chat). */
+export const SANDBOX_OPTIONS = {
+  'project-root': { type: 'string' },
+  output: { type: 'string', multiple: true },
+  strict: { type: 'boolean', default: false },
+  'allow-broad-project-root': { type: 'boolean', default: false },
+  'allow-secret-files': { type: 'boolean', default: false },
+  'allow-hard-links': { type: 'boolean', default: false },
+} as const;
+
+/** The session settings the sandbox flags give. */
+export type SandboxSettings = Pick<SessionInput, 'projectRoot' | 'outputRoots' | 'strict' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'allowHardLinks'>;
+
+/**
+ * `{project-root}` is the folder the command runs in (or --project-root), recorded as an absolute,
+ * symlink-free path so that the worker's own folder never matters and replay sees the same value.
+ */
+export function sandboxSettings(values: {
+  'project-root'?: string;
+  output?: string[];
+  strict?: boolean;
+  'allow-broad-project-root'?: boolean;
+  'allow-secret-files'?: boolean;
+  'allow-hard-links'?: boolean;
+}): SandboxSettings {
+  const root = path.resolve(values['project-root'] ?? process.cwd());
+  if (!fs.existsSync(root)) throw new UsageError(`--project-root ${values['project-root']}: no such folder`);
+  const projectRoot = fs.realpathSync(root);
+  return {
+    projectRoot,
+    ...(values.output?.length ? { outputRoots: values.output.map((o) => path.resolve(projectRoot, o)) } : {}),
+    ...(values.strict ? { strict: true } : {}),
+    ...(values['allow-broad-project-root'] ? { allowBroadProjectRoot: true } : {}),
+    ...(values['allow-secret-files'] ? { allowSecretFiles: true } : {}),
+    ...(values['allow-hard-links'] ? { allowHardLinks: true } : {}),
+  };
+}
+
+/** Say, once, what initialisation warned about (e.g. a file a critical action names is missing). */
+async function printWarnings(session: SessionHandle, out: CommandOutput): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    const state = await Promise.race([session.state(), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000))]).catch(() => undefined);
+    if (state && state.status !== 'initializing') {
+      for (const warning of state.warnings ?? []) out.error(`Warning: ${warning}`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
@@ -351,6 +407,7 @@ export async function statusCommand(argv: string[], out: CommandOutput): Promise
       out.log(`  messages:   ${state.messageCount} (${state.transcriptBytes} bytes)${state.run > 1 ? `, run ${state.run} (continued as new ${state.run - 1} time(s))` : ''}`);
       if (state.lastTurn) out.log(`  last turn:  ${state.lastTurn.status} after ${state.lastTurn.iterations} iteration(s)`);
       if (state.error) out.log(`  error:      ${state.error}`);
+      for (const warning of state.warnings ?? []) out.log(`  warning:    ${warning}`);
     }
     if (temporal.uiUrl) out.log(`  history:    ${webUiLink(temporal, workflowId)}`);
     return 0;

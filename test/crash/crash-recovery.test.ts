@@ -104,7 +104,7 @@ test('crash: a worker killed with SIGKILL during a model call is replaced and th
   });
   const turn = session.send('*intake');
   await fake.waitForRequests(3, 60_000);
-  const saved = path.join(bundleCopy.bundle, '.loopwright', 'output', 'crash-test.md');
+  const saved = path.join(bundleCopy.bundle, 'docs', 'crash-test.md');
   const before = fs.statSync(saved);
 
   await first.kill('SIGKILL');

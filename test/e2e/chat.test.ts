@@ -92,7 +92,7 @@ test('chat: piped messages, a write that waits for /approve, replies on stdout, 
   chat.write('/approve');
   await chat.waitFor(/Your requirements are saved\./, 'stdout');
   expect(chat.stderr()).toMatch(/approved: call_save/);
-  const saved = path.join(bundleCopy.bundle, '.loopwright', 'output', 'chat.md');
+  const saved = path.join(fs.realpathSync(stateDir), 'docs', 'chat.md');
   expect(fs.readFileSync(saved, 'utf8')).toBe('# From chat\n');
   chat.write('hello again');
   chat.write('/end');

@@ -161,7 +161,8 @@ test('cli: run with no worker polling runs the session in-process; send continue
   // The last model call takes 1.5 s, long enough for the progress poll to see it.
   expect(run.stderr).toContain('iteration 3/50 · waiting for the model');
   expect(run.stdout).toBe(`${INTAKE_REPLY}\n`);
-  const saved = path.join(bundleCopy.bundle, '.loopwright', 'output', 'e2e-intake.md');
+  // {project-root} is the folder the command ran in, so the document lands in its docs/.
+  const saved = path.join(fs.realpathSync(stateDir), 'docs', 'e2e-intake.md');
   expect(fs.readFileSync(saved, 'utf8')).toBe(INTAKE_DOCUMENT);
 
   const sendArgs = ['send', id, 'and one more thing'];

@@ -65,7 +65,7 @@ test('approvals: a write waits for a human yes, listed in state with its path an
   ]);
   expect(waiting.pendingApprovals[0]!.path).toMatch(/approved\.md$/);
   expect(waiting.pendingApprovals[0]!.path).not.toContain('{output_folder}');
-  const saved = path.join(bundleCopy.bundle, '.loopwright', 'output', 'approved.md');
+  const saved = path.join(bundleCopy.bundle, 'docs', 'approved.md');
   expect(fs.existsSync(saved)).toBe(false);
   // Nothing is pending under another id.
   await expect(session.workflow.executeUpdate(approveUpdate, { args: ['call_other'] })).rejects.toBeInstanceOf(WorkflowUpdateFailedError);

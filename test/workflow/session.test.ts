@@ -60,8 +60,8 @@ test('session: several iterations load a workflow, save its output and answer', 
   expect(tools[0].result.workflow_name).toBe('intake');
   expect(String(tools[0].result.instructions)).toContain('<step');
   const saved = String(tools[2].result.path);
-  // A stand-alone bundle is its own project root, so the output lands inside the copy.
-  expect(saved).toBe(path.join(fs.realpathSync(bundleCopy.bundle), '.loopwright', 'output', 'requirements-test.md'));
+  // Started without projectRoot, a stand-alone bundle is its own project root: the output lands in the copy's docs/.
+  expect(saved).toBe(path.join(fs.realpathSync(bundleCopy.bundle), 'docs', 'requirements-test.md'));
   expect(fs.readFileSync(saved, 'utf8')).toBe('# Requirements\n\nA tool library.\n');
 
   // Every model call saw the whole transcript so far, tools included.

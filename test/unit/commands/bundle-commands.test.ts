@@ -87,7 +87,7 @@ describe('validate', () => {
         {
           file: 'workflows/intake/workflow.yaml',
           field: 'default_output_file',
-          message: 'Output path is outside the output folders (.loopwright/output): requirements.md',
+          message: 'Output path is outside the output folders (docs): requirements.md',
         },
       ]),
     );
@@ -138,7 +138,7 @@ describe('inspect', () => {
     expect(text).toContain('CRITICAL INSTRUCTIONS FOR TOOL USE:');
     expect(text).toContain(`[Critical Action] Loaded file: ${EXAMPLE}/config.yaml`);
     expect(text).toContain("[Critical Instruction] Remember the user's name is Sam");
-    expect(text).toContain(`write roots: ${EXAMPLE}/.loopwright/output`);
+    expect(text).toContain(`write roots: ${EXAMPLE}/docs`);
   });
 
   test('inspect: --json gives the parsed agent, messages and system prompt as data', async () => {

@@ -27,7 +27,7 @@ describe('example bundle', () => {
     expect(workflow.template).toMatch(/^# Requirements: \{\{project_name\}\}/);
     const config = workflow.config as Record<string, string>;
     expect(config.user_name).toBe('Sam');
-    const outputFolder = path.join(bundle, '.loopwright/output');
+    const outputFolder = path.join(bundle, 'docs');
     expect(config.default_output_file).toMatch(new RegExp(`^${outputFolder}/requirements-\\d{4}-\\d{2}-\\d{2}\\.md$`));
 
     // The model saves either with the resolved path or with variables; both land in the output folder.
