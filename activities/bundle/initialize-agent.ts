@@ -11,6 +11,7 @@ import { parseAgent } from './agent-parser';
 import type { AgentDefinition } from './agent-schema';
 import { type BundleInfo, findAgent, loadBundle } from './bundle-loader';
 import { type CriticalActionResult, processCriticalActions } from './critical-actions';
+import { BundleError } from './errors';
 import { bundleOwnEntries, isInside, resolveRealPath, UnsafeRootError } from './path-guard';
 import { buildSystemPrompt } from './system-prompt';
 import { findUnresolved, pathVariables } from './variables';
@@ -51,6 +52,13 @@ export interface InitializeAgentInput {
   allowHardLinks?: boolean;
   /** Value of `{date}` during initialisation (default today). */
   date?: string;
+  /**
+   * Fail (`CriticalActionError`) when a file a critical action names does not exist or its path
+   * does not resolve. By default the session starts without it: the model gets a
+   * `[Critical Action] Could not load file: <path> (not found)` message in its place and the
+   * problem is one of `warnings`.
+   */
+  strict?: boolean;
 }
 
 /** The parsed agent, its opening messages (system prompt first) and the tools' context. */
@@ -58,12 +66,28 @@ export interface InitializedAgent {
   agent: AgentDefinition;
   messages: SystemMessage[];
   context: RuntimeContext;
+  /**
+   * Problems that did not stop initialisation, one human-readable line each (empty when none):
+   * `Critical action: could not load <path> (not found)`.
+   */
+  warnings: string[];
+}
+
+/**
+ * What `initializeAgentForInspection` returns: the agent as a session would start it, with every
+ * problem met in `warnings`, and whether a session would have stopped at one of them.
+ */
+export interface InspectedInitialization extends InitializedAgent {
+  /** True when a session would not start: a problem in `warnings` throws in `initializeAgent`. */
+  wouldStop: boolean;
 }
 
 /**
  * Initialises an agent. Throws a `BundleError` subclass when the bundle, the agent file or a
  * critical action is at fault (`BundleLoadError`, `AgentNotFoundError`, `AgentParseError`,
- * `CriticalActionError`), or when a root cannot be trusted (`UnsafeRootError`).
+ * `CriticalActionError`), or when a root cannot be trusted (`UnsafeRootError`). A file a critical
+ * action names that does not exist (or whose path does not resolve) is a warning, not an error,
+ * unless `input.strict`; a path outside the roots always throws.
  *
  * Write roots, in order of preference: `outputRoots` when given (the user's choice: absolute ones
  * anywhere, relative ones inside the project); else the `output_folder` config variable when it
@@ -75,6 +99,23 @@ export interface InitializedAgent {
  * key loaded. `protectedPaths` lists the bundle's own files, which `save_output` never writes.
  */
 export async function initializeAgent(input: InitializeAgentInput): Promise<InitializedAgent> {
+  const { agent, messages, context, warnings } = await initialize(input, false);
+  return { agent, messages, context, warnings };
+}
+
+/**
+ * Initialises an agent for `inspect`, which shows an agent whatever is wrong with it: like
+ * `initializeAgent`, except that a critical action that fails (a refusal, a file too large, a
+ * config that does not parse...) or write roots that cannot be trusted do not throw but become
+ * lines of `warnings` (a session's write roots are then empty), and `wouldStop` says whether a
+ * session would have stopped. Still throws when the bundle does not load or the agent is not found,
+ * cannot be read or does not parse. Never use it to start a session.
+ */
+export async function initializeAgentForInspection(input: InitializeAgentInput): Promise<InspectedInitialization> {
+  return initialize(input, true);
+}
+
+async function initialize(input: InitializeAgentInput, keepGoing: boolean): Promise<InspectedInitialization> {
   const bundle = await loadBundle(input.bundlePath, {
     ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
     ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
@@ -96,10 +137,25 @@ export async function initializeAgent(input: InitializeAgentInput): Promise<Init
     variables: baseVariables,
     maxReadBytes,
     ...(input.date !== undefined ? { date: input.date } : {}),
+    ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
+    ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
+    ...(input.strict ? { strict: true } : {}),
+    ...(keepGoing ? { keepGoing: true } : {}),
   });
+  const warnings = [...critical.warnings];
+  let wouldStop = critical.wouldStop;
 
   const configPath = critical.configPath ?? found.configPath;
   const protectedPaths = await bundleProtectedPaths(bundle, [found.file, ...(configPath ? [configPath] : []), ...critical.loadedFiles]);
+  let writeRoots: string[];
+  try {
+    writeRoots = await chooseWriteRoots(input.outputRoots, critical, configPath, bundle.projectRoot, protectedPaths);
+  } catch (error) {
+    if (!keepGoing || !(error instanceof BundleError)) throw error;
+    writeRoots = [];
+    wouldStop = true;
+    warnings.push(`Write roots: ${error.message.replace(/\s+/g, ' ')}; a session stops here`);
+  }
   const context: RuntimeContext = {
     bundleRoot: bundle.bundleRoot,
     coreRoot: bundle.coreRoot,
@@ -107,14 +163,14 @@ export async function initializeAgent(input: InitializeAgentInput): Promise<Init
     ...(configPath ? { configPath } : {}),
     variables: critical.variables,
     readRoots: unique([bundle.bundleRoot, bundle.coreRoot, bundle.projectRoot]),
-    writeRoots: await chooseWriteRoots(input.outputRoots, critical, configPath, bundle.projectRoot, protectedPaths),
+    writeRoots,
     protectedPaths,
     ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
     ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
     maxReadBytes,
   };
   const messages: SystemMessage[] = [{ role: 'system', content: buildSystemPrompt(agent) }, ...critical.messages];
-  return { agent, messages, context };
+  return { agent, messages, context, warnings, wouldStop };
 }
 
 /**

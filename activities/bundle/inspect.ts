@@ -2,14 +2,26 @@
  * What `loopwright inspect` shows: an agent as a session would start it (parsed definition,
  * commands with their resolved targets, opening messages, system prompt, tool context), computed
  * by the same agent initialisation a session runs, without calling a model.
+ *
+ * Inspect never refuses an agent that parses: what would stop a session (a critical action refused
+ * or failing, write roots that cannot be trusted) is listed in `warnings`, next to what a session
+ * only warns about (a named file that does not exist) and what inspect finds on its own (variables
+ * that do not resolve in the instructions the model gets or in command targets, command files that
+ * do not exist or leave the roots, prompts a command names that the agent lacks).
  */
 import type { SystemMessage, ToolDefinition } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { TOOL_DEFINITIONS } from '../tools/definitions';
 import type { AgentDefinition, CommandTarget } from './agent-schema';
 import { loadBundle, type BundleInfo } from './bundle-loader';
-import { initializeAgent } from './initialize-agent';
-import { resolveVariables } from './variables';
+import { SecurityViolationError } from './errors';
+import { initializeAgentForInspection } from './initialize-agent';
+import { guardRead } from './path-guard';
+import { findUnresolved, resolveVariables } from './variables';
+import { spellVariable } from './workflow-loader';
+
+/** How the message of a critical instruction starts (see `processCriticalActions`). */
+const INSTRUCTION = '[Critical Instruction] ';
 
 /** A command target with its path resolved against the session's variables (not for `action`). */
 export interface InspectedTarget extends CommandTarget {
@@ -28,15 +40,56 @@ export interface BundleInspection {
   systemPrompt: string;
   context: RuntimeContext;
   tools: ToolDefinition[];
+  /**
+   * Every problem met, one human-readable line each (empty when none): the session's own warnings
+   * (`Critical action: could not load <path> (not found)`), what would stop a session (the line
+   * ends with `a session stops here`), and what inspect found in instructions and commands.
+   */
+  warnings: string[];
+  /** Whether a session with this agent would start (false when a warning says it stops there). */
+  sessionWouldStart: boolean;
 }
 
 /**
  * Initialises `agentId` (default: the bundle's entry point or only agent) of the bundle at
- * `bundlePath` and describes it. Throws the typed errors of `initializeAgent`.
+ * `bundlePath` and describes it. Throws the typed errors of `initializeAgent` only when the bundle
+ * does not load or the agent is not found, cannot be read or does not parse; every other problem
+ * is listed in `warnings`.
  */
 export async function inspectBundle(bundlePath: string, agentId = ''): Promise<BundleInspection> {
   const bundle = await loadBundle(bundlePath);
-  const { agent, messages, context } = await initializeAgent({ bundlePath, agentId });
+  const { agent, messages, context, warnings: initWarnings, wouldStop } = await initializeAgentForInspection({ bundlePath, agentId });
+  const warnings = [...initWarnings];
+  const add = (line: string) => {
+    if (!warnings.includes(line)) warnings.push(line);
+  };
+
+  for (const message of messages.slice(1)) {
+    if (!message.content.startsWith(INSTRUCTION)) continue;
+    const text = message.content.slice(INSTRUCTION.length);
+    const unresolved = findUnresolved(text);
+    if (unresolved.length > 0) {
+      add(`Critical instruction: ${variablesText(unresolved)} ${unresolved.length === 1 ? 'does' : 'do'} not resolve in "${shorten(text)}"`);
+    }
+  }
+
+  const commands: BundleInspection['commands'] = [];
+  for (const command of agent.commands) {
+    const targets: InspectedTarget[] = [];
+    for (const target of command.targets) {
+      if (target.kind === 'action') {
+        const id = target.value.startsWith('#') ? target.value.slice(1) : undefined;
+        if (id !== undefined && !agent.prompts.some((p) => p.id === id)) add(`Command ${command.cmd}: no prompt with id "${id}" in the agent`);
+        targets.push({ ...target });
+        continue;
+      }
+      const checked = await checkTarget(target, context);
+      if (checked.problem !== undefined) add(`Command ${command.cmd}: ${checked.problem}`);
+      targets.push(checked.resolved === undefined ? { ...target } : { ...target, resolved: checked.resolved });
+    }
+    commands.push({ cmd: command.cmd, description: command.description, targets });
+  }
+
   return {
     bundle: {
       kind: bundle.kind,
@@ -53,16 +106,54 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
       })),
     },
     agent,
-    commands: agent.commands.map((c) => ({
-      cmd: c.cmd,
-      description: c.description,
-      targets: c.targets.map((t) =>
-        t.kind === 'action' ? { ...t } : { ...t, resolved: resolveVariables(t.value, context.variables) },
-      ),
-    })),
+    commands,
     messages,
     systemPrompt: messages[0]?.content ?? '',
     context,
     tools: TOOL_DEFINITIONS,
+    warnings,
+    sessionWouldStart: !wouldStop,
   };
+}
+
+/** A command's path resolved with the session's variables, and what is wrong with it, if anything. */
+async function checkTarget(target: CommandTarget, context: RuntimeContext): Promise<{ resolved?: string; problem?: string }> {
+  let resolved: string;
+  try {
+    resolved = resolveVariables(target.value, context.variables);
+  } catch (error) {
+    // A variable cycle or an expansion over its limit.
+    return { problem: `${target.kind} ${target.value}: ${firstLine(error)}` };
+  }
+  const unresolved = findUnresolved(resolved);
+  if (unresolved.length > 0) {
+    return { resolved, problem: `${variablesText(unresolved)} ${unresolved.length === 1 ? 'does' : 'do'} not resolve in ${target.value}` };
+  }
+  try {
+    await guardRead(resolved, context.readRoots, { allowSecretFiles: context.allowSecretFiles === true });
+    return { resolved };
+  } catch (error) {
+    if (error instanceof SecurityViolationError) return { resolved, problem: `${target.kind} path leaves the allowed roots: ${target.value}` };
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      // The guard names the real path it looked for (a relative target is taken from the bundle root).
+      const guarded = (error as { path?: unknown }).path;
+      const where = typeof guarded === 'string' && guarded !== '' ? guarded : resolved;
+      return { resolved, problem: `${target.kind} file not found: ${where === target.value ? where : `${target.value} (${where})`}` };
+    }
+    return { resolved, problem: `${target.kind} ${target.value}: ${firstLine(error)}` };
+  }
+}
+
+function variablesText(variables: string[]): string {
+  return `${variables.length === 1 ? 'variable' : 'variables'} ${variables.map(spellVariable).join(', ')}`;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0];
+}
+
+function shorten(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 80 ? `${flat.slice(0, 77)}...` : flat;
 }

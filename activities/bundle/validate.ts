@@ -111,7 +111,9 @@ class Validation {
     const agentId = this.bundle.kind === 'installed' && entry.module ? `${entry.module}/${entry.id}` : entry.id;
     let ctx: RuntimeContext | undefined;
     try {
-      ctx = (await initializeAgent({ ...this.options, bundlePath, agentId })).context;
+      // Strict: a file a critical action names that is missing is a problem here, where a session
+      // only warns about it.
+      ctx = (await initializeAgent({ ...this.options, bundlePath, agentId, strict: true })).context;
     } catch (error) {
       // The agent file is where the fix goes, whatever file the failed action named; an unsafe
       // output folder is fixed in the config that sets it.
@@ -154,7 +156,7 @@ class Validation {
   /** Variables in critical instructions (not loads: initialisation checked those) must resolve. */
   private instructions(agent: AgentDefinition, ctx: RuntimeContext, file: string): void {
     agent.criticalActions.forEach((action, i) => {
-      if (fileLoadTargets(action).length > 0) return;
+      if (fileLoadTargets(action, ctx.variables).length > 0) return;
       for (const variable of findUnresolved(resolveVariables(action, ctx.variables))) {
         this.add({ file, field: `critical-actions[${i}]`, message: `Variable ${spellVariable(variable)} does not resolve` });
       }

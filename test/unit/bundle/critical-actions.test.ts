@@ -19,17 +19,21 @@ function varsOf(bundle: BundleInfo): Record<string, string> {
   return pathVariables({ bundleRoot: bundle.bundleRoot, coreRoot: bundle.coreRoot, projectRoot: bundle.projectRoot });
 }
 
-async function run(actions: string[], extra: Record<string, string> = {}) {
+async function run(actions: string[], extra: Record<string, string> = {}, strict = false) {
   const root = await makeBundle(path.join(tmp, 'b'), { agent: sourceAgent(actions) });
   await writeTree(root, extra);
   const bundle = await loadBundle(root);
   const agentFile = path.join(root, 'agents/alex.md');
   const agent = parseAgent(await fs.readFile(agentFile, 'utf8'), agentFile);
-  return { root, result: await processCriticalActions(agent, { bundle, agentFile, variables: varsOf(bundle), date: '2025-10-05' }) };
+  return {
+    root,
+    result: await processCriticalActions(agent, { bundle, agentFile, variables: varsOf(bundle), date: '2025-10-05', ...(strict ? { strict } : {}) }),
+  };
 }
 
+/** The error of a strict run (a missing file or an unknown variable throws only with `strict`). */
 async function failure(actions: string[], extra: Record<string, string> = {}): Promise<CriticalActionError> {
-  const error = await run(actions, extra).catch((e: unknown) => e);
+  const error = await run(actions, extra, true).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(CriticalActionError);
   return error as CriticalActionError;
 }
@@ -121,7 +125,7 @@ describe('critical-actions', () => {
     expect(result.loadedFiles.every((f) => f.endsWith('config.yaml'))).toBe(true);
   });
 
-  test('processCriticalActions: a missing critical file halts with the spec message and ENOENT', async () => {
+  test('processCriticalActions: with strict, a missing critical file halts with the spec message and ENOENT', async () => {
     const error = await failure(['Load into memory {bundle-root}/missing.yaml and set variables: a']);
     expect(error.message).toMatch(
       /^Critical action failed: Load into memory \{bundle-root\}\/missing\.yaml and set variables: a\nError: ENOENT: no such file or directory/,
@@ -140,10 +144,11 @@ describe('critical-actions', () => {
     expect(error.cause).toBeInstanceOf(SecurityViolationError);
   });
 
-  test('processCriticalActions: an unknown variable in a load path and a broken config fail', async () => {
+  test('processCriticalActions: with strict, an unknown variable in a load path fails; a broken config always fails', async () => {
     expect((await failure(['Load into memory {nowhere}/config.yaml'])).message).toContain('Error: Config variable not found: nowhere');
-    const broken = await failure(['Load into memory {bundle-root}/bad/config.yaml'], { 'bad/config.yaml': 'a: [unclosed\n' });
-    expect(broken.message).toMatch(/^Critical action failed: Load into memory \{bundle-root\}\/bad\/config\.yaml\nError: /);
+    const broken = await run(['Load into memory {bundle-root}/bad/config.yaml'], { 'bad/config.yaml': 'a: [unclosed\n' }).catch((e: unknown) => e);
+    expect(broken).toBeInstanceOf(CriticalActionError);
+    expect((broken as Error).message).toMatch(/^Critical action failed: Load into memory \{bundle-root\}\/bad\/config\.yaml\nError: /);
   });
 
   test('processCriticalActions: non-load instructions keep unknown variables as written', async () => {

@@ -88,6 +88,15 @@ const POOL: readonly ((rng: Rng) => string)[] = [
   () => '\t- tab: indented',
   () => '\u2028\u2029\uFEFF\u0000\uD800',
   () => '{{x}} {config_source}:user_name {date} {project_root}',
+  // "Read" lines and single-variable load targets (decided from the variable's value).
+  () => `<i>Read ${'the '.repeat(20_000)}x.md</i>`,
+  () => `<i>Read ${'{bundle-root}/x.md and '.repeat(3000)}</i>`,
+  () => `<i>CRITICAL: Read ${'`'.repeat(30_000)}{user_name}</i>`,
+  () => '<i>Load COMPLETE file {notes_file}</i>',
+  () => '<i>Read {config_source} and {output_folder}</i>',
+  () => `<i>Load ${Array.from({ length: 3000 }, (_, i) => `{v${i}}`).join(' ')}</i>`,
+  () => "notes_file: '{bundle-root}/../../etc/passwd.md'",
+  () => "notes_file: '{notes_file}/x.md'",
 ];
 
 /** Random characters: structure-heavy ASCII, controls, a few non-ASCII and astral ones. */
