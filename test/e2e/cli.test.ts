@@ -382,3 +382,16 @@ test('cli: status lists a call waiting for approval; approve and deny decide it;
   expect(extend.stderr).toContain('No turn is running to extend');
   await session.end();
 });
+
+test('cli: run right after the only worker was killed does not wait in silence: it runs a worker itself', async () => {
+  const { env, taskQueue } = freshEnv();
+  const worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' });
+  workers.push(worker);
+  // Its recent poll still says "a worker is polling" for a while.
+  await worker.kill('SIGKILL');
+  const args = ['run', bundleCopy.bundle, 'facilitator', 'anyone there?', '--once'];
+  const run = await cli(args, env);
+  expectExit(args, run, 0);
+  expect(run.stdout).toBe('You said: anyone there?\n');
+  expect(run.stderr).toMatch(/\((the session's workflow task waited for 3 s: no live worker took it|no worker was polling); running one in this process\)/);
+});
