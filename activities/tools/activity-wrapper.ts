@@ -99,6 +99,8 @@ function currentActivityContext(): Context | undefined {
 
 /** Heartbeats now and every `intervalMs` (or half the heartbeat timeout, if shorter) until stopped. */
 function startToolHeartbeat(context: Context, intervalMs: number): () => void {
+  // A local activity has no server-side record to heartbeat; the worker cancels it directly.
+  if (context.info.isLocal) return () => undefined;
   const timeoutMs = context.info.heartbeatTimeoutMs;
   const every = timeoutMs && timeoutMs > 0 ? Math.min(intervalMs, Math.max(1, Math.floor(timeoutMs / 2))) : intervalMs;
   const beat = (): void => {

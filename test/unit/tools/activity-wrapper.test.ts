@@ -75,6 +75,18 @@ describe('tool activities: heartbeats', () => {
     expect(beats.length).toBe(count);
   });
 
+  test('as a local activity it never heartbeats (there is nothing on the server to heartbeat)', async () => {
+    const env = new MockActivityEnvironment({ isLocal: true }, { logger: new DefaultLogger('ERROR', () => undefined) });
+    const beats: number[] = [];
+    env.on('heartbeat', () => beats.push(Date.now()));
+    const slow: ToolFunction = async () => {
+      await sleep(1200);
+      return { success: true };
+    };
+    await expect(runIn(env, toToolActivity('read_file', slow), {})).resolves.toEqual({ success: true });
+    expect(beats).toEqual([]);
+  });
+
   test('a real read_file activity heartbeats before it returns', async () => {
     const { env, beats } = mockEnv();
     const result = await runIn(env, TOOL_ACTIVITIES.read_file, { file_path: '{bundle-root}/notes.txt' });
