@@ -218,29 +218,20 @@ export async function extendCommand(argv: string[], out: CommandOutput): Promise
   const [workflowId, raw] = argv;
   if (!workflowId) throw new UsageError('extend needs <workflow-id> [n]');
   const n = parsePositiveInt(raw, 'n');
-  const temporal = await openTemporal(out);
-  try {
-    const session = temporal.loopwright.session(workflowId);
-    const limit = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => session.extend(n));
-    out.log(`The running turn of ${workflowId} may now make ${limit} model calls`);
-    return 0;
-  } catch (err) {
-    if (err instanceof SessionRejectedError) {
-      out.error(`Rejected: ${err.message}`);
-      return 1;
-    }
-    throw err;
-  } finally {
-    await temporal.close();
-  }
+  return updateCommand(workflowId, out, (session) => session.extend(n), (limit) => `The running turn of ${workflowId} may now make ${limit} model calls`);
 }
 
-async function decideCommand(workflowId: string, out: CommandOutput, decide: (session: SessionHandle) => Promise<string[]>, verb: string): Promise<number> {
+function decideCommand(workflowId: string, out: CommandOutput, decide: (session: SessionHandle) => Promise<string[]>, verb: string): Promise<number> {
+  return updateCommand(workflowId, out, decide, (ids) => `${verb}: ${ids.join(', ')}`);
+}
+
+/** Run one update on a session (a worker is run here if none answers) and print its outcome; a refusal exits 1. */
+async function updateCommand<T>(workflowId: string, out: CommandOutput, call: (session: SessionHandle) => Promise<T>, describe: (result: T) => string): Promise<number> {
   const temporal = await openTemporal(out);
   try {
     const session = temporal.loopwright.session(workflowId);
-    const ids = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => decide(session));
-    out.log(`${verb}: ${ids.join(', ')}`);
+    const result = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => call(session));
+    out.log(describe(result));
     return 0;
   } catch (err) {
     if (err instanceof SessionRejectedError) {

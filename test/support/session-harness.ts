@@ -92,3 +92,32 @@ export function quietRuntime(): void {
     // Already installed in this process (another test file ran first): its logger stays.
   }
 }
+
+/** What `useSessionHarness` gives a test file once its `beforeAll` ran. */
+export interface SharedSession {
+  h: SessionHarness;
+  bundle: string;
+  loopwright: LoopwrightClient;
+}
+
+/**
+ * The usual set-up of a workflow test file, registered with Jest: one harness and one worker per
+ * file, a fresh copy of the example bundle, and the fake model's script reset before each test.
+ * Read the fields inside tests (they are set in `beforeAll`).
+ */
+export function useSessionHarness(): SharedSession {
+  const shared = {} as SharedSession;
+  let bundleCopy: ReturnType<typeof copyExampleBundle> | undefined;
+  beforeAll(async () => {
+    shared.h = await startSessionHarness();
+    bundleCopy = copyExampleBundle();
+    shared.bundle = bundleCopy.bundle;
+    shared.loopwright = (await shared.h.startWorker()).loopwright;
+  }, 120_000);
+  afterAll(async () => {
+    await shared.h?.close();
+    bundleCopy?.cleanup();
+  });
+  beforeEach(() => shared.h.fake.reset());
+  return shared;
+}

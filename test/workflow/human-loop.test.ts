@@ -12,29 +12,15 @@ import type { SessionState } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
 import { type Step, text, toolCalls } from '../../scripts/fake-openai/server';
 import { approveUpdate, denyUpdate, extendUpdate } from '../../workflows/definitions';
-import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { useSessionHarness } from '../support/session-harness';
 
 jest.setTimeout(60_000);
 
-let h: SessionHarness;
-let bundleCopy: ReturnType<typeof copyExampleBundle>;
-let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
+const shared = useSessionHarness();
 
-beforeAll(async () => {
-  h = await startSessionHarness();
-  bundleCopy = copyExampleBundle();
-  ({ loopwright } = await h.startWorker());
-}, 120_000);
 
-afterAll(async () => {
-  await h?.close();
-  bundleCopy?.cleanup();
-});
-
-beforeEach(() => h.fake.reset());
-
-function startSession(extra: Partial<Parameters<typeof loopwright.start>[0]> = {}): Promise<SessionHandle> {
-  return loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', ...extra });
+function startSession(extra: Partial<Parameters<typeof shared.loopwright.start>[0]> = {}): Promise<SessionHandle> {
+  return shared.loopwright.start({ bundlePath: shared.bundle, agentId: 'facilitator', ...extra });
 }
 
 async function waitForState(session: SessionHandle, test: (s: SessionState) => boolean): Promise<SessionState> {
@@ -55,7 +41,7 @@ function toolResult(messages: ChatMessage[], id: string): Record<string, unknown
 const SAVE = { name: 'save_output', arguments: { file_path: '{output_folder}/approved.md', content: '# Approved\n' } };
 
 test('approvals: a write waits for a human yes, listed in state with its path and a preview; approved, it runs', async () => {
-  h.fake.enqueue(toolCalls([{ ...SAVE, id: 'call_save' }]), text('Saved.'));
+  shared.h.fake.enqueue(toolCalls([{ ...SAVE, id: 'call_save' }]), text('Saved.'));
   const session = await startSession({ approval: { policy: 'writes' } });
   const turn = session.send('save it');
   const waiting = await waitForState(session, (s) => s.pendingApprovals.length > 0);
@@ -65,7 +51,7 @@ test('approvals: a write waits for a human yes, listed in state with its path an
   ]);
   expect(waiting.pendingApprovals[0]!.path).toMatch(/approved\.md$/);
   expect(waiting.pendingApprovals[0]!.path).not.toContain('{output_folder}');
-  const saved = path.join(bundleCopy.bundle, 'docs', 'approved.md');
+  const saved = path.join(shared.bundle, 'docs', 'approved.md');
   expect(fs.existsSync(saved)).toBe(false);
   // Nothing is pending under another id.
   await expect(session.workflow.executeUpdate(approveUpdate, { args: ['call_other'] })).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
@@ -77,7 +63,7 @@ test('approvals: a write waits for a human yes, listed in state with its path an
 });
 
 test('approvals: a denied call becomes a result saying the user declined, and the model goes on; a timeout decides by default', async () => {
-  h.fake.enqueue(toolCalls([{ ...SAVE, id: 'call_save' }]), text('Understood, not saved.'));
+  shared.h.fake.enqueue(toolCalls([{ ...SAVE, id: 'call_save' }]), text('Understood, not saved.'));
   const session = await startSession({ approval: { policy: 'all' } });
   const turn = session.send('save it');
   await waitForState(session, (s) => s.pendingApprovals.length > 0);
@@ -86,9 +72,9 @@ test('approvals: a denied call becomes a result saying the user declined, and th
   expect(result).toMatchObject({ success: true, response: 'Understood, not saved.' });
   const messages = await session.turnMessages(result);
   expect(toolResult(messages, 'call_save')).toEqual({ success: false, declined: true, error: 'The user declined this call: not in that folder' });
-  expect(h.fake.requests[1]!.body!.messages!.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_save' });
+  expect(shared.h.fake.requests[1]!.body!.messages!.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_save' });
 
-  h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' }]), text('No answer, so I stopped.'));
+  shared.h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' }]), text('No answer, so I stopped.'));
   const timed = await startSession({ approval: { policy: ['read_file'], timeout: '1 second' } });
   const timedResult = await timed.send('read it');
   expect(toolResult(await timed.turnMessages(timedResult), 'call_read')).toMatchObject({ success: false, declined: true, error: expect.stringMatching(/no answer within 1 second/) });
@@ -97,14 +83,14 @@ test('approvals: a denied call becomes a result saying the user declined, and th
 });
 
 test('ask_question ends the turn with the question; the next message becomes its result and the transcript stays valid', async () => {
-  h.fake.enqueue(toolCalls([{ name: 'ask_question', arguments: { question: 'Which street is the library for?' }, id: 'call_q' }]), text('Elm Street it is.'));
+  shared.h.fake.enqueue(toolCalls([{ name: 'ask_question', arguments: { question: 'Which street is the library for?' }, id: 'call_q' }]), text('Elm Street it is.'));
   const session = await startSession();
   const asked = await session.send('*intake');
   expect(asked).toMatchObject({ status: 'waiting_for_user', response: 'Which street is the library for?', question: { callId: 'call_q' } });
   expect((await session.state()).pendingQuestion).toEqual({ callId: 'call_q', question: 'Which street is the library for?' });
   const answered = await session.send('Elm Street');
   expect(answered).toMatchObject({ success: true, response: 'Elm Street it is.' });
-  const sent = h.fake.requests[1]!.body!.messages!;
+  const sent = shared.h.fake.requests[1]!.body!.messages!;
   expect(sent.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_q', content: JSON.stringify({ success: true, answer: 'Elm Street' }) });
   expect(sent.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['*intake']);
   expect((await session.state()).pendingQuestion).toBeUndefined();
@@ -112,16 +98,16 @@ test('ask_question ends the turn with the question; the next message becomes its
 });
 
 test('task_completion ends the turn with its summary; a session can turn the loop-breaking tools off', async () => {
-  h.fake.enqueue(toolCalls([{ name: 'task_completion', arguments: { summary: 'Requirements saved to docs/prd.md.' }, id: 'call_done' }]));
+  shared.h.fake.enqueue(toolCalls([{ name: 'task_completion', arguments: { summary: 'Requirements saved to docs/prd.md.' }, id: 'call_done' }]));
   const session = await startSession();
   const done = await session.send('finish');
   expect(done).toMatchObject({ success: true, status: 'completed', response: 'Requirements saved to docs/prd.md.', iterations: 1 });
   expect(toolResult(await session.turnMessages(done), 'call_done')).toEqual({ success: true, completed: true });
 
-  h.fake.enqueue(toolCalls([{ name: 'task_completion', arguments: { summary: 'x' }, id: 'call_off' }]), text('Carrying on.'));
+  shared.h.fake.enqueue(toolCalls([{ name: 'task_completion', arguments: { summary: 'x' }, id: 'call_off' }]), text('Carrying on.'));
   const off = await startSession({ loopBreakers: false });
   const result = await off.send('finish');
-  expect(h.fake.requests.at(-1)!.body!.tools!.map((t) => t.function.name)).not.toContain('task_completion');
+  expect(shared.h.fake.requests.at(-1)!.body!.tools!.map((t) => t.function.name)).not.toContain('task_completion');
   expect(toolResult(await off.turnMessages(result), 'call_off')).toEqual({ success: false, error: 'Unknown tool: task_completion' });
   await session.end();
   await off.end();
@@ -130,7 +116,7 @@ test('task_completion ends the turn with its summary; a session can turn the loo
 const READ_CONFIG: Step = toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]);
 
 test('limits: the model is told once near the limit; at the limit an interactive turn keeps its work and "continue" goes on', async () => {
-  h.fake.setResponder(() => READ_CONFIG);
+  shared.h.fake.setResponder(() => READ_CONFIG);
   const session = await startSession({ maxIterations: 5 });
   const result = await session.send('loop');
   expect(result).toMatchObject({ success: false, status: 'max_iterations', iterations: 5 });
@@ -138,15 +124,15 @@ test('limits: the model is told once near the limit; at the limit an interactive
   const notices = (await session.turnMessages(result)).filter((m) => m.role === 'system');
   expect(notices).toHaveLength(1);
   expect(notices[0]!.content).toMatch(/4 of this turn's 5 iterations are used; 1 remain/);
-  h.fake.setResponder(undefined);
-  h.fake.enqueue(text('Finished now.'));
+  shared.h.fake.setResponder(undefined);
+  shared.h.fake.enqueue(text('Finished now.'));
   await expect(session.send('continue')).resolves.toMatchObject({ success: true, response: 'Finished now.', turn: 2 });
   await session.end();
 });
 
 test('limits: extend raises the running turn\'s limit', async () => {
   let calls = 0;
-  h.fake.setResponder(() => (++calls < 8 ? { kind: 'delay', ms: 100, step: READ_CONFIG } : text('Done after extending.')));
+  shared.h.fake.setResponder(() => (++calls < 8 ? { kind: 'delay', ms: 100, step: READ_CONFIG } : text('Done after extending.')));
   const session = await startSession({ maxIterations: 4 });
   const turn = session.send('work');
   await waitForState(session, (s) => s.iteration >= 2);
@@ -159,7 +145,7 @@ test('limits: extend raises the running turn\'s limit', async () => {
 });
 
 test('repeated errors: the model is told after the second identical failure, and the third ends the turn stuck', async () => {
-  h.fake.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/missing.md' } }]));
+  shared.h.fake.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/missing.md' } }]));
   const session = await startSession();
   const result = await session.send('read it');
   expect(result).toMatchObject({ success: false, status: 'stuck', iterations: 3 });

@@ -7,36 +7,23 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../../common/search-attributes';
 import { text, toolCalls } from '../../scripts/fake-openai/server';
-import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { useSessionHarness } from '../support/session-harness';
 
 jest.setTimeout(60_000);
 
-let h: SessionHarness;
-let bundleCopy: ReturnType<typeof copyExampleBundle>;
-let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
-
-beforeAll(async () => {
-  h = await startSessionHarness();
-  bundleCopy = copyExampleBundle();
-  ({ loopwright } = await h.startWorker());
-}, 120_000);
-
-afterAll(async () => {
-  await h?.close();
-  bundleCopy?.cleanup();
-});
+const shared = useSessionHarness();
 
 function summaryOf(metadata: temporal.api.sdk.v1.IUserMetadata | null | undefined): string | undefined {
   return metadata?.summary ? (defaultPayloadConverter.fromPayload(metadata.summary) as string) : undefined;
 }
 
 test('web ui: summaries on the session, its activities and its timer; live details; described handlers', async () => {
-  h.fake.enqueue(
+  shared.h.fake.enqueue(
     toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' }]),
     toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/ui.md', content: 'x'.repeat(4300) }, id: 'call_save' }]),
     text('Saved it.'),
   );
-  const session = await loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'ui-model' });
+  const session = await shared.loopwright.start({ bundlePath: shared.bundle, agentId: 'facilitator', model: 'ui-model' });
   await session.send('*intake');
 
   const description = await session.workflow.describe();
@@ -77,9 +64,9 @@ test('web ui: summaries on the session, its activities and its timer; live detai
 });
 
 test('search attributes: registered on the embedded server, upserted as a session moves, and found by list', async () => {
-  expect(await loopwright.hasSearchAttributes()).toBe(true);
-  h.fake.enqueue(text('Hello.'));
-  const session = await loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', workflowId: `ui-search-${process.pid}` });
+  expect(await shared.loopwright.hasSearchAttributes()).toBe(true);
+  shared.h.fake.enqueue(text('Hello.'));
+  const session = await shared.loopwright.start({ bundlePath: shared.bundle, agentId: 'facilitator', workflowId: `ui-search-${process.pid}` });
   await session.send('hi');
   const attributes = async () => (await session.workflow.describe()).typedSearchAttributes;
   let found = await attributes();
@@ -93,13 +80,13 @@ test('search attributes: registered on the embedded server, upserted as a sessio
   expect(found.get(TURNS_ATTRIBUTE)).toBe(1);
   expect(found.get(TOKENS_ATTRIBUTE)).toBeGreaterThan(0);
   // Visibility catches up asynchronously.
-  let listed: Awaited<ReturnType<typeof loopwright.list>> = [];
+  let listed: Awaited<ReturnType<typeof shared.loopwright.list>> = [];
   for (let i = 0; i < 50 && !listed.some((s) => s.workflowId === session.workflowId); i++) {
-    listed = await loopwright.list({ agent: 'facilitator', status: 'waiting_for_user' });
+    listed = await shared.loopwright.list({ agent: 'facilitator', status: 'waiting_for_user' });
     if (!listed.some((s) => s.workflowId === session.workflowId)) await new Promise((r) => setTimeout(r, 200));
   }
   expect(listed.find((s) => s.workflowId === session.workflowId)).toMatchObject({ agent: 'facilitator', status: 'waiting_for_user', turns: 1 });
-  expect(await loopwright.list({ agent: 'nobody-at-all' })).toEqual([]);
+  expect(await shared.loopwright.list({ agent: 'nobody-at-all' })).toEqual([]);
   await session.end();
   await session.result();
 });
