@@ -102,6 +102,16 @@ const COMMANDS: Record<string, CommandSpec> = {
     help: { about: "Raise the running turn's iteration limit by n (default: the session's limit).", example: 'loopwright extend loopwright-facilitator-1a2b3c4d 20' },
     load: async () => (await import('./commands/session-commands')).extendCommand,
   },
+  rewind: {
+    summary: 'rewind <id> --to-turn k',
+    help: { about: "Take a session back to the end of turn k with Temporal's reset (shown in the Web UI); later turns leave the transcript, files written after that point stay on disk.", example: 'loopwright rewind loopwright-facilitator-1a2b3c4d --to-turn 2' },
+    load: async () => (await import('./commands/session-commands')).rewindCommand,
+  },
+  branch: {
+    summary: 'branch <id> --at-turn k [--id NEW]',
+    help: { about: 'Start a new session whose conversation is the first k turns of another (same bundle and settings); prints its id. Files the first session wrote stay on disk.', options: [['--id NEW', 'workflow id of the new session']], example: 'loopwright branch loopwright-facilitator-1a2b3c4d --at-turn 2' },
+    load: async () => (await import('./commands/session-commands')).branchCommand,
+  },
   end: {
     summary: 'end <id>',
     help: { about: 'Complete the session after its current turn and print how many turns it ran.', example: 'loopwright end loopwright-facilitator-1a2b3c4d' },
@@ -221,7 +231,7 @@ export async function main(argv: string[], out: CommandOutput = consoleOutput): 
 }
 
 /** Commands whose first positional argument is a session id. */
-const SESSION_ID_COMMANDS = new Set(['send', 'interrupt', 'status', 'end', 'transcript', 'approve', 'deny', 'extend']);
+const SESSION_ID_COMMANDS = new Set(['send', 'interrupt', 'status', 'end', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch']);
 
 /**
  * `loopwright status <id>` when `argv` names the session: the id of send, interrupt, status and

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_TASK_QUEUE, MAX_USER_MESSAGE_BYTES } from '../common/defaults';
 import { CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
@@ -59,7 +60,7 @@ export class LoopwrightClient {
       staticSummary: `${options.agentId} · ${path.basename(input.bundlePath)}${options.firstMessage ? ` · ${options.firstMessage.replace(/\s+/g, ' ').slice(0, 60)}` : ''}`,
       staticDetails: `Agent **${options.agentId}** of bundle \`${input.bundlePath}\`${options.oneShot ? ' (one-shot)' : ''}`,
     });
-    return new SessionHandle(handle);
+    return new SessionHandle(handle, this.client);
   }
 
   private searchAttributesKnown: Promise<boolean> | undefined;
@@ -104,9 +105,29 @@ export class LoopwrightClient {
     return sessions;
   }
 
+  /**
+   * Start a new session whose conversation is the first `turns` turns of session `sourceId` (same
+   * bundle, agent and settings). Files the source wrote after that point stay on disk.
+   */
+  async branch(sourceId: string, turns: number, options: { workflowId?: string } = {}): Promise<SessionHandle> {
+    const source = this.session(sourceId);
+    const { runId, events, ended } = await source.turnEnd(turns);
+    const started = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    if (!started) throw new SessionRejectedError(`Session ${sourceId} has no recorded input to branch from`);
+    const sourceInput = this.client.options.loadedDataConverter.payloadConverter.fromPayload(started) as SessionInput;
+    const { continued: _c, firstMessage: _f, oneShot: _o, branchFrom: _b, searchAttributes: _s, ...settings } = sourceInput;
+    const to = ended.result.messageRange.to;
+    const page = await source.workflow.query(transcriptPageQuery, to - 1, 1, to);
+    return this.start({
+      ...settings,
+      ...(options.workflowId ? { workflowId: options.workflowId } : {}),
+      branchFrom: { workflowId: sourceId, runId, to, hash: page.hash, turns },
+    });
+  }
+
   /** A handle on an existing session. */
   session(workflowId: string): SessionHandle {
-    return new SessionHandle(this.client.workflow.getHandle(workflowId));
+    return new SessionHandle(this.client.workflow.getHandle(workflowId), this.client);
   }
 }
 
@@ -115,7 +136,10 @@ export class LoopwrightClient {
  * latest run, so a session that continued as new is followed without the caller noticing.
  */
 export class SessionHandle {
-  constructor(readonly workflow: WorkflowHandle) {}
+  constructor(
+    readonly workflow: WorkflowHandle,
+    private readonly clientRef: Client,
+  ) {}
 
   get workflowId(): string {
     return this.workflow.workflowId;
@@ -191,6 +215,57 @@ export class SessionHandle {
     } catch (err) {
       throw rejection(err);
     }
+  }
+
+  /**
+   * Return the session to the end of turn `turn` with Temporal's own reset (the Web UI shows it): a
+   * new run replays the history up to there, and the later turns' messages are gone from the
+   * transcript; no signal or message sent after that point is re-applied. Files written after that
+   * point stay on disk. Turn `turn` must have ended in the session's current run, through `send`.
+   */
+  async rewind(turn: number): Promise<{ runId: string }> {
+    const client = this.client;
+    const { runId, events, ended } = await this.turnEnd(turn);
+    // The next workflow task after the turn ended is where turn `turn + 1` began: reset to it.
+    const next = events.slice(ended.index + 1).find((event) => event.workflowTaskCompletedEventAttributes);
+    if (!next?.eventId) throw new SessionRejectedError(`Turn ${turn} is the session's latest turn: there is nothing to rewind`);
+    const response = await client.workflowService.resetWorkflowExecution({
+      namespace: client.options.namespace,
+      workflowExecution: { workflowId: this.workflowId, runId },
+      reason: `loopwright rewind to the end of turn ${turn}`,
+      workflowTaskFinishEventId: next.eventId,
+      requestId: randomUUID(),
+      resetReapplyExcludeTypes: [
+        temporal.api.enums.v1.ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL,
+        temporal.api.enums.v1.ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_UPDATE,
+      ],
+    });
+    return { runId: response.runId ?? '' };
+  }
+
+  /**
+   * Where turn `turn` ended in the current run: its event and its result. Only turns that ended
+   * through `send` (or `awaitTurn`) in this run are found.
+   */
+  async turnEnd(turn: number): Promise<{ runId: string; events: temporal.api.history.v1.IHistoryEvent[]; ended: { index: number; result: TurnResult } }> {
+    const { runId } = await this.workflow.describe();
+    const history = await this.client.workflow.getHandle(this.workflowId, runId).fetchHistory();
+    const events = history.events ?? [];
+    const converter = this.client.options.loadedDataConverter.payloadConverter;
+    for (const [index, event] of events.entries()) {
+      const payload = event.workflowExecutionUpdateCompletedEventAttributes?.outcome?.success?.payloads?.[0];
+      if (!payload) continue;
+      const result = converter.fromPayload(payload) as TurnResult | undefined;
+      if (result?.turn === turn && result.messageRange) return { runId, events, ended: { index, result } };
+    }
+    throw new SessionRejectedError(
+      `Turn ${turn} did not end through send in the session's current run (it may be older than the session's last continue-as-new, still running, or a first message given at start)`,
+    );
+  }
+
+  /** The Temporal client this handle talks through. */
+  private get client(): Client {
+    return this.clientRef;
   }
 
   /** Complete the session after the current turn. */

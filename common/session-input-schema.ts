@@ -90,6 +90,7 @@ const SESSION_INPUT = object(
     approval: optional(object({ policy: optional(policy), timeout: optional(duration), onTimeout: optional(oneOf('approve', 'deny')) }, true)),
     loopBreakers: optional(boolean),
     searchAttributes: optional(boolean),
+    branchFrom: optional(object({ workflowId: string(true), runId: string(true), to: integer(1), hash: string(true), turns: integer(0) }, true)),
     iterationWarning: optional(fraction),
     maxRepeatedFailures: optional(integer(1)),
     continueAsNew: optional(object({ maxHistoryBytes: optional(integer(1)), maxHistoryEvents: optional(integer(1)) }, true)),

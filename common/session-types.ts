@@ -90,6 +90,11 @@ export interface SessionInput {
   iterationWarning?: number;
   /** End a turn `stuck` when the same call fails with the same error this many times (default 3). */
   maxRepeatedFailures?: number;
+  /**
+   * Start from another session's conversation: its transcript `[0, to)` (the first `turns` turns),
+   * read from run `runId` and checked against `hash`. Set by `SessionHandle.branch`.
+   */
+  branchFrom?: { workflowId: string; runId: string; to: number; hash: string; turns: number };
   /** Upsert the Loopwright* search attributes (set by the client when the namespace has them registered). */
   searchAttributes?: boolean;
   /** When a run hands over to a fresh one (continue-as-new); defaults keep well below Temporal's warnings. */

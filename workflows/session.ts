@@ -5,7 +5,7 @@
  * turn — carrying the transcript, counters and the unfinished turn; the workflow id stays the same.
  */
 import type { Duration } from '@temporalio/common';
-import type { ToolCall } from '../common/messages';
+import type { ChatMessage, ToolCall } from '../common/messages';
 import {
   ApplicationFailure,
   CancellationScope,
@@ -438,7 +438,17 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         ...(input.strict ? { strict: true } : {}),
       });
       const { messages, warnings, ...rest } = result;
-      transcript.push(...messages);
+      if (input.branchFrom) {
+        // A branch starts from the other session's conversation, its opening messages included.
+        await loadCarriedTranscript(
+          activities,
+          { fromRunId: input.branchFrom.runId, fromWorkflowId: input.branchFrom.workflowId, transcript: { count: input.branchFrom.to, hash: input.branchFrom.hash } },
+          transcript,
+        );
+        state.turn = input.branchFrom.turns;
+      } else {
+        transcript.push(...messages);
+      }
       init = rest;
       if (warnings && warnings.length > 0) state.warnings = warnings;
     } catch (err) {
@@ -600,14 +610,14 @@ function carriedTurns(turns: TurnResult[]): TurnResult[] {
  */
 async function loadCarriedTranscript(
   activities: SessionActivityStubs,
-  carried: ContinuedSession,
+  carried: { fromRunId: string; fromWorkflowId?: string; transcript: { count: number; hash: string; messages?: ChatMessage[] } },
   transcript: HashedTranscript,
 ): Promise<void> {
   const expected = carried.transcript;
   if (expected.messages) {
     transcript.push(...expected.messages);
   } else {
-    const { workflowId } = workflowInfo();
+    const workflowId = carried.fromWorkflowId ?? workflowInfo().workflowId;
     while (transcript.length < expected.count) {
       const page = await activities.loadTranscriptPage({
         workflowId,

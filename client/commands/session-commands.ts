@@ -221,6 +221,40 @@ export async function extendCommand(argv: string[], out: CommandOutput): Promise
   return updateCommand(workflowId, out, (session) => session.extend(n), (limit) => `The running turn of ${workflowId} may now make ${limit} model calls`);
 }
 
+/** `loopwright rewind <id> --to-turn k`: back to the end of turn k, with Temporal's reset. */
+export async function rewindCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'to-turn': { type: 'string' } } });
+  const [workflowId] = positionals;
+  const turn = parsePositiveInt(values['to-turn'], '--to-turn');
+  if (!workflowId || turn === undefined) throw new UsageError('rewind needs <workflow-id> --to-turn <k>');
+  return updateCommand(workflowId, out, (session) => session.rewind(turn), ({ runId }) =>
+    `Session ${workflowId} is back at the end of turn ${turn} (new run ${runId}, a reset you can see in the Web UI). Files written after that point stay on disk.`,
+  );
+}
+
+/** `loopwright branch <id> --at-turn k [--id NEW]`: a new session from the first k turns of another. */
+export async function branchCommand(argv: string[], out: CommandOutput): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'at-turn': { type: 'string' }, id: { type: 'string' } } });
+  const [workflowId] = positionals;
+  const turn = parsePositiveInt(values['at-turn'], '--at-turn');
+  if (!workflowId || turn === undefined) throw new UsageError('branch needs <workflow-id> --at-turn <k>');
+  const temporal = await openTemporal(out);
+  try {
+    const branch = await temporal.loopwright.branch(workflowId, turn, values.id ? { workflowId: values.id } : {});
+    out.log(branch.workflowId);
+    out.error(`Session ${branch.workflowId} starts from the first ${turn} turn(s) of ${workflowId}; continue with: loopwright send ${branch.workflowId} "<message>". Files ${workflowId} wrote after that point stay on disk.`);
+    return 0;
+  } catch (err) {
+    if (err instanceof SessionRejectedError) {
+      out.error(`Rejected: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    await temporal.close();
+  }
+}
+
 function decideCommand(workflowId: string, out: CommandOutput, decide: (session: SessionHandle) => Promise<string[]>, verb: string): Promise<number> {
   return updateCommand(workflowId, out, decide, (ids) => `${verb}: ${ids.join(', ')}`);
 }

@@ -395,3 +395,26 @@ test('cli: run right after the only worker was killed does not wait in silence: 
   expect(run.stdout).toBe('You said: anyone there?\n');
   expect(run.stderr).toMatch(/\((the session's workflow task waited for 3 s: no live worker took it|no worker was polling); running one in this process\)/);
 });
+
+test('cli: rewind takes a session back to a turn and branch starts a new one from it; both say files stay on disk', async () => {
+  const { env, taskQueue } = freshEnv();
+  const worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' });
+  workers.push(worker);
+  const lw = new LoopwrightClient(client, taskQueue);
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
+  await session.send('one');
+  await session.send('two');
+  const branch = await cli(['branch', session.workflowId, '--at-turn', '1'], env);
+  expectExit(['branch'], branch, 0);
+  expect(branch.stderr).toContain('stay on disk');
+  const branchId = branch.stdout.trim();
+  await waitFor('the branch to start', async () => ((await lw.session(branchId).state()).status === 'waiting_for_user' ? true : undefined));
+  const users = (await lw.session(branchId).messages()).filter((m) => m.role === 'user').map((m) => m.content);
+  expect(users).toEqual(['one']);
+  const rewind = await cli(['rewind', session.workflowId, '--to-turn', '1'], env);
+  expectExit(['rewind'], rewind, 0);
+  expect(rewind.stdout).toMatch(/is back at the end of turn 1 .*stay on disk/);
+  expect((await session.state()).turn).toBe(1);
+  await session.end();
+  await lw.session(branchId).end();
+});

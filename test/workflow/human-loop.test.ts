@@ -155,3 +155,58 @@ test('repeated errors: the model is told after the second identical failure, and
   expect(notices[0]!.content).toMatch(/failed 2 times with the same error/);
   await session.end();
 });
+
+test('rewind: Temporal reset takes a session back to the end of a turn; later turns are gone and the next message goes on from there', async () => {
+  shared.h.fake.setResponder((request) => {
+    const users = (request.body?.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);
+    return text(`turn ${users.length}: ${users.at(-1)}`);
+  });
+  const session = await startSession();
+  await session.send('first');
+  const afterFirst = await session.messages();
+  await session.send('second');
+  await session.send('third');
+  const before = (await session.workflow.describe()).runId;
+
+  const { runId } = await session.rewind(1);
+  expect(runId).not.toBe(before);
+  expect((await session.workflow.describe()).runId).toBe(runId);
+  const state = await waitForState(session, (s) => s.status === 'waiting_for_user');
+  expect(state.turn).toBe(1);
+  expect(await session.messages()).toEqual(afterFirst);
+  // The conversation goes on from the end of turn 1.
+  await expect(session.send('another second')).resolves.toMatchObject({ turn: 2, response: 'turn 2: another second' });
+  const users = (await session.messages()).filter((m) => m.role === 'user').map((m) => m.content);
+  expect(users).toEqual(['first', 'another second']);
+  // The Web UI shows the reset: the old run says it was reset.
+  const old = await shared.h.client.workflow.getHandle(session.workflowId, before).describe();
+  expect(old.status.name).toBe('TERMINATED');
+  await expect(session.rewind(2)).rejects.toThrow(/latest turn/);
+  await expect(session.rewind(7)).rejects.toThrow(/did not end/);
+  await session.end();
+});
+
+test('branch: a new session starts from the first k turns of another; the source is untouched', async () => {
+  shared.h.fake.setResponder((request) => {
+    const users = (request.body?.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);
+    return text(`turn ${users.length}: ${users.at(-1)}`);
+  });
+  const source = await startSession();
+  await source.send('alpha');
+  await source.send('beta');
+  const afterTwo = await source.messages();
+  await source.send('gamma');
+  const sourceTranscript = await source.messages();
+
+  const branch = await shared.loopwright.branch(source.workflowId, 2);
+  expect(branch.workflowId).not.toBe(source.workflowId);
+  const state = await waitForState(branch, (s) => s.status === 'waiting_for_user');
+  expect(state.turn).toBe(2);
+  expect(await branch.messages()).toEqual(afterTwo);
+  await expect(branch.send('delta')).resolves.toMatchObject({ turn: 3, response: 'turn 3: delta' });
+  const users = (await branch.messages()).filter((m) => m.role === 'user').map((m) => m.content);
+  expect(users).toEqual(['alpha', 'beta', 'delta']);
+  expect(await source.messages()).toEqual(sourceTranscript);
+  await branch.end();
+  await source.end();
+});
