@@ -46,7 +46,7 @@ const SIGNALS: readonly StopSignal[] = ['SIGINT', 'SIGTERM'];
 
 let hint: string | undefined;
 const cleanups = new Set<ExitCleanup>();
-const gracefulHandlers = new Set<(signal: StopSignal) => void>();
+const gracefulHandlers = new Set<(signal: StopSignal) => void | 'handled'>();
 let uninstallCurrent: (() => void) | undefined;
 
 /**
@@ -79,8 +79,8 @@ export function onExitCleanup(fn: ExitCleanup): () => void {
  * stop; the command then returns as usual) instead of exiting; a second signal still exits at once.
  * Returns a function that unregisters it.
  */
-export function onSignalGracefully(fn: (signal: StopSignal) => void): () => void {
-  const entry = (signal: StopSignal): void => fn(signal);
+export function onSignalGracefully(fn: (signal: StopSignal) => void | 'handled'): () => void {
+  const entry = (signal: StopSignal): void | 'handled' => fn(signal);
   gracefulHandlers.add(entry);
   return () => {
     gracefulHandlers.delete(entry);
@@ -114,13 +114,19 @@ export function installExitOnSignal(options: ExitOnSignalOptions = {}): () => vo
     const graceful = [...gracefulHandlers];
     if (graceful.length > 0) {
       let failed = false;
+      let handled = true;
       for (const handler of graceful) {
         try {
-          handler(signal);
+          if (handler(signal) !== 'handled') handled = false;
         } catch (err) {
           failed = true;
           write(`Could not stop gracefully: ${err instanceof Error ? err.message : String(err)}`);
         }
+      }
+      // Every handler dealt with the signal fully (e.g. chat interrupting a turn): the next one is a first again.
+      if (!failed && handled) {
+        first = undefined;
+        return;
       }
       // The command stops itself and returns; when it could not start stopping, exit as any command would.
       if (!failed) return;

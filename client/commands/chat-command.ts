@@ -13,7 +13,7 @@ import type { ChatMessage } from '../../common/messages';
 import type { ApprovalPolicy, SessionState, TurnResult } from '../../common/session-types';
 import { withWorker } from '../in-process-worker';
 import { type CommandOutput, UsageError } from '../output';
-import { setRejoinHint } from '../exit-on-signal';
+import { onSignalGracefully, setRejoinHint } from '../exit-on-signal';
 import { SessionRejectedError, type SessionHandle } from '../session-client';
 import { SANDBOX_OPTIONS, sandboxSettings } from './session-commands';
 import { openTemporal } from '../temporal-session';
@@ -194,6 +194,13 @@ class Chat {
   private startTurn(message: string): void {
     this.turn = this.session.send(message);
     this.turn.catch(() => undefined);
+    // Without a terminal Ctrl-C arrives as a signal: during a turn it interrupts the turn, as at a terminal.
+    const release = onSignalGracefully(() => {
+      this.info('  … interrupting');
+      void this.session.interrupt('Ctrl-C').catch(() => undefined);
+      return 'handled';
+    });
+    void this.turn.then(release, release);
   }
 
   /** Follow the running turn until it ends, then print its reply (once, however many wait for it). */

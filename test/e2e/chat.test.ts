@@ -66,6 +66,7 @@ function startChat(args: string[], taskQueue: string) {
   void exited.then(() => clearTimeout(timer));
   return {
     write: (line: string) => child.stdin.write(`${line}\n`),
+    signal: (name: NodeJS.Signals) => child.kill(name),
     close: () => child.stdin.end(),
     stdout: () => stdout,
     stderr: () => stderr,
@@ -119,4 +120,18 @@ test('chat: --id rejoins an open session and shows its last exchange; closing th
   await again.waitFor(/status waiting for user · turn 1/);
   again.write('/end');
   expect(await again.exited).toBe(0);
+});
+
+test('chat: without a terminal, Ctrl-C (SIGINT) during a turn interrupts the turn and the chat goes on', async () => {
+  const id = `chat-sigint-${process.pid}`;
+  fake.enqueue({ kind: 'hang' });
+  const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none'], `chat-sigint-${process.pid}`);
+  chat.write('take your time');
+  await chat.waitFor(/… iteration 1\/50/);
+  chat.signal('SIGINT');
+  await chat.waitFor(/turn interrupted/);
+  chat.write('and now?');
+  await chat.waitFor(/You said: and now\?/, 'stdout');
+  chat.write('/end');
+  expect(await chat.exited).toBe(0);
 });

@@ -110,7 +110,9 @@ describe('exit-on-signal handler (in this process)', () => {
     const h = install();
     try {
       const seen: string[] = [];
-      onSignalGracefully((signal) => seen.push(signal));
+      onSignalGracefully((signal) => {
+        seen.push(signal);
+      });
       h.signal('SIGTERM');
       expect(seen).toEqual(['SIGTERM']);
       expect(h.exits).toEqual([]);
