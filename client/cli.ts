@@ -146,6 +146,15 @@ const COMMANDS: Record<string, CommandSpec> = {
       };
     },
   },
+  'codec-server': {
+    summary: 'codec-server [--port 8888] [--host 127.0.0.1] [--origin URL]',
+    help: {
+      about: 'Serve the payload codec (LOOPWRIGHT_CODEC_KEY or LOOPWRIGHT_CODEC_KEY_FILE) for the Web UI and the temporal CLI to show decoded payloads; LOOPWRIGHT_CODEC_TOKEN requires a bearer token.',
+      options: [['--port N', 'port (default 8888)'], ['--host H', 'address (default 127.0.0.1)'], ['--origin URL', 'browser origin allowed (default http://localhost:8233; repeatable)']],
+      example: 'LOOPWRIGHT_CODEC_KEY_FILE=keys.txt loopwright codec-server',
+    },
+    load: async () => (await import('./commands/codec-server-command')).codecServerCommand,
+  },
   demo: {
     summary: 'demo',
     help: { about: 'One session of the example bundle on the embedded server; a scripted model unless OPENAI_API_KEY or OPENAI_BASE_URL is set.', example: 'loopwright demo' },

@@ -9,6 +9,7 @@ import type { CommandOutput } from './output';
 import { ensureTemporal, type TemporalTarget } from './server/ensure-server';
 import { connectionOptions } from './server/temporal-env';
 import { LoopwrightClient } from './session-client';
+import { dataConverterFromEnv } from '../codec/encryption-codec';
 
 /** An open connection plus what commands need to know about it. */
 export interface TemporalSession {
@@ -33,7 +34,8 @@ export async function openTemporal(
   const target = await ensureTemporal({ env, log: (line) => out.error(line) });
   const connectOptions = connectionOptions(target);
   const connection = await Connection.connect(connectOptions);
-  const client = new Client({ connection, namespace: target.namespace });
+  const dataConverter = dataConverterFromEnv(env);
+  const client = new Client({ connection, namespace: target.namespace, ...(dataConverter ? { dataConverter } : {}) });
   const taskQueue = options.taskQueue ?? (env.LOOPWRIGHT_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   return {
     target,

@@ -8,6 +8,7 @@ import type { SessionActivities } from '../common/activity-types';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
 import { resolveWorkerSizing, sizingOptions, type WorkerSizing } from './worker-sizing';
+import { dataConverterFromEnv } from '../codec/encryption-codec';
 
 /** How to build a worker. */
 export interface CreateWorkerOptions {
@@ -19,6 +20,8 @@ export interface CreateWorkerOptions {
   activityOptions?: ActivitiesOptions;
   /** A pre-built workflow bundle (tests bundle once per file); otherwise bundled from workflows/. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Payload conversion (default: the encryption codec when LOOPWRIGHT_CODEC_KEY(_FILE) is set). */
+  dataConverter?: WorkerOptions['dataConverter'];
   /** Capacity; anything left out comes from LOOPWRIGHT_* variables, then defaults (see worker-sizing.ts). */
   sizing?: Partial<WorkerSizing>;
   /** Extra worker options (identity, ...); they win over `sizing`. */
@@ -32,10 +35,12 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   // Activities read session transcripts through a client on the worker's own connection.
-  const client = new Client({ connection: options.connection, namespace });
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv();
+  const client = new Client({ connection: options.connection, namespace, ...(dataConverter ? { dataConverter } : {}) });
   return Worker.create({
     connection: options.connection,
     namespace,
+    ...(dataConverter ? { dataConverter } : {}),
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: options.activities ?? createActivities({ client, ...options.activityOptions }),

@@ -8,7 +8,7 @@ function capture(): CommandOutput & { out: string[]; err: string[] } {
   return { out, err, log: (line: string) => out.push(line), error: (line: string) => err.push(line) } as CommandOutput & { out: string[]; err: string[] };
 }
 
-const COMMANDS = ['run', 'chat', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'worker', 'server', 'demo', 'inspect', 'validate'];
+const COMMANDS = ['run', 'chat', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'worker', 'server', 'codec-server', 'demo', 'inspect', 'validate'];
 
 test.each(COMMANDS)('cli: `%s --help` prints its usage, what it does and an example, and exits 0', async (name) => {
   const io = capture();
