@@ -13,6 +13,7 @@ import {
   condition,
   continueAsNew,
   log,
+  metricMeter,
   patched,
   setCurrentDetails,
   setHandler,
@@ -343,6 +344,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         pendingQuestion = outcome.question;
         state.pendingQuestion = outcome.question;
       }
+      metricMeter.createCounter('loopwright_turns', 'turns', 'Turns by how they ended').add(1, { status: outcome.status });
       lastTurn = outcome;
       recentTurns.push(outcome);
       if (recentTurns.length > RECENT_TURNS) recentTurns.shift();

@@ -146,6 +146,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
         finishReason: normalized.finishReason,
         durationMs: Math.round(performance.now() - started),
       };
+      recordModelMetrics(context, result, model);
       log.info('Model call finished', {
         model: result.model,
         durationMs: result.durationMs,
@@ -164,6 +165,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
       });
       const durationMs = Math.round(performance.now() - started);
       if (failure instanceof ApplicationFailure) {
+        context.metricMeter.createCounter('loopwright_model_call_failures', 'calls', 'Model calls that failed, by failure type').add(1, { model, type: failure.type ?? 'unknown' });
         log.warn('Model call failed', {
           model,
           durationMs,
@@ -217,6 +219,17 @@ function cacheBytesFromEnv(env: NodeJS.ProcessEnv): number | undefined {
     throw new Error(`LOOPWRIGHT_TRANSCRIPT_CACHE_MB must be a positive number of megabytes, got "${raw}"`);
   }
   return Math.round(value * 1024 * 1024);
+}
+
+/** Latency and tokens of one model call, through the worker's metric meter (Prometheus when LOOPWRIGHT_METRICS is set). */
+function recordModelMetrics(context: Context, result: ModelCallResult, model: string): void {
+  const meter = context.metricMeter;
+  const tags = { model };
+  meter.createHistogram('loopwright_model_call_latency', 'int', 'ms', 'Wall time of one model call').record(result.durationMs, tags);
+  if (result.usage) {
+    meter.createCounter('loopwright_model_tokens_in', 'tokens', 'Prompt tokens sent to the model').add(result.usage.promptTokens, tags);
+    meter.createCounter('loopwright_model_tokens_out', 'tokens', 'Completion tokens the model returned').add(result.usage.completionTokens, tags);
+  }
 }
 
 function defaultClientFactory(config: ModelClientConfig): ChatCompletionsClient {

@@ -61,8 +61,11 @@ export function toToolActivity(name: string, tool: ToolFunction, options: ToolAc
       // Started inside a promise so that even a synchronous throw becomes a rejection the race sees.
       const running = new Promise<ToolResult>((resolve) => resolve(tool(ctx, args, { signal })));
       // The race settles with the cancellation even while the tool's own promise never settles.
-      const result = await Promise.race([running, context.cancelled]);
-      return boundToolResult(name, result, maxResultBytes);
+      const result = boundToolResult(name, await Promise.race([running, context.cancelled]), maxResultBytes);
+      const tags = { tool: name, success: String(result.success) };
+      context.metricMeter.createCounter('loopwright_tool_calls', 'calls', 'Tool calls by tool and outcome').add(1, tags);
+      if (!result.success) context.metricMeter.createCounter('loopwright_tool_errors', 'calls', 'Tool calls that returned an error to the model').add(1, { tool: name });
+      return result;
     } catch (error) {
       // A tool that listens to the signal may fail first with an AbortError; report the cancellation itself.
       if (signal.aborted) throw cancellationOf(signal);
