@@ -3,7 +3,6 @@
  * stdout, progress and approvals on stderr, `/approve` answering the write the agent asks for,
  * `/end` ending the session; and `chat --id` rejoining a session and showing its last exchange.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +11,7 @@ import { type DevServerHandle, startDevServer } from '../../client/server/dev-se
 import type { ChatMessage } from '../../common/messages';
 import { type FakeOpenAI, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../scripts/fake-openai/server';
 import { copyExampleBundle } from '../support/session-harness';
-import { BIN, cliEnvironment } from './cli-runner';
+import { cliEnvironment, startCli } from './cli-runner';
 
 jest.setTimeout(90_000);
 
@@ -56,29 +55,23 @@ afterAll(async () => {
 /** A chat process with piped stdin; `waitFor` resolves once its output matches. */
 function startChat(args: string[], taskQueue: string) {
   const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
-  const child = spawn(process.execPath, [BIN, 'chat', ...args], { cwd: stateDir, env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 80_000);
-  void exited.then(() => clearTimeout(timer));
+  const run = startCli(['chat', ...args], env, { cwd: stateDir, timeoutMs: 80_000, stdin: 'pipe' });
+  const { child } = run;
   return {
-    write: (line: string) => child.stdin.write(`${line}\n`),
+    write: (line: string) => child.stdin!.write(`${line}\n`),
     signal: (name: NodeJS.Signals) => child.kill(name),
-    close: () => child.stdin.end(),
-    stdout: () => stdout,
-    stderr: () => stderr,
-    exited,
+    close: () => child.stdin!.end(),
+    stdout: run.stdout,
+    stderr: run.stderr,
+    exited: run.done.then((result) => result.code),
     async waitFor(pattern: RegExp, where: 'stdout' | 'stderr' = 'stderr'): Promise<RegExpMatchArray> {
       for (let i = 0; i < 600; i++) {
-        const match = (where === 'stdout' ? stdout : stderr).match(pattern);
+        const match = run[where]().match(pattern);
         if (match) return match;
         if (child.exitCode !== null) break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`no ${pattern} in ${where}:\nstdout: ${stdout}\nstderr: ${stderr}`);
+      throw new Error(`no ${pattern} in ${where}:\nstdout: ${run.stdout()}\nstderr: ${run.stderr()}`);
     },
   };
 }

@@ -3,7 +3,7 @@
  * end-to-end tests, with an environment that names the test's own Temporal server, task queue and
  * fake model, and nothing inherited that could point it elsewhere.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -25,6 +25,8 @@ export interface CliResult {
 
 /** A command running in the background. */
 export interface RunningCli {
+  /** The process, to signal it or write to its standard input (with `stdin: 'pipe'`). */
+  child: ChildProcess;
   /** Output captured so far. */
   stdout(): string;
   stderr(): string;
@@ -54,18 +56,22 @@ export function cliEnvironment(env: CliEnv): NodeJS.ProcessEnv {
 }
 
 /** Start `loopwright <args>` in the background. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv, options: { cwd?: string; timeoutMs?: number } = {}): RunningCli {
+export function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { cwd?: string; timeoutMs?: number; stdin?: 'ignore' | 'pipe' } = {},
+): RunningCli {
   const started = Date.now();
   const child = spawn(process.execPath, [BIN, ...args], {
     // Not the repository by default, so a relative path never resolves into it by accident.
     cwd: options.cwd ?? os.tmpdir(),
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const timeoutMs = options.timeoutMs ?? 60_000;
   // A hung command must fail its test, not the whole run; the kill shows up as a signal.
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -77,6 +83,7 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, options: { cwd?
     });
   });
   return {
+    child,
     stdout: () => stdout,
     stderr: () => stderr,
     done,

@@ -4,7 +4,6 @@
  * against a dev server on a free port and a fake model that never answers, so without the handler
  * in client/exit-on-signal.ts they would wait forever.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +15,7 @@ import type { ChatMessage } from '../../common/messages';
 import { type FakeOpenAI, hang, type RecordedRequest, startFakeOpenAI, text } from '../../scripts/fake-openai/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
-import { BIN, type CliResult, cliEnvironment, describeRun } from './cli-runner';
+import { type CliResult, cliEnvironment, describeRun, type RunningCli, startCli } from './cli-runner';
 
 jest.setTimeout(120_000);
 
@@ -139,34 +138,6 @@ describe('exit-on-signal handler (in this process)', () => {
   });
 });
 
-/** A command in the background whose process can be signalled. */
-interface SignallableCli {
-  child: ChildProcess;
-  stderr(): string;
-  stdout(): string;
-  done: Promise<CliResult>;
-}
-
-/** Like cli-runner's startCli, but keeping the child so the test can signal it. */
-function startSignallable(args: string[], env: NodeJS.ProcessEnv, cwd: string): SignallableCli {
-  const started = Date.now();
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  // A command that ignores the signals must fail its test, not hang the run.
-  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-  const done = new Promise<CliResult>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
-    });
-  });
-  return { child, stdout: () => stdout, stderr: () => stderr, done };
-}
-
 describe('loopwright commands on a signal (child processes)', () => {
   let server: DevServerHandle;
   let fake: FakeOpenAI;
@@ -175,7 +146,7 @@ describe('loopwright commands on a signal (child processes)', () => {
   let bundleCopy: ReturnType<typeof copyExampleBundle>;
   let stateDir: string;
   let counter = 0;
-  const background: SignallableCli[] = [];
+  const background: RunningCli[] = [];
   const workers: WorkerProcess[] = [];
   const timings: string[] = [];
 
@@ -186,7 +157,7 @@ describe('loopwright commands on a signal (child processes)', () => {
   }
 
   /** Resolves with the first request whose last user message contains `words`; `run`'s output explains a failure. */
-  function requestSaying(words: string, run: SignallableCli, timeoutMs = 60_000): Promise<RecordedRequest> {
+  function requestSaying(words: string, run: RunningCli, timeoutMs = 60_000): Promise<RecordedRequest> {
     return new Promise((resolve, reject) => {
       const found = fake.requests.find((r) => lastUserMessage(r).includes(words));
       if (found) return resolve(found);
@@ -216,14 +187,15 @@ describe('loopwright commands on a signal (child processes)', () => {
     return { env: { ...env, ...extra }, taskQueue, message: `${HANG} ${counter}` };
   }
 
-  function start(args: string[], env: NodeJS.ProcessEnv): SignallableCli {
-    const run = startSignallable(args, env, stateDir);
+  function start(args: string[], env: NodeJS.ProcessEnv): RunningCli {
+    // A command that ignores the signals must fail its test, not hang the run.
+    const run = startCli(args, env, { cwd: stateDir, timeoutMs: 90_000 });
     background.push(run);
     return run;
   }
 
   /** Waits until the command's stderr matches `pattern`. */
-  async function waitForStderr(run: SignallableCli, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
+  async function waitForStderr(run: RunningCli, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
     const started = Date.now();
     for (;;) {
       const match = pattern.exec(run.stderr());
@@ -235,7 +207,7 @@ describe('loopwright commands on a signal (child processes)', () => {
   }
 
   /** Send `signal` and wait for the exit; also how long the exit took after the signal. */
-  async function signalAndWait(run: SignallableCli, signal: NodeJS.Signals): Promise<{ result: CliResult; afterSignalMs: number }> {
+  async function signalAndWait(run: RunningCli, signal: NodeJS.Signals): Promise<{ result: CliResult; afterSignalMs: number }> {
     const sent = Date.now();
     run.child.kill(signal);
     const result = await run.done;
