@@ -162,16 +162,14 @@ export function sandboxSettings(values: {
   };
 }
 
-/** Say, once, what initialisation warned about (e.g. a file a critical action names is missing). */
+/**
+ * Say, once, what initialisation warned about (e.g. a file a critical action names is missing).
+ * Called after a turn, so the agent is initialised; a state that does not come in 3 s is skipped.
+ */
 async function printWarnings(session: SessionHandle, out: CommandOutput): Promise<void> {
-  for (let i = 0; i < 20; i++) {
-    const state = await Promise.race([session.state(), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000))]).catch(() => undefined);
-    if (state && state.status !== 'initializing') {
-      for (const warning of state.warnings ?? []) out.error(`Warning: ${warning}`);
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000).unref());
+  const state = await Promise.race([session.state(), timeout]).catch(() => undefined);
+  for (const warning of state?.warnings ?? []) out.error(`Warning: ${warning}`);
 }
 
 /** `loopwright send <id> "<message>"`. */
@@ -179,23 +177,14 @@ export async function sendCommand(argv: string[], out: CommandOutput): Promise<n
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
   const [workflowId, message] = positionals;
   if (!workflowId || message === undefined) throw new UsageError('send needs <workflow-id> "<message>"');
-  const temporal = await openTemporal(out);
-  try {
+  return withSession(out, async (temporal) => {
     const session = temporal.loopwright.session(workflowId);
     const result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, values.json) }, () =>
       sendWithProgress(session, message, out, !values.json),
     );
     printTurn(result, session, out, values.json);
     return result.success ? 0 : 1;
-  } catch (err) {
-    if (err instanceof SessionRejectedError) {
-      out.error(`Rejected: ${err.message}`);
-      return 1;
-    }
-    throw err;
-  } finally {
-    await temporal.close();
-  }
+  });
 }
 
 /** `loopwright approve <id> [call-id]`: let a waiting tool call run (all of them without a call id). */
@@ -238,21 +227,12 @@ export async function branchCommand(argv: string[], out: CommandOutput): Promise
   const [workflowId] = positionals;
   const turn = parsePositiveInt(values['at-turn'], '--at-turn');
   if (!workflowId || turn === undefined) throw new UsageError('branch needs <workflow-id> --at-turn <k>');
-  const temporal = await openTemporal(out);
-  try {
+  return withSession(out, async (temporal) => {
     const branch = await temporal.loopwright.branch(workflowId, turn, values.id ? { workflowId: values.id } : {});
     out.log(branch.workflowId);
     out.error(`Session ${branch.workflowId} starts from the first ${turn} turn(s) of ${workflowId}; continue with: loopwright send ${branch.workflowId} "<message>". Files ${workflowId} wrote after that point stay on disk.`);
     return 0;
-  } catch (err) {
-    if (err instanceof SessionRejectedError) {
-      out.error(`Rejected: ${err.message}`);
-      return 1;
-    }
-    throw err;
-  } finally {
-    await temporal.close();
-  }
+  });
 }
 
 function decideCommand(workflowId: string, out: CommandOutput, decide: (session: SessionHandle) => Promise<string[]>, verb: string): Promise<number> {
@@ -261,12 +241,19 @@ function decideCommand(workflowId: string, out: CommandOutput, decide: (session:
 
 /** Run one update on a session (a worker is run here if none answers) and print its outcome; a refusal exits 1. */
 async function updateCommand<T>(workflowId: string, out: CommandOutput, call: (session: SessionHandle) => Promise<T>, describe: (result: T) => string): Promise<number> {
-  const temporal = await openTemporal(out);
-  try {
+  return withSession(out, async (temporal) => {
     const session = temporal.loopwright.session(workflowId);
     const result = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => call(session));
     out.log(describe(result));
     return 0;
+  });
+}
+
+/** Run `fn` with a connection for one command; a session's refusal prints `Rejected: …` and exits 1. */
+async function withSession(out: CommandOutput, fn: (temporal: TemporalSession) => Promise<number>): Promise<number> {
+  const temporal = await openTemporal(out);
+  try {
+    return await fn(temporal);
   } catch (err) {
     if (err instanceof SessionRejectedError) {
       out.error(`Rejected: ${err.message}`);
@@ -286,7 +273,7 @@ export async function interruptCommand(argv: string[], out: CommandOutput): Prom
   try {
     const session = temporal.loopwright.session(workflowId);
     const state = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => session.state());
-    if (state.status !== 'thinking' && state.status !== 'executing_tool') {
+    if (!['thinking', 'executing_tool', 'waiting_for_approval'].includes(state.status)) {
       out.error(`No turn is running in ${workflowId} (status: ${state.status.replace(/_/g, ' ')}); nothing to interrupt`);
       return 1;
     }
