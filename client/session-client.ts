@@ -138,7 +138,8 @@ export class LoopwrightClient {
 export class SessionHandle {
   constructor(
     readonly workflow: WorkflowHandle,
-    private readonly clientRef: Client,
+    /** The Temporal client this handle talks through. */
+    private readonly client: Client,
   ) {}
 
   get workflowId(): string {
@@ -261,11 +262,6 @@ export class SessionHandle {
     throw new SessionRejectedError(
       `Turn ${turn} did not end through send in the session's current run (it may be older than the session's last continue-as-new, still running, or a first message given at start)`,
     );
-  }
-
-  /** The Temporal client this handle talks through. */
-  private get client(): Client {
-    return this.clientRef;
   }
 
   /** Complete the session after the current turn. */

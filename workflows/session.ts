@@ -101,8 +101,12 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const problem = sessionInputProblem(input);
   if (problem) throw ApplicationFailure.nonRetryable(`Invalid session input: ${problem}`, BAD_INPUT);
   const carried = input.continued;
-  const maxIterations = validMaxIterations(input.maxIterations);
-  const limits = continueAsNewLimits(input);
+  // The input checker above has vouched for every value read here.
+  const maxIterations = input.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  const limits = {
+    maxHistoryBytes: input.continueAsNew?.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES,
+    maxHistoryEvents: input.continueAsNew?.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS,
+  };
   const activities = sessionActivities(input.timeouts);
   // Decided once, at the start of a run: a run recorded before a patch replays without it.
   const transcriptRef = patched(TRANSCRIPT_REF_PATCH);
@@ -130,7 +134,6 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   let busy = false;
   let endRequested = carried?.endRequested ?? false;
   let currentTurn: CancellationScope | undefined;
-  let lastTurn: TurnResult | undefined = carried?.recentTurns.at(-1);
   const recentTurns: TurnResult[] = [...(carried?.recentTurns ?? [])];
   /** Set when this run hands over to the next one; waiting handlers then tell their clients so. */
   let continuing = false;
@@ -158,7 +161,6 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     });
   /** The turn carried over from the previous run, until it has finished here. */
   let resumingTurn = carried?.pendingTurn?.turn;
-  let pendingQuestion = carried?.pendingQuestion;
   const finishedTurn = (turn: number): TurnResult | undefined => recentTurns.find((t) => t.turn === turn);
 
   /** Upsert the search attributes that changed (agent and bundle once, status, turns and tokens as they move). */
@@ -341,11 +343,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         return undefined;
       }
       if (outcome.question) {
-        pendingQuestion = outcome.question;
         state.pendingQuestion = outcome.question;
       }
       metricMeter.createCounter('loopwright_turns', 'turns', 'Turns by how they ended').add(1, { status: outcome.status });
-      lastTurn = outcome;
       recentTurns.push(outcome);
       if (recentTurns.length > RECENT_TURNS) recentTurns.shift();
       const { messageRange: _range, usage: _usage, toolCalls: _calls, ...summary } = outcome;
@@ -364,8 +364,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     sendUpdate,
     async (message: string) => {
       // The answer to the model's pending question becomes that call's tool result.
-      const answers = pendingQuestion;
-      pendingQuestion = undefined;
+      const answers = state.pendingQuestion;
       delete state.pendingQuestion;
       const result = await runSessionTurn(answers ? { message, answers } : { message });
       if (!result) throw continuedFailure(state.turn);
@@ -492,7 +491,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       endRequested,
       ...(pausedTurn ? { pendingTurn: pausedTurn } : {}),
       recentTurns: carriedTurns(recentTurns),
-      ...(pendingQuestion ? { pendingQuestion } : {}),
+      ...(state.pendingQuestion ? { pendingQuestion: state.pendingQuestion } : {}),
       ...(state.warnings ? { warnings: state.warnings } : {}),
     };
     log.info('Continuing as new', {
@@ -544,14 +543,14 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       await condition(allHandlersFinished);
       state.status = 'completed';
       refreshSearchAttributes();
-      return { turns: state.turn, lastTurn, usage: state.usage, endedBy: 'idle_timeout' };
+      return { turns: state.turn, lastTurn: recentTurns.at(-1), usage: state.usage, endedBy: 'idle_timeout' };
     }
     await condition(() => !busy || pausedTurn !== undefined);
   }
   await condition(allHandlersFinished);
   state.status = 'completed';
   refreshSearchAttributes();
-  return { turns: state.turn, lastTurn, usage: state.usage, endedBy: 'end_signal' };
+  return { turns: state.turn, lastTurn: recentTurns.at(-1), usage: state.usage, endedBy: 'end_signal' };
 }
 
 function approvalSettings(input: SessionInput): { policy: ApprovalPolicy; timeout: string | undefined; onTimeout: 'approve' | 'deny' } {
@@ -660,27 +659,4 @@ function oneShotOutcome(result: TurnResult, turns: number): SessionResult {
     });
   }
   return { turns, lastTurn: result, usage: result.usage, endedBy: 'one_shot' };
-}
-
-function validMaxIterations(value: number | undefined): number {
-  if (value === undefined) return DEFAULT_MAX_ITERATIONS;
-  if (!Number.isInteger(value) || value < 1) {
-    throw ApplicationFailure.nonRetryable(`maxIterations must be a positive integer, got ${value}`, BAD_INPUT);
-  }
-  return value;
-}
-
-function continueAsNewLimits(input: SessionInput): { maxHistoryBytes: number; maxHistoryEvents: number } {
-  const settings = input.continueAsNew ?? {};
-  const check = (name: string, value: number | undefined, fallback: number): number => {
-    if (value === undefined) return fallback;
-    if (!Number.isInteger(value) || value < 1) {
-      throw ApplicationFailure.nonRetryable(`continueAsNew.${name} must be a positive whole number, got ${String(value)}`, BAD_INPUT);
-    }
-    return value;
-  };
-  return {
-    maxHistoryBytes: check('maxHistoryBytes', settings.maxHistoryBytes, DEFAULT_MAX_HISTORY_BYTES),
-    maxHistoryEvents: check('maxHistoryEvents', settings.maxHistoryEvents, DEFAULT_MAX_HISTORY_EVENTS),
-  };
 }
