@@ -418,3 +418,27 @@ test('cli: rewind takes a session back to a turn and branch starts a new one fro
   await session.end();
   await lw.session(branchId).end();
 });
+
+test('cli: a file a critical action names that is missing is a warning run prints once; --strict refuses the agent', async () => {
+  const { env } = freshEnv();
+  const copy = copyExampleBundle('lw-e2e-missing-');
+  try {
+    const agentFile = path.join(copy.bundle, 'agents', 'facilitator.md');
+    fs.writeFileSync(
+      agentFile,
+      fs.readFileSync(agentFile, 'utf8').replace('  </critical-actions>', '    <i>Load COMPLETE file {bundle-root}/data/missing-notes.md</i>\n  </critical-actions>'),
+    );
+    const args = ['run', copy.bundle, 'facilitator', 'hello', '--once'];
+    const run = await cli(args, env);
+    expectExit(args, run, 0);
+    const warnings = run.stderr.split('\n').filter((line) => line.startsWith('Warning: '));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/could not load \S*missing-notes\.md \(not found\)/);
+    const strictArgs = [...args, '--strict'];
+    const strict = await cli(strictArgs, env);
+    expectExit(strictArgs, strict, 1);
+    expect(strict.stderr).toMatch(/missing-notes\.md/);
+  } finally {
+    copy.cleanup();
+  }
+});
