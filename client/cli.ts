@@ -2,8 +2,9 @@
  * The `loopwright` command line: a thin dispatcher over the typed client and the bundle tools.
  */
 import packageJson from '../package.json';
-import { installExitOnSignal, onSignalGracefully, setRejoinHint } from './exit-on-signal';
+import { installExitOnSignal, onExitCleanup, onSignalGracefully, setRejoinHint } from './exit-on-signal';
 import { type CommandOutput, consoleOutput, describeError, UsageError } from './output';
+import type * as TracingModule from '../worker/tracing';
 
 type Command = (argv: string[], out: CommandOutput) => Promise<number>;
 
@@ -227,8 +228,15 @@ export async function main(argv: string[], out: CommandOutput = consoleOutput): 
   // Said on Ctrl-C when the session is known from the command line; `run` names its session once started.
   const hint = rejoinHintFor(name, rest);
   if (hint) setRejoinHint(hint);
+  // Loaded for the commands that talk to sessions only, like the commands themselves.
+  let tracing: typeof TracingModule | undefined;
   try {
-    return await (await command.load())(rest, out);
+    const run = await command.load();
+    if (!TRACED_COMMANDS.has(name)) return await run(rest, out);
+    // With tracing on (OTEL_* variables), the command is the root span of its session calls.
+    tracing = await import('../worker/tracing');
+    await tracing.tracingFromEnv();
+    return await tracing.inCommandSpan(name, () => run(rest, out), onExitCleanup);
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       out.error(`${(err as Error).message}\n${usage()}`);
@@ -236,8 +244,14 @@ export async function main(argv: string[], out: CommandOutput = consoleOutput): 
     }
     out.error(`Error: ${describeError(err)}`);
     return 1;
+  } finally {
+    // Spans wait in a batch: send them before the process exits.
+    await tracing?.shutdownTracing();
   }
 }
+
+/** Commands traced as one span each (`loopwright send`, ...); chat's turns are traces of their own. */
+const TRACED_COMMANDS = new Set(['run', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'demo']);
 
 /** Commands whose first positional argument is a session id. */
 const SESSION_ID_COMMANDS = new Set(['send', 'interrupt', 'status', 'end', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch']);

@@ -6,6 +6,7 @@ import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { createWorker } from '../worker/create-worker';
+import { flushTracing } from '../worker/tracing';
 import type { ActivitiesOptions } from '../activities/session-activities';
 import { onExitCleanup } from './exit-on-signal';
 import { installRuntimeLogging } from './runtime-logging';
@@ -63,6 +64,8 @@ export async function startInProcessWorker(
       } finally {
         unregister();
         await connection.close();
+        // The worker's last spans leave now, not when the batch timer would have sent them.
+        await flushTracing();
       }
     })());
   // On Ctrl-C or SIGTERM the command line stops this worker (for a few seconds at most) before exiting.

@@ -10,6 +10,7 @@ import { ensureTemporal, type TemporalTarget } from './server/ensure-server';
 import { connectionOptions } from './server/temporal-env';
 import { LoopwrightClient } from './session-client';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
+import { tracingClientInterceptors, tracingFromEnv } from '../worker/tracing';
 
 /** An open connection plus what commands need to know about it. */
 export interface TemporalSession {
@@ -33,9 +34,17 @@ export async function openTemporal(
   const env = options.env ?? process.env;
   const target = await ensureTemporal({ env, log: (line) => out.error(line) });
   const connectOptions = connectionOptions(target);
+  // Traces when the OTEL_* variables ask for them: each client call starts a span (a child of the
+  // command's span), so a `run` or `send` is the root of its trace.
+  const tracing = await tracingFromEnv(env);
   const connection = await Connection.connect(connectOptions);
   const dataConverter = dataConverterFromEnv(env);
-  const client = new Client({ connection, namespace: target.namespace, ...(dataConverter ? { dataConverter } : {}) });
+  const client = new Client({
+    connection,
+    namespace: target.namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(tracing ? { interceptors: await tracingClientInterceptors() } : {}),
+  });
   const taskQueue = options.taskQueue ?? (env.LOOPWRIGHT_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   return {
     target,

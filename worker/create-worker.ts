@@ -9,6 +9,7 @@ import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
 import { resolveWorkerSizing, sizingOptions, type WorkerSizing } from './worker-sizing';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
+import { installTracing, tracingClientInterceptors, tracingFromEnv, type TracingOptions, tracingWorkerOptions } from './tracing';
 
 /** How to build a worker. */
 export interface CreateWorkerOptions {
@@ -24,6 +25,11 @@ export interface CreateWorkerOptions {
   dataConverter?: WorkerOptions['dataConverter'];
   /** Capacity; anything left out comes from LOOPWRIGHT_* variables, then defaults (see worker-sizing.ts). */
   sizing?: Partial<WorkerSizing>;
+  /**
+   * OpenTelemetry traces: where spans go, or false for none. Default: from the OTEL_* variables
+   * (see tracing.ts), off when they ask for nothing.
+   */
+  tracing?: TracingOptions | false;
   /** Extra worker options (identity, ...); they win over `sizing`. */
   overrides?: Partial<WorkerOptions>;
 }
@@ -36,13 +42,21 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   // Activities read session transcripts through a client on the worker's own connection.
   const dataConverter = options.dataConverter ?? dataConverterFromEnv();
-  const client = new Client({ connection: options.connection, namespace, ...(dataConverter ? { dataConverter } : {}) });
+  const tracing = options.tracing === undefined ? await tracingFromEnv() : options.tracing || undefined;
+  if (tracing) await installTracing(tracing);
+  const client = new Client({
+    connection: options.connection,
+    namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(tracing ? { interceptors: await tracingClientInterceptors() } : {}),
+  });
+  const code: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
   return Worker.create({
     connection: options.connection,
     namespace,
     ...(dataConverter ? { dataConverter } : {}),
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...code,
     activities: options.activities ?? createActivities({ client, ...options.activityOptions }),
     // Heartbeats carry cancellation to a running model call; sending them at least every second
     // means an interrupt aborts the HTTP request within about a second.
@@ -50,6 +64,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     defaultHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '10 seconds',
     ...sizingOptions(resolveWorkerSizing(options.sizing)),
+    ...(tracing ? await tracingWorkerOptions(tracing, code, WORKFLOWS_PATH) : {}),
     ...options.overrides,
   });
 }

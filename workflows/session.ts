@@ -72,7 +72,8 @@ import {
   transcriptPageQuery,
 } from './definitions';
 import { rootMessage } from './tool-calls';
-import { type ApprovalDecision, isPaused, runTurn, type TurnControls, type TurnStart } from './turn';
+import { type SpanEnd, withSpan } from './trace-hook';
+import { type ApprovalDecision, isPaused, type PausedTurn, runTurn, type TurnControls, type TurnOutcome, type TurnStart } from './turn';
 import { isLoopToolName } from '../common/tool-names';
 import { addUsage, ZERO_USAGE } from './usage';
 
@@ -303,38 +304,50 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       }
       const scope = new CancellationScope({ cancellable: true });
       currentTurn = scope;
-      const outcome = await scope.run(() =>
-        runTurn(
-          {
-            activities,
-            turn: state.turn,
-            transcript,
-            tools: input.loopBreakers === false ? ready.tools.filter((t) => !isLoopToolName(t.function.name)) : ready.tools,
-            context: ready.context,
-            maxIterations,
-            model: input.model,
-            transcriptRef,
-            localReads,
-            controls,
-            shouldPause: shouldContinueAsNew,
-            observer: {
-              onThinking: (iteration) => {
-                state.iteration = iteration;
-                state.status = 'thinking';
-                refreshDetails();
-              },
-              onTools: (tools) => {
-                state.runningTools = tools;
-                state.status = tools.length > 0 ? 'executing_tool' : 'thinking';
-                refreshDetails();
-              },
-              onUsage: (usage) => {
-                state.usage = addUsage(state.usage, usage);
+      // A span when tracing is on (see trace-hook.ts); the activities the turn schedules are its children.
+      const spanAttributes = {
+        'loopwright.session_id': workflowInfo().workflowId,
+        'loopwright.turn': state.turn,
+        'loopwright.agent': input.agentId,
+        'loopwright.run': state.run,
+        ...(input.model ? { 'gen_ai.request.model': input.model } : {}),
+        ...('resume' in start ? { 'loopwright.resumed': true } : {}),
+      };
+      const outcome = await withSpan('loopwright.turn', spanAttributes, () =>
+        scope.run(() =>
+          runTurn(
+            {
+              activities,
+              turn: state.turn,
+              transcript,
+              tools: input.loopBreakers === false ? ready.tools.filter((t) => !isLoopToolName(t.function.name)) : ready.tools,
+              context: ready.context,
+              maxIterations,
+              model: input.model,
+              transcriptRef,
+              localReads,
+              controls,
+              shouldPause: shouldContinueAsNew,
+              observer: {
+                onThinking: (iteration) => {
+                  state.iteration = iteration;
+                  state.status = 'thinking';
+                  refreshDetails();
+                },
+                onTools: (tools) => {
+                  state.runningTools = tools;
+                  state.status = tools.length > 0 ? 'executing_tool' : 'thinking';
+                  refreshDetails();
+                },
+                onUsage: (usage) => {
+                  state.usage = addUsage(state.usage, usage);
+                },
               },
             },
-          },
-          start,
+            start,
+          ),
         ),
+        turnSpanEnd,
       );
       state.runningTools = [];
       if (isPaused(outcome)) {
@@ -659,4 +672,19 @@ function oneShotOutcome(result: TurnResult, turns: number): SessionResult {
     });
   }
   return { turns, lastTurn: result, usage: result.usage, endedBy: 'one_shot' };
+}
+
+/** What the `loopwright.turn` span records when the turn ends (or pauses for the next run). */
+function turnSpanEnd(outcome: TurnOutcome | PausedTurn): SpanEnd {
+  if (isPaused(outcome)) return { attributes: { 'loopwright.status': 'paused', 'loopwright.iterations': outcome.paused.iterations } };
+  return {
+    attributes: {
+      'loopwright.status': outcome.status,
+      'loopwright.iterations': outcome.iterations,
+      'loopwright.tool_calls': outcome.toolCalls,
+      'gen_ai.usage.input_tokens': outcome.usage.promptTokens,
+      'gen_ai.usage.output_tokens': outcome.usage.completionTokens,
+    },
+    ...(outcome.status === 'failed' ? { error: outcome.error ?? 'the turn failed' } : {}),
+  };
 }

@@ -4,12 +4,14 @@
  * by `classifyModelError`. The activity heartbeats while it waits and hands its cancellation signal
  * to the request, so an interrupt or a cancelled workflow aborts the HTTP call.
  */
+import type { Span } from '@opentelemetry/api';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import type { ModelRefCallInput } from '../../common/activity-types';
+import { inActivitySpan } from '../activity-span';
 import type { ChatMessage } from '../../common/messages';
 import {
   DEFAULT_MAX_REPLY_BYTES,
@@ -91,6 +93,9 @@ const refInputSchema = optionsSchema.extend({
   delta: z.object({ from: z.number().int().min(0), messages: z.array(z.object({ role: z.string() }).loose()) }).optional(),
 });
 
+/** What every `loopwright.model_call` span starts with (OpenTelemetry's gen-ai conventions). */
+const MODEL_SPAN_ATTRIBUTES = { 'gen_ai.operation.name': 'chat' } as const;
+
 /** Host of OpenAI's own API: it wants `max_completion_tokens`; compatible servers know `max_tokens`. */
 const OPENAI_HOST = 'api.openai.com';
 
@@ -111,10 +116,12 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env))
     : undefined;
 
-  /** One chat completion for `messages`; `input` says the tools and options. */
-  const complete = async (messages: ChatMessage[], input: Omit<ModelCallInput, 'messages'>): Promise<ModelCallResult> => {
+  /** One chat completion for `messages`; `input` says the tools and options; `span` is the call's `loopwright.model_call`. */
+  const complete = async (messages: ChatMessage[], input: Omit<ModelCallInput, 'messages'>, span: Span): Promise<ModelCallResult> => {
     const context = Context.current();
     const model = input.model ?? config.defaultModel;
+    // The attempt shows retries: attempt 2, 3, ... are the same call scheduled again.
+    span.setAttributes({ 'gen_ai.request.model': model, 'loopwright.attempt': context.info.attempt, 'loopwright.messages': messages.length, 'loopwright.tools': input.tools.length });
     if (config.missingApiKey) {
       throw ApplicationFailure.create({
         type: MODEL_AUTH_ERROR,
@@ -147,6 +154,12 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
         durationMs: Math.round(performance.now() - started),
       };
       recordModelMetrics(context, result, model);
+      span.setAttributes({
+        'gen_ai.response.model': result.model,
+        'gen_ai.response.finish_reasons': [result.finishReason ?? 'unknown'],
+        'loopwright.tool_call_requests': result.message.tool_calls?.length ?? 0,
+        ...(result.usage ? { 'gen_ai.usage.input_tokens': result.usage.promptTokens, 'gen_ai.usage.output_tokens': result.usage.completionTokens } : {}),
+      });
       log.info('Model call finished', {
         model: result.model,
         durationMs: result.durationMs,
@@ -185,28 +198,33 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
   return {
     transcripts,
     async callModel(input: ModelCallInput): Promise<ModelCallResult> {
-      checkInput(inputSchema, input);
-      return complete(input.messages, input);
+      return inActivitySpan('loopwright.model_call', MODEL_SPAN_ATTRIBUTES, async (span) => {
+        checkInput(inputSchema, input);
+        return complete(input.messages, input, span);
+      });
     },
     async callModelV2(input: ModelRefCallInput): Promise<ModelCallResult> {
-      checkInput(refInputSchema, input);
-      if (!transcripts) {
-        throw ApplicationFailure.create({
-          type: MODEL_BAD_REQUEST,
-          message: 'This worker cannot read session transcripts: create its activities with a transcript source (createWorker does)',
-          nonRetryable: true,
-          details: [noDetails()],
-        });
-      }
-      const context = Context.current();
-      const { transcript, outcome } = await transcripts.resolve(input.transcript, input.delta, () => context.heartbeat());
-      if (outcome === 'refilled' || outcome === 'synced') {
-        log.info('Transcript read from the session', { outcome, messages: transcript.length, bytes: transcript.bytes });
-      }
-      const { transcript: _ref, delta: _delta, ...rest } = input;
-      const result = await complete(transcript.slice(), rest);
-      transcripts.recordReply(input.transcript, result.message);
-      return result;
+      return inActivitySpan('loopwright.model_call', MODEL_SPAN_ATTRIBUTES, async (span) => {
+        checkInput(refInputSchema, input);
+        if (!transcripts) {
+          throw ApplicationFailure.create({
+            type: MODEL_BAD_REQUEST,
+            message: 'This worker cannot read session transcripts: create its activities with a transcript source (createWorker does)',
+            nonRetryable: true,
+            details: [noDetails()],
+          });
+        }
+        const context = Context.current();
+        const { transcript, outcome } = await transcripts.resolve(input.transcript, input.delta, () => context.heartbeat());
+        span.setAttribute('loopwright.transcript', outcome);
+        if (outcome === 'refilled' || outcome === 'synced') {
+          log.info('Transcript read from the session', { outcome, messages: transcript.length, bytes: transcript.bytes });
+        }
+        const { transcript: _ref, delta: _delta, ...rest } = input;
+        const result = await complete(transcript.slice(), rest, span);
+        transcripts.recordReply(input.transcript, result.message);
+        return result;
+      });
     },
   };
 }

@@ -6,10 +6,13 @@
  * the file operation underneath is still stuck) and hands the tool the cancellation signal. It also
  * bounds the size of what a tool returns, so no result can break a Temporal payload.
  */
+import type { Span } from '@opentelemetry/api';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
+import { inActivitySpan } from '../activity-span';
 
 /**
  * Largest tool result, in bytes, measured as `Buffer.byteLength(JSON.stringify(JSON.stringify(result)))`:
@@ -54,26 +57,76 @@ export function toToolActivity(name: string, tool: ToolFunction, options: ToolAc
   return async (ctx: RuntimeContext, args: unknown): Promise<ToolResult> => {
     const context = currentActivityContext();
     if (context === undefined) return boundToolResult(name, await tool(ctx, args), maxResultBytes);
-    const signal = context.cancellationSignal;
-    if (signal.aborted) throw cancellationOf(signal);
-    const stopHeartbeat = startToolHeartbeat(context, intervalMs);
-    try {
-      // Started inside a promise so that even a synchronous throw becomes a rejection the race sees.
-      const running = new Promise<ToolResult>((resolve) => resolve(tool(ctx, args, { signal })));
-      // The race settles with the cancellation even while the tool's own promise never settles.
-      const result = boundToolResult(name, await Promise.race([running, context.cancelled]), maxResultBytes);
-      const tags = { tool: name, success: String(result.success) };
-      context.metricMeter.createCounter('loopwright_tool_calls', 'calls', 'Tool calls by tool and outcome').add(1, tags);
-      if (!result.success) context.metricMeter.createCounter('loopwright_tool_errors', 'calls', 'Tool calls that returned an error to the model').add(1, { tool: name });
-      return result;
-    } catch (error) {
-      // A tool that listens to the signal may fail first with an AbortError; report the cancellation itself.
+    return inActivitySpan('loopwright.tool_call', toolSpanAttributes(name, args, context), async (span) => {
+      const signal = context.cancellationSignal;
       if (signal.aborted) throw cancellationOf(signal);
-      throw error;
-    } finally {
-      stopHeartbeat();
-    }
+      const stopHeartbeat = startToolHeartbeat(context, intervalMs);
+      try {
+        // Started inside a promise so that even a synchronous throw becomes a rejection the race sees.
+        const running = new Promise<ToolResult>((resolve) => resolve(tool(ctx, args, { signal })));
+        // The race settles with the cancellation even while the tool's own promise never settles.
+        const result = boundToolResult(name, await Promise.race([running, context.cancelled]), maxResultBytes);
+        const tags = { tool: name, success: String(result.success) };
+        context.metricMeter.createCounter('loopwright_tool_calls', 'calls', 'Tool calls by tool and outcome').add(1, tags);
+        if (!result.success) context.metricMeter.createCounter('loopwright_tool_errors', 'calls', 'Tool calls that returned an error to the model').add(1, { tool: name });
+        recordToolOutcome(span, result);
+        return result;
+      } catch (error) {
+        // A tool that listens to the signal may fail first with an AbortError; report the cancellation itself.
+        if (signal.aborted) throw cancellationOf(signal);
+        throw error;
+      } finally {
+        stopHeartbeat();
+      }
+    });
   };
+}
+
+/** Longest path put on a span. */
+const MAX_SPAN_PATH_CHARS = 512;
+
+/**
+ * What a `loopwright.tool_call` span starts with: the tool, the path it names as the model wrote it
+ * (`{bundle-root}/config.yaml`; never contents), the attempt and whether it runs as a local activity.
+ */
+function toolSpanAttributes(name: string, args: unknown, context: Context): Record<string, string | number | boolean> {
+  const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
+  const target = typeof record.file_path === 'string' ? record.file_path : record.workflow_path;
+  return {
+    'gen_ai.tool.name': name,
+    'loopwright.tool': name,
+    ...(typeof target === 'string' ? { 'loopwright.tool.path': target.slice(0, MAX_SPAN_PATH_CHARS) } : {}),
+    'loopwright.attempt': context.info.attempt,
+    'loopwright.local_activity': context.info.isLocal,
+  };
+}
+
+/**
+ * Success or failure of a tool call on its span. A failure the model is told about is an error
+ * result, not an exception; the span gets status ERROR and a short code: the system error code
+ * (`ENOENT`) or the kind of refusal (`file_too_large`, `invalid_arguments`, ...), never the message.
+ */
+function recordToolOutcome(span: Span, result: ToolResult): void {
+  span.setAttribute('loopwright.tool.success', result.success);
+  if (result.success) return;
+  const code = toolErrorCode(result.error);
+  span.setAttributes({ 'loopwright.tool.error_code': code, 'error.type': code });
+  span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+}
+
+/**
+ * A short code for a tool's error message: the errno code it starts with (`ENOENT: no such file...`),
+ * else its leading words (`File too large: ...` gives `file_too_large`), else `tool_error`.
+ */
+export function toolErrorCode(message: unknown): string {
+  if (typeof message !== 'string') return 'tool_error';
+  const errno = /^(E[A-Z0-9]{2,}):/.exec(message);
+  if (errno) return errno[1]!;
+  if (message.startsWith('Invalid arguments for ')) return 'invalid_arguments';
+  const lead = /^([A-Za-z][A-Za-z -]{0,40}?):/.exec(message);
+  if (lead) return lead[1]!.trim().toLowerCase().replace(/[ -]+/g, '_');
+  if (/^The result of \S+ is \d+ bytes, over the limit/.test(message)) return 'result_too_large';
+  return 'tool_error';
 }
 
 /** The size of `result` once it is a tool message's JSON text inside a JSON payload, in bytes. */

@@ -10,6 +10,7 @@ import { onSignalGracefully } from '../exit-on-signal';
 import type { CommandOutput } from '../output';
 import { installRuntimeLogging } from '../runtime-logging';
 import { openTemporal } from '../temporal-session';
+import { shutdownTracing } from '../../worker/tracing';
 
 export async function workerCommand(argv: string[], out: CommandOutput): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'task-queue': { type: 'string' } } });
@@ -39,5 +40,7 @@ export async function workerCommand(argv: string[], out: CommandOutput): Promise
   } finally {
     await connection.close();
     await temporal.close();
+    // Send the spans still waiting in the batch (when OTEL_* turned tracing on).
+    await shutdownTracing();
   }
 }
