@@ -1,11 +1,52 @@
 // Lint rules. The override on workflows/ keeps Temporal's deterministic sandbox free of Node
-// built-ins and of runtime imports from activities/ (type imports are fine).
+// built-ins and of runtime imports from activities/ (type imports are fine). LAYERS keeps the
+// folders' dependencies one way, and import-x/no-cycle forbids import cycles between modules.
 const { builtinModules } = require('node:module');
 const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
 const globals = require('globals');
+const importX = require('eslint-plugin-import-x');
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+// Our top-level source folders, and which of them each one may import (Node built-ins and packages
+// are always allowed). The order below is the layering: a folder imports only folders listed above
+// it (one file excepted: activities/ reads workflows/definitions.ts, which imports only common/),
+// so folders never import each other in a circle. scripts/ and test/ may import anything, and no
+// other folder may import them. workflows/ may import activities/ for types only (the rule on
+// workflows/ further down checks that).
+const FOLDERS = ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker', 'client', 'scripts', 'test'];
+const LAYERS = {
+  // Types, constants and pure helpers shared by every folder, the workflow sandbox included.
+  common: { mayImport: [] },
+  // The bundle runtime: a library of its own, used by the activities and the command line.
+  bundle: { mayImport: ['common'] },
+  // The payload codec and its server.
+  codec: { mayImport: ['common'] },
+  // The fake OpenAI-compatible server and the demo's scripted model (`loopwright demo`, tests).
+  'fake-model': { mayImport: ['common'] },
+  // The model call and the tools, run by the worker. The transcript query is read through the
+  // workflow's own message definitions.
+  activities: { mayImport: ['common', 'bundle'], except: { workflows: ['./definitions.ts'] } },
+  // The deterministic session workflow; activities/ for types only.
+  workflows: { mayImport: ['common', 'activities'] },
+  // The worker factory.
+  worker: { mayImport: ['common', 'codec', 'activities', 'workflows'] },
+  // The command line, the typed client and the embedded server.
+  client: { mayImport: ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker'] },
+};
+
+const layerZones = Object.entries(LAYERS).flatMap(([folder, { mayImport, except = {} }]) =>
+  FOLDERS.filter((other) => other !== folder && !mayImport.includes(other)).map((other) => ({
+    target: `./${folder}`,
+    from: `./${other}`,
+    ...(except[other] ? { except: except[other] } : {}),
+    message:
+      mayImport.length === 0
+        ? `${folder}/ may import none of our other folders (LAYERS in eslint.config.js).`
+        : `${folder}/ may import only ${mayImport.map((f) => `${f}/`).join(', ')} of our folders (LAYERS in eslint.config.js).`,
+  })),
+);
 
 module.exports = tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.tools/**', '.loopwright/**', 'tmp/**', 'coverage/**', 'bin/**'] },
@@ -17,10 +58,18 @@ module.exports = tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: __dirname },
       globals: { ...globals.node },
     },
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { basePath: __dirname, zones: layerZones }],
     },
   },
   {

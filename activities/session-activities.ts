@@ -7,10 +7,10 @@ import type { Client } from '@temporalio/client';
 import type { InitializeAgentActivityInput, SessionActivities } from '../common/activity-types';
 import { AGENT_INIT_FAILED } from '../common/failure-types';
 import type { AgentSummary, InitializeResult } from '../common/session-types';
-import type { AgentDefinition } from './bundle/agent-schema';
-import { initializeAgent } from './bundle/initialize-agent';
+import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from '../common/tool-definitions';
+import type { AgentDefinition } from '../bundle/agent-schema';
+import { initializeAgent } from '../bundle/initialize-agent';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
-import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from './tools/definitions';
 import { TOOL_ACTIVITIES } from './tools/dispatch';
 import { createLoadTranscriptPage, queryTranscriptSource } from './transcript-source';
 

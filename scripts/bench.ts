@@ -20,9 +20,9 @@
  */
 import OpenAI from 'openai';
 import { parseArgs } from 'node:util';
-import { TOOL_DEFINITIONS } from '../activities/tools/definitions';
+import { TOOL_DEFINITIONS } from '../common/tool-definitions';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startFakeOpenAI, type FakeOpenAI } from './fake-openai/server';
+import { startFakeOpenAI, type FakeOpenAI } from '../fake-model/server';
 import { startBareBench } from './bench/bare-loop';
 import { benchResponder, delayedBenchResponder } from './bench/bench-responder';
 import { EXAMPLE_AGENT, LARGE_FILE, prepareBenchBundle, SMALL_FILE } from './bench/bench-bundle';

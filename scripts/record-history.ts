@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { findTemporalCli } from '../client/server/find-temporal';
-import { hang, text, toolCalls } from './fake-openai/server';
+import { hang, text, toolCalls } from '../fake-model/server';
 import { copyExampleBundle, startSessionHarness } from '../test/support/session-harness';
 
 async function main(): Promise<void> {

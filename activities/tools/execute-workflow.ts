@@ -5,9 +5,9 @@
  */
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
-import { loadWorkflow, spellVariable } from '../bundle/workflow-loader';
+import { executeWorkflowArgs } from '../../common/tool-schemas';
+import { loadWorkflow, spellVariable } from '../../bundle/workflow-loader';
 import { parseToolArgs } from './parse-args';
-import { executeWorkflowArgs } from './schemas';
 import { toToolFailure } from './tool-failure';
 
 /**

@@ -4,12 +4,12 @@
  */
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
-import { guardRead } from '../bundle/path-guard';
-import { resolveVariables } from '../bundle/variables';
+import { readFileArgs } from '../../common/tool-schemas';
+import { guardRead } from '../../bundle/path-guard';
+import { readTextFile } from '../../bundle/text-content';
+import { resolveVariables } from '../../bundle/variables';
 import type { ToolRunOptions } from './activity-wrapper';
 import { parseToolArgs } from './parse-args';
-import { readFileArgs } from './schemas';
-import { readTextFile } from './text-content';
 import { toToolFailure } from './tool-failure';
 
 /**

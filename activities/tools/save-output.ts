@@ -7,12 +7,12 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
-import { guardWrite, protectedPathsOf } from '../bundle/path-guard';
-import { resolveVariables } from '../bundle/variables';
+import { saveOutputArgs } from '../../common/tool-schemas';
+import { guardWrite, protectedPathsOf } from '../../bundle/path-guard';
+import { resolveVariables } from '../../bundle/variables';
 import type { ToolRunOptions } from './activity-wrapper';
 import { writeFileAtomic } from './atomic-write';
 import { parseToolArgs } from './parse-args';
-import { saveOutputArgs } from './schemas';
 import { toToolFailure } from './tool-failure';
 
 /**

@@ -7,10 +7,8 @@
  */
 import { CancelledFailure } from '@temporalio/common';
 import type { ToolResult } from '../../common/messages';
-import { BundleError, SecurityViolationError } from '../bundle/errors';
-
-/** File-system error codes that retrying will not fix but a different path might: reported, not retried. */
-export const MODEL_FIXABLE_CODES = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ENAMETOOLONG', 'ELOOP']);
+import { BundleError, SecurityViolationError } from '../../bundle/errors';
+import { errorCode, MODEL_FIXABLE_CODES } from '../../bundle/file-errors';
 
 /**
  * Write errors that retrying will not fix within a tool's timeout (retries only fill the history
@@ -40,11 +38,6 @@ export function toToolFailure(error: unknown, path?: string): ToolResult {
     return { success: false, error: message, ...(path !== undefined ? { path } : {}) };
   }
   throw error;
-}
-
-/** `error.code` of a Node system error, if any. */
-export function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 }
 
 /** Whether `error` is a cancellation: the activity's `CancelledFailure` or an aborted operation. */

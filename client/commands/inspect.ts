@@ -4,8 +4,8 @@
  * met (missing files, refusals, variables that do not resolve) as warnings.
  */
 import { parseArgs } from 'node:util';
-import { inspectBundle, type BundleInspection } from '../../activities/bundle/inspect';
-import { BundleError } from '../../activities/bundle/errors';
+import { inspectBundle, type BundleInspection } from '../../bundle/inspect';
+import { BundleError } from '../../bundle/errors';
 import { type CommandOutput, UsageError } from '../output';
 
 /**

@@ -113,8 +113,8 @@ async function checkBundleLocally(bundlePath: string, agentId: string, sandbox: 
   if (!fs.existsSync(absolute)) {
     return `Bundle not found: ${absolute} (if it exists only where your worker runs, pass --no-check)`;
   }
-  const { initializeAgent } = await import('../../activities/bundle/initialize-agent');
-  const { BundleError } = await import('../../activities/bundle/errors');
+  const { initializeAgent } = await import('../../bundle/initialize-agent');
+  const { BundleError } = await import('../../bundle/errors');
   try {
     await initializeAgent({ bundlePath: absolute, agentId, ...sandbox });
     return undefined;

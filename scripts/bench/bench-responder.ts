@@ -5,7 +5,7 @@
  * the last user message), so the durable and the plain loop get exactly the same replies.
  */
 import type { ChatMessage } from '../../common/messages';
-import { delay, text, toolCalls, type Responder } from '../fake-openai/steps';
+import { delay, text, toolCalls, type Responder } from '../../fake-model/steps';
 
 /** The user message that asks for a turn of `iterations` model calls reading `filePath` (a tool path). */
 export function benchTurnMessage(iterations: number, filePath: string): string {

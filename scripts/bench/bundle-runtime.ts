@@ -3,7 +3,7 @@
  * critical actions, system prompt) and the `read_file` and `execute_workflow` tools on the example
  * bundle. Every call's result is checked, so a failing call is never timed as a fast one.
  */
-import { initializeAgent, type InitializedAgent } from '../../activities/bundle/initialize-agent';
+import { initializeAgent, type InitializedAgent } from '../../bundle/initialize-agent';
 import { executeWorkflowTool } from '../../activities/tools/execute-workflow';
 import { readFileTool } from '../../activities/tools/read-file';
 import type { ToolResult } from '../../common/messages';

@@ -5,10 +5,10 @@
  */
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
-import { parseAgent } from '../../activities/bundle/agent-parser';
-import { loadBundle } from '../../activities/bundle/bundle-loader';
-import { AgentParseError, BundleError, CriticalActionError } from '../../activities/bundle/errors';
-import { initializeAgent } from '../../activities/bundle/initialize-agent';
+import { parseAgent } from '../../bundle/agent-parser';
+import { loadBundle } from '../../bundle/bundle-loader';
+import { AgentParseError, BundleError, CriticalActionError } from '../../bundle/errors';
+import { initializeAgent } from '../../bundle/initialize-agent';
 
 // Real path: the runtime reports symlink-resolved paths, and shared/ may be reached through a link.
 const CORPUS_LINK = path.resolve(__dirname, '../../../shared/corpus/bmad');

@@ -11,7 +11,7 @@
 import { existsSync, promises as fs, realpathSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadBundle } from '../../activities/bundle/bundle-loader';
+import { loadBundle } from '../../bundle/bundle-loader';
 import { inspectCommand } from '../../client/commands/inspect';
 
 const CORPUS_LINK = path.resolve(__dirname, '../../../shared/corpus/bmad');

@@ -16,16 +16,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { RuntimeContext } from '../../common/runtime-context';
-import { loadBundle } from '../../activities/bundle/bundle-loader';
-import { BundleError, ConfigVariableNotFoundError } from '../../activities/bundle/errors';
-import { pathVariables, resolveConfigVariables } from '../../activities/bundle/variables';
+import { loadBundle } from '../../bundle/bundle-loader';
+import { BundleError, ConfigVariableNotFoundError } from '../../bundle/errors';
+import { pathVariables, resolveConfigVariables } from '../../bundle/variables';
 import {
   loadWorkflowContent,
   resolveWorkflow,
   WorkflowLoadError,
   type LoadedWorkflow,
   type ResolvedWorkflow,
-} from '../../activities/bundle/workflow-loader';
+} from '../../bundle/workflow-loader';
 
 // Real path: the runtime reports symlink-resolved paths, and shared/ may be reached through a link.
 const CORPUS_LINK = path.resolve(__dirname, '../../../shared/corpus/bmad');

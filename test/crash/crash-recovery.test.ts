@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
-import { delay, type FakeOpenAI, type Step, startFakeOpenAI, text, toolCalls } from '../../scripts/fake-openai/server';
+import { delay, type FakeOpenAI, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 

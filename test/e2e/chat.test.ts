@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
 import type { ChatMessage } from '../../common/messages';
-import { type FakeOpenAI, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../scripts/fake-openai/server';
+import { type FakeOpenAI, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { cliEnvironment, startCli } from './cli-runner';
 

@@ -12,7 +12,7 @@ import { installExitOnSignal, onExitCleanup, onSignalGracefully, setRejoinHint, 
 import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
-import { type FakeOpenAI, hang, type RecordedRequest, startFakeOpenAI, text } from '../../scripts/fake-openai/server';
+import { type FakeOpenAI, hang, type RecordedRequest, startFakeOpenAI, text } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { type CliResult, cliEnvironment, describeRun, type RunningCli, startCli } from './cli-runner';

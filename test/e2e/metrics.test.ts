@@ -6,7 +6,7 @@
 import { Client } from '@temporalio/client';
 import { findFreePort } from '../../client/server/free-port';
 import { LoopwrightClient } from '../../client/session-client';
-import { text, toolCalls } from '../../scripts/fake-openai/server';
+import { text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 

@@ -14,7 +14,7 @@ import { codecFromEnv, EncryptionCodec } from '../../codec/encryption-codec';
 import { startCodecServer } from '../../codec/codec-server';
 import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
 import { LoopwrightClient } from '../../client/session-client';
-import { type FakeOpenAI, startFakeOpenAI, text } from '../../scripts/fake-openai/server';
+import { type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
 import { bundlerLogger, createWorker, WORKFLOWS_PATH } from '../../worker/create-worker';
 import { copyExampleBundle, quietRuntime } from '../support/session-harness';
 

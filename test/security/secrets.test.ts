@@ -10,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
 import { LoopwrightClient } from '../../client/session-client';
-import { fault, type FakeOpenAI, startFakeOpenAI, text } from '../../scripts/fake-openai/server';
+import { fault, type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { BIN } from '../e2e/cli-runner';

@@ -11,7 +11,7 @@ import { type DevServerHandle, startDevServer } from '../../client/server/dev-se
 import { LoopwrightClient } from '../../client/session-client';
 import type { ActivitiesOptions } from '../../activities/session-activities';
 import { createWorker, bundlerLogger, WORKFLOWS_PATH } from '../../worker/create-worker';
-import { type FakeOpenAI, startFakeOpenAI } from '../../scripts/fake-openai/server';
+import { type FakeOpenAI, startFakeOpenAI } from '../../fake-model/server';
 
 /** Folder of the example bundle in the repository. */
 export const EXAMPLE_BUNDLE = path.resolve(__dirname, '../../bundles/requirements-facilitator');

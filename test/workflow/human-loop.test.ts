@@ -10,7 +10,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { SessionState } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
-import { type Step, text, toolCalls } from '../../scripts/fake-openai/server';
+import { type Step, text, toolCalls } from '../../fake-model/server';
 import { approveUpdate, denyUpdate, extendUpdate } from '../../workflows/definitions';
 import { useSessionHarness } from '../support/session-harness';
 

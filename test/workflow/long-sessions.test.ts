@@ -15,7 +15,7 @@ import { temporal } from '@temporalio/proto';
 import { TOO_LARGE } from '../../common/failure-types';
 import type { ChatMessage, ToolMessage, ToolResult } from '../../common/messages';
 import { SessionRejectedError, type SessionHandle } from '../../client/session-client';
-import { fault, type Step, text, toolCalls } from '../../scripts/fake-openai/server';
+import { fault, type Step, text, toolCalls } from '../../fake-model/server';
 import { sendUpdate } from '../../workflows/definitions';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
 import { createWorker } from '../../worker/create-worker';

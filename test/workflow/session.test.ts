@@ -10,7 +10,7 @@ import { BAD_INPUT, BUSY, MAX_ITERATIONS_EXCEEDED, SESSION_ENDING } from '../../
 import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { TurnResult } from '../../common/session-types';
 import { SessionRejectedError } from '../../client/session-client';
-import { fault, hang, text, toolCalls } from '../../scripts/fake-openai/server';
+import { fault, hang, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
 
 let h: SessionHarness;

@@ -6,7 +6,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../../common/search-attributes';
-import { text, toolCalls } from '../../scripts/fake-openai/server';
+import { text, toolCalls } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
 
 jest.setTimeout(60_000);

@@ -1,6 +1,6 @@
-import { parseAgent, tidy } from '../../../activities/bundle/agent-parser';
-import { AgentParseError } from '../../../activities/bundle/errors';
-import { decodeEntities, readElement, XmlSyntaxError } from '../../../activities/bundle/xml-reader';
+import { parseAgent, tidy } from '../../../bundle/agent-parser';
+import { AgentParseError } from '../../../bundle/errors';
+import { decodeEntities, readElement, XmlSyntaxError } from '../../../bundle/xml-reader';
 
 const SOURCE_AGENT = `<!-- a comment before -->
 

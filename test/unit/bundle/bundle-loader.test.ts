@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { findAgent, loadBundle } from '../../../activities/bundle/bundle-loader';
-import { AgentNotFoundError, BundleLoadError } from '../../../activities/bundle/errors';
+import { findAgent, loadBundle } from '../../../bundle/bundle-loader';
+import { AgentNotFoundError, BundleLoadError } from '../../../bundle/errors';
 import { makeBundle, makeInstalledTree, makeTempDir, writeTree } from './fixtures';
 
 let tmp: string;

@@ -7,13 +7,13 @@
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseAgent } from '../../../activities/bundle/agent-parser';
-import { loadBundle } from '../../../activities/bundle/bundle-loader';
-import { fileLoadTargets, isFilePathValue, processCriticalActions } from '../../../activities/bundle/critical-actions';
-import { CriticalActionError, SecurityViolationError } from '../../../activities/bundle/errors';
-import { initializeAgent } from '../../../activities/bundle/initialize-agent';
-import { validateBundle } from '../../../activities/bundle/validate';
-import { pathVariables } from '../../../activities/bundle/variables';
+import { parseAgent } from '../../../bundle/agent-parser';
+import { loadBundle } from '../../../bundle/bundle-loader';
+import { fileLoadTargets, isFilePathValue, processCriticalActions } from '../../../bundle/critical-actions';
+import { CriticalActionError, SecurityViolationError } from '../../../bundle/errors';
+import { initializeAgent } from '../../../bundle/initialize-agent';
+import { validateBundle } from '../../../bundle/validate';
+import { pathVariables } from '../../../bundle/variables';
 import { makeBundle, makeTempDir, sourceAgent, writeTree } from './fixtures';
 
 let tmp: string;

@@ -1,10 +1,10 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseAgent } from '../../../activities/bundle/agent-parser';
-import { loadBundle, type BundleInfo } from '../../../activities/bundle/bundle-loader';
-import { fileLoadTargets, processCriticalActions } from '../../../activities/bundle/critical-actions';
-import { CriticalActionError, SecurityViolationError } from '../../../activities/bundle/errors';
-import { pathVariables } from '../../../activities/bundle/variables';
+import { parseAgent } from '../../../bundle/agent-parser';
+import { loadBundle, type BundleInfo } from '../../../bundle/bundle-loader';
+import { fileLoadTargets, processCriticalActions } from '../../../bundle/critical-actions';
+import { CriticalActionError, SecurityViolationError } from '../../../bundle/errors';
+import { pathVariables } from '../../../bundle/variables';
 import { compiledAgent, makeBundle, makeInstalledTree, makeTempDir, sourceAgent, SPEC_CONFIG, writeTree } from './fixtures';
 
 let tmp: string;

@@ -6,13 +6,13 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseAgent } from '../../../activities/bundle/agent-parser';
-import { parseManifest } from '../../../activities/bundle/bundle-manifest';
-import { fileLoadTargets } from '../../../activities/bundle/critical-actions';
-import { BundleError, CriticalActionError } from '../../../activities/bundle/errors';
-import { initializeAgent } from '../../../activities/bundle/initialize-agent';
-import { resolveConfigVariables, resolveVariables } from '../../../activities/bundle/variables';
-import { loadWorkflow, resolveWorkflow } from '../../../activities/bundle/workflow-loader';
+import { parseAgent } from '../../../bundle/agent-parser';
+import { parseManifest } from '../../../bundle/bundle-manifest';
+import { fileLoadTargets } from '../../../bundle/critical-actions';
+import { BundleError, CriticalActionError } from '../../../bundle/errors';
+import { initializeAgent } from '../../../bundle/initialize-agent';
+import { resolveConfigVariables, resolveVariables } from '../../../bundle/variables';
+import { loadWorkflow, resolveWorkflow } from '../../../bundle/workflow-loader';
 import { makeBundle, makeTempDir, sourceAgent, writeTree } from './fixtures';
 
 let tmp: string;

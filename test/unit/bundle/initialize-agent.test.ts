@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_MAX_READ_BYTES, initializeAgent } from '../../../activities/bundle/initialize-agent';
-import { AgentNotFoundError, AgentParseError, BundleError, CriticalActionError } from '../../../activities/bundle/errors';
+import { DEFAULT_MAX_READ_BYTES, initializeAgent } from '../../../bundle/initialize-agent';
+import { AgentNotFoundError, AgentParseError, BundleError, CriticalActionError } from '../../../bundle/errors';
 import { makeBundle, makeInstalledTree, makeTempDir, sourceAgent, writeTree } from './fixtures';
 
 let tmp: string;

@@ -5,7 +5,7 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { inspectBundle } from '../../../activities/bundle/inspect';
+import { inspectBundle } from '../../../bundle/inspect';
 import { formatInspection, inspectCommand } from '../../../client/commands/inspect';
 import { makeBundle, makeTempDir, sourceAgent, writeTree } from './fixtures';
 

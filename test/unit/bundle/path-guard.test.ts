@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { guardRead, guardWrite, isInside } from '../../../activities/bundle/path-guard';
-import { SecurityViolationError } from '../../../activities/bundle/errors';
-import { resolveVariables, pathVariables } from '../../../activities/bundle/variables';
+import { guardRead, guardWrite, isInside } from '../../../bundle/path-guard';
+import { SecurityViolationError } from '../../../bundle/errors';
+import { resolveVariables, pathVariables } from '../../../bundle/variables';
 
 let tmp: string;
 let root: string;

@@ -1,5 +1,5 @@
-import { parseAgent } from '../../../activities/bundle/agent-parser';
-import { LimitExceededError, YamlSyntaxError } from '../../../activities/bundle/errors';
+import { parseAgent } from '../../../bundle/agent-parser';
+import { LimitExceededError, YamlSyntaxError } from '../../../bundle/errors';
 import {
   MAX_CRITICAL_ACTIONS,
   MAX_XML_ELEMENTS,
@@ -7,8 +7,8 @@ import {
   MAX_YAML_BYTES,
   MAX_YAML_DEPTH,
   MAX_YAML_TOKENS,
-} from '../../../activities/bundle/limits';
-import { parseYamlSafe } from '../../../activities/bundle/safe-yaml';
+} from '../../../bundle/limits';
+import { parseYamlSafe } from '../../../bundle/safe-yaml';
 import { sourceAgent } from './fixtures';
 
 const FILE = '/b/config.yaml';

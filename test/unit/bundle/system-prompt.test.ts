@@ -1,5 +1,5 @@
-import { parseAgent } from '../../../activities/bundle/agent-parser';
-import { buildSystemPrompt } from '../../../activities/bundle/system-prompt';
+import { parseAgent } from '../../../bundle/agent-parser';
+import { buildSystemPrompt } from '../../../bundle/system-prompt';
 import { compiledAgent, sourceAgent } from './fixtures';
 
 describe('system-prompt', () => {

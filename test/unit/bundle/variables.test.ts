@@ -6,8 +6,8 @@ import {
   resolveVariables,
   resolveWithSiblings,
   todayLocal,
-} from '../../../activities/bundle/variables';
-import { ConfigVariableNotFoundError, VariableCycleError } from '../../../activities/bundle/errors';
+} from '../../../bundle/variables';
+import { ConfigVariableNotFoundError, VariableCycleError } from '../../../bundle/errors';
 
 const roots = pathVariables({ bundleRoot: '/p/bundle', coreRoot: '/p/bmad/core', projectRoot: '/p' });
 

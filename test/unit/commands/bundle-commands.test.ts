@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { inspectCommand } from '../../../client/commands/inspect';
 import { validateCommand } from '../../../client/commands/validate';
 import { UsageError } from '../../../client/output';
-import { validateBundle } from '../../../activities/bundle/validate';
+import { validateBundle } from '../../../bundle/validate';
 
 const EXAMPLE = path.resolve(__dirname, '../../../bundles/requirements-facilitator');
 

@@ -11,11 +11,11 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseAgent } from '../../../activities/bundle/agent-parser';
-import { findAgent, loadBundle } from '../../../activities/bundle/bundle-loader';
-import { BundleError, SecurityViolationError } from '../../../activities/bundle/errors';
-import { initializeAgent } from '../../../activities/bundle/initialize-agent';
-import { loadWorkflow } from '../../../activities/bundle/workflow-loader';
+import { parseAgent } from '../../../bundle/agent-parser';
+import { findAgent, loadBundle } from '../../../bundle/bundle-loader';
+import { BundleError, SecurityViolationError } from '../../../bundle/errors';
+import { initializeAgent } from '../../../bundle/initialize-agent';
+import { loadWorkflow } from '../../../bundle/workflow-loader';
 import type { RuntimeContext } from '../../../common/runtime-context';
 import { makeTempDir, sourceAgent, writeTree } from '../bundle/fixtures';
 

@@ -6,11 +6,11 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseAgent } from '../../../activities/bundle/agent-parser';
-import { loadBundle } from '../../../activities/bundle/bundle-loader';
-import { fileLoadTargets, isFilePathValue, MAX_REPORTED_LOAD_PROBLEMS, processCriticalActions } from '../../../activities/bundle/critical-actions';
-import { CriticalActionError, LimitExceededError } from '../../../activities/bundle/errors';
-import { pathVariables } from '../../../activities/bundle/variables';
+import { parseAgent } from '../../../bundle/agent-parser';
+import { loadBundle } from '../../../bundle/bundle-loader';
+import { fileLoadTargets, isFilePathValue, MAX_REPORTED_LOAD_PROBLEMS, processCriticalActions } from '../../../bundle/critical-actions';
+import { CriticalActionError, LimitExceededError } from '../../../bundle/errors';
+import { pathVariables } from '../../../bundle/variables';
 import { makeBundle, makeTempDir, sourceAgent } from '../bundle/fixtures';
 
 const BOUND_MS = 1000;

@@ -25,7 +25,7 @@ import {
   text,
   toolCalls,
   type FakeOpenAI,
-} from '../../../scripts/fake-openai/server';
+} from '../../../fake-model/server';
 
 const KEY = 'sk-test-Key0123456789SECRET';
 const MESSAGES: ChatMessage[] = [

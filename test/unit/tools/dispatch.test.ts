@@ -1,5 +1,5 @@
 import { executeTool } from '../../../activities/tools/dispatch';
-import { TOOL_DEFINITIONS } from '../../../activities/tools/definitions';
+import { TOOL_DEFINITIONS } from '../../../common/tool-definitions';
 import { TOOL_NAMES } from '../../../common/tool-names';
 import { makeFixture, type Fixture } from './fixture';
 

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { initializeAgent } from '../../../activities/bundle/initialize-agent';
+import { initializeAgent } from '../../../bundle/initialize-agent';
 import { executeTool } from '../../../activities/tools/dispatch';
 
 const EXAMPLE = path.resolve(__dirname, '../../../bundles/requirements-facilitator');

@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { RuntimeContext } from '../../../common/runtime-context';
-import { pathVariables } from '../../../activities/bundle/variables';
+import { pathVariables } from '../../../bundle/variables';
 
 export interface Fixture {
   /** Temp folder holding everything; remove with `cleanup`. */

@@ -16,16 +16,16 @@
  */
 import { type Dirent, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { RuntimeContext } from '../../common/runtime-context';
-import { readTextFile } from '../tools/text-content';
-import { errorCode } from '../tools/tool-failure';
+import type { RuntimeContext } from '../common/runtime-context';
 import { parseAgent } from './agent-parser';
 import type { AgentDefinition } from './agent-schema';
 import { guardAgentFile, loadBundle, type BundleAgent, type BundleInfo } from './bundle-loader';
 import { fileLoadTargets } from './critical-actions';
 import { BundleError, BundleLoadError, ConfigVariableNotFoundError, SecurityViolationError } from './errors';
+import { errorCode } from './file-errors';
 import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent, type InitializeAgentInput } from './initialize-agent';
 import { guardRead, isInside, protectedPathsOf, UnsafeRootError } from './path-guard';
+import { readTextFile } from './text-content';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
 import { loadWorkflowContent, resolveWorkflow, spellVariable, type ResolvedWorkflow } from './workflow-loader';
 

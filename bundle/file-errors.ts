@@ -1,9 +1,18 @@
 /**
- * Typed errors of the tools themselves. They extend `BundleError` so every expected failure of a
- * tool (bad file, bad bundle data, refused path) is one family that `toToolFailure` turns into a
- * result for the model.
+ * Errors of reading a file as text (`text-content.ts`), and the Node error codes file operations
+ * fail with. The classes extend `BundleError` so every expected failure of a tool (bad file, bad
+ * bundle data, refused path) is one family that the tools' `toToolFailure` turns into a result for
+ * the model.
  */
-import { BundleError } from '../bundle/errors';
+import { BundleError } from './errors';
+
+/** File-system error codes that retrying will not fix but a different path might: reported, not retried. */
+export const MODEL_FIXABLE_CODES: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'ENAMETOOLONG', 'ELOOP']);
+
+/** `error.code` of a Node system error (`ENOENT`...), if any. */
+export function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
 
 /** A file is larger than the session's read limit. */
 export class FileTooLargeError extends BundleError {

@@ -5,8 +5,8 @@
  * then answer. Its replies are canned; it exists so the quick start runs anywhere.
  */
 import type { ChatMessage, ToolMessage } from '../common/messages';
-import type { RecordedRequest } from './fake-openai/recorded-request';
-import { type Responder, text, toolCalls } from './fake-openai/steps';
+import type { RecordedRequest } from './recorded-request';
+import { type Responder, text, toolCalls } from './steps';
 
 /** What the scripted model writes into the intake template's placeholders. */
 const ANSWERS: Record<string, string> = {

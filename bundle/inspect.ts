@@ -9,9 +9,9 @@
  * that do not resolve in the instructions the model gets or in command targets, command files that
  * do not exist or leave the roots, prompts a command names that the agent lacks).
  */
-import type { SystemMessage, ToolDefinition } from '../../common/messages';
-import type { RuntimeContext } from '../../common/runtime-context';
-import { TOOL_DEFINITIONS } from '../tools/definitions';
+import type { SystemMessage, ToolDefinition } from '../common/messages';
+import type { RuntimeContext } from '../common/runtime-context';
+import { TOOL_DEFINITIONS } from '../common/tool-definitions';
 import type { AgentDefinition, CommandTarget } from './agent-schema';
 import { loadBundle, type BundleInfo } from './bundle-loader';
 import { SecurityViolationError } from './errors';

@@ -10,7 +10,7 @@ import {
   text,
   toolCalls,
   type FakeOpenAI,
-} from '../../../scripts/fake-openai/server';
+} from '../../../fake-model/server';
 
 const USER = [{ role: 'user' as const, content: 'Hello there' }];
 

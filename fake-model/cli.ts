@@ -1,7 +1,7 @@
 /**
  * Run the fake model server on its own, for trying things by hand:
  *
- *   npx ts-node --transpile-only scripts/fake-openai/cli.ts [--port 8787] [--model name]
+ *   npx ts-node --transpile-only fake-model/cli.ts [--port 8787] [--model name]
  *
  * It prints its base URL (use it as OPENAI_BASE_URL) and answers every chat-completion request with
  * a text that echoes the last user message. Ctrl-C stops it.

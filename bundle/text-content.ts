@@ -5,8 +5,8 @@
 import { isUtf8 } from 'node:buffer';
 import { constants, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { SecurityViolationError } from '../bundle/errors';
-import { BinaryFileError, FileTooLargeError, HardLinkError, NotAFileError } from './tool-errors';
+import { SecurityViolationError } from './errors';
+import { BinaryFileError, FileTooLargeError, HardLinkError, NotAFileError } from './file-errors';
 
 /** How many leading bytes are scanned for NUL, the usual sign of a binary file. */
 export const BINARY_SNIFF_BYTES = 8192;

@@ -29,10 +29,10 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { readTextFile, readTextHead } from '../tools/text-content';
 import { parseManifest, type BundleManifest } from './bundle-manifest';
 import { AgentNotFoundError, BundleError, BundleLoadError, SecurityViolationError } from './errors';
 import { guardRead, isBroadRoot, isInside, UnsafeRootError } from './path-guard';
+import { readTextFile, readTextHead } from './text-content';
 
 /** Largest `bundle.yaml` read (the YAML parser has its own, smaller limit). */
 const MAX_MANIFEST_BYTES = 1024 * 1024;

@@ -40,14 +40,15 @@
  * `CriticalActionError`, unless `keepGoing` (for `inspect`) turns it into a warning too.
  */
 import * as path from 'node:path';
-import type { SystemMessage } from '../../common/messages';
-import { readTextFile } from '../tools/text-content';
+import type { SystemMessage } from '../common/messages';
 import type { AgentDefinition } from './agent-schema';
 import type { BundleInfo } from './bundle-loader';
 import { BundleError, ConfigVariableNotFoundError, CriticalActionError, inFile, LimitExceededError, SecurityViolationError } from './errors';
+import { errorCode } from './file-errors';
 import { MAX_VARIABLE_EXPANSION_CHARS } from './limits';
 import { guardRead } from './path-guard';
 import { parseYamlSafe } from './safe-yaml';
+import { readTextFile } from './text-content';
 import { findUnresolved, resolveConfigVariables, resolveVariables } from './variables';
 
 /** What critical actions need besides the agent. */
@@ -450,11 +451,6 @@ class ExpansionBudget {
     }
     return value;
   }
-}
-
-/** A file-system error's code (`ENOENT`...), if any. */
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 }
 
 /** The path a missing-file error names (the guard's real path), else `fallback`. */

@@ -1,11 +1,11 @@
 /**
  * The tool definitions sent to the model, generated from the zod schemas so the model sees exactly
- * what the tools accept.
+ * what the tools accept. Shared: the activities send them, `loopwright inspect` shows them.
  */
 import { z } from 'zod';
-import type { ToolDefinition } from '../../common/messages';
-import type { ToolName } from '../../common/tool-names';
-import { executeWorkflowArgs, readFileArgs, saveOutputArgs, TOOL_DESCRIPTIONS } from './schemas';
+import type { ToolDefinition } from './messages';
+import type { ToolName } from './tool-names';
+import { executeWorkflowArgs, readFileArgs, saveOutputArgs, TOOL_DESCRIPTIONS } from './tool-schemas';
 
 /** Argument schema of each tool, by name. */
 export const TOOL_SCHEMAS = {

@@ -13,12 +13,12 @@
  * Instructions are returned as text: many real instruction files are not well-formed XML.
  */
 import * as path from 'node:path';
-import type { RuntimeContext } from '../../common/runtime-context';
-import { readTextFile } from '../tools/text-content';
-import { errorCode, MODEL_FIXABLE_CODES } from '../tools/tool-failure';
+import type { RuntimeContext } from '../common/runtime-context';
 import { BundleError, ConfigVariableNotFoundError, inFile, SecurityViolationError, YamlSyntaxError } from './errors';
+import { errorCode, MODEL_FIXABLE_CODES } from './file-errors';
 import { guardRead } from './path-guard';
 import { parseYamlSafe } from './safe-yaml';
+import { readTextFile } from './text-content';
 import { findUnresolved, resolveConfigVariables, resolveVariables, resolveWithSiblings } from './variables';
 
 /** A variable that did not resolve: `key` is the field path in workflow.yaml (`variables.story_dir`). */

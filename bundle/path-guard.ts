@@ -19,7 +19,7 @@
  * used when a session's roots are chosen (see `initializeAgent` and `loadBundle`).
  *
  * Limits: the check and the later open are separate system calls. Readers open with
- * `openRegularFile` (see `../tools/text-content.ts`), which refuses a symlink swapped in between.
+ * `openRegularFile` (see `text-content.ts`), which refuses a symlink swapped in between.
  * A write renames a new file into place, so it never writes through a link; a folder swapped for
  * a symlink between the check and the rename (by someone who can already write inside a root) is
  * not caught.
@@ -27,8 +27,9 @@
 import { promises as fs, type Stats } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { RuntimeContext } from '../../common/runtime-context';
+import type { RuntimeContext } from '../common/runtime-context';
 import { BundleError, SecurityViolationError } from './errors';
+import { errorCode } from './file-errors';
 
 /** Symlink hops followed before a chain counts as a loop (the Linux kernel allows 40). */
 const MAX_SYMLINK_HOPS = 40;
@@ -171,10 +172,6 @@ async function lstatOrNull(p: string): Promise<Stats | null> {
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
     throw error;
   }
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 }
 
 /** Node's own shape of a missing-file error, for a path already known to be inside the roots. */

@@ -2,7 +2,7 @@
  * What the fake model server remembers of each chat-completion request, so tests can assert what
  * reached the model.
  */
-import type { ChatMessage, ToolDefinition } from '../../common/messages';
+import type { ChatMessage, ToolDefinition } from '../common/messages';
 
 /** The JSON body of a chat-completion request, as far as tests look into it. */
 export interface ChatCompletionRequestBody {

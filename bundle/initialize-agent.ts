@@ -4,9 +4,8 @@
  * `RuntimeContext` (plain data, recorded in the workflow history).
  */
 import * as path from 'node:path';
-import type { SystemMessage } from '../../common/messages';
-import type { RuntimeContext } from '../../common/runtime-context';
-import { readTextFile } from '../tools/text-content';
+import type { SystemMessage } from '../common/messages';
+import type { RuntimeContext } from '../common/runtime-context';
 import { parseAgent } from './agent-parser';
 import type { AgentDefinition } from './agent-schema';
 import { type BundleInfo, findAgent, loadBundle } from './bundle-loader';
@@ -14,6 +13,7 @@ import { type CriticalActionResult, processCriticalActions } from './critical-ac
 import { BundleError } from './errors';
 import { bundleOwnEntries, isInside, resolveRealPath, UnsafeRootError } from './path-guard';
 import { buildSystemPrompt } from './system-prompt';
+import { readTextFile } from './text-content';
 import { findUnresolved, pathVariables } from './variables';
 
 /** Largest file `read_file` returns unless configured otherwise: 1 MiB. */

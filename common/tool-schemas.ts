@@ -1,6 +1,6 @@
 /**
  * Zod schemas of the three tools' arguments. They are the single source of truth: the JSON schemas
- * sent to the model (definitions.ts) are generated from them, and every tool call is checked
+ * sent to the model (tool-definitions.ts) are generated from them, and every tool call is checked
  * against them before anything touches the disk.
  */
 import { z } from 'zod';
