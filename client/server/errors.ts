@@ -1,20 +1,11 @@
 /**
- * Errors of the Temporal server layer. Each has a stable `name` so callers (the command line,
- * tests) can tell them apart without parsing messages.
+ * Errors of the Temporal server layer, each with a stable `name` so that callers (the command
+ * line, tests) tell them apart without parsing messages.
  */
 
-/** No usable Temporal executable was found and none could be installed. */
+/** No usable `temporal` CLI was found, or provisioning it failed; the message says how to get one. */
 export class TemporalToolNotFoundError extends Error {
   override readonly name = 'TemporalToolNotFoundError';
-  constructor(
-    message: string,
-    /** Which tool was looked for: the CLI (`temporal`) or the time-skipping test server. */
-    readonly tool: 'temporal' | 'temporal-test-server',
-    /** Every place that was tried, in order, with why it did not work. */
-    readonly attempts: string[],
-  ) {
-    super(message);
-  }
 }
 
 /** The dev server did not start or did not become healthy in time. */
@@ -29,12 +20,12 @@ export class DevServerStartError extends Error {
   }
 }
 
-/** A Temporal connection setting (environment variable or option) is invalid. */
+/** A connection setting (environment variable, config file, profile) or a pid file is invalid. */
 export class TemporalConfigError extends Error {
   override readonly name = 'TemporalConfigError';
   constructor(
     message: string,
-    /** The environment variable or option at fault. */
+    /** The variable, file or option at fault. */
     readonly field: string,
   ) {
     super(message);

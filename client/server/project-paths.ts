@@ -1,56 +1,52 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-
-/**
- * Default locations of Loopwright's local files. The project root is found by walking up from
- * this file to the package.json named `loopwright`, so it holds whether the code runs from the
- * sources (ts-node, Jest) or from a compiled `dist/` copy.
- */
 
 let cachedRoot: string | undefined;
 
-/** Absolute folder holding Loopwright's package.json. */
+/**
+ * The folder holding Loopwright's package.json: the nearest one above this file named
+ * `loopwright`, so it holds for the sources (ts-node, Jest) and a compiled `dist/` copy alike.
+ */
 export function projectRoot(): string {
-  if (cachedRoot !== undefined) return cachedRoot;
-  let dir = __dirname;
-  for (;;) {
-    const manifest = path.join(dir, 'package.json');
-    if (fs.existsSync(manifest) && readPackageName(manifest) === 'loopwright') {
-      cachedRoot = dir;
-      return dir;
-    }
-    const parent = path.dirname(dir);
-    // Reaching the filesystem root means the layout is unexpected; the sources sit two levels
-    // below the root (client/server), which is the best remaining guess.
-    if (parent === dir) {
-      cachedRoot = path.resolve(__dirname, '..', '..');
-      return cachedRoot;
-    }
-    dir = parent;
+  for (let dir = __dirname; cachedRoot === undefined; dir = path.dirname(dir)) {
+    if (packageName(path.join(dir, 'package.json')) === 'loopwright') cachedRoot = dir;
+    // The filesystem root: an unexpected layout; the sources sit two levels below the root (client/server).
+    else if (path.dirname(dir) === dir) cachedRoot = path.resolve(__dirname, '..', '..');
   }
+  return cachedRoot;
 }
 
-function readPackageName(manifest: string): string | undefined {
+function packageName(manifest: string): unknown {
   try {
-    const parsed: unknown = JSON.parse(fs.readFileSync(manifest, 'utf8'));
-    return typeof parsed === 'object' && parsed !== null && 'name' in parsed && typeof parsed.name === 'string'
-      ? parsed.name
-      : undefined;
-  } catch (error) {
-    // An unreadable or malformed package.json higher up is not ours; keep walking.
-    if (error instanceof SyntaxError || (error as NodeJS.ErrnoException).code !== undefined) return undefined;
-    throw error;
+    return (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { name?: unknown } | null)?.name;
+  } catch {
+    // Missing, unreadable or malformed: not ours, keep walking.
+    return undefined;
   }
 }
 
-/** Folder for the project-local Temporal tools: `LOOPWRIGHT_TOOLS_DIR`, else `<root>/.tools`. */
-export function defaultToolsDir(env: NodeJS.ProcessEnv = process.env): string {
-  const fromEnv = env.LOOPWRIGHT_TOOLS_DIR;
-  return fromEnv !== undefined && fromEnv !== '' ? path.resolve(fromEnv) : path.join(projectRoot(), '.tools');
+/**
+ * Whether this copy is a package installed under node_modules (rather than a checkout). An
+ * installed package keeps no state inside node_modules: `npm install` may replace it at any time.
+ */
+export function isInstalledPackage(root: string = projectRoot()): boolean {
+  return root.split(path.sep).includes('node_modules');
 }
 
-/** Folder for the embedded server's state (SQLite file, logs, pid file): `LOOPWRIGHT_STATE_DIR`, else `<root>/.loopwright`. */
+/** `variable` when set, else `<checkout>/<inCheckout>`, or `~/.loopwright/<installed>` for an installed package. */
+function localFolder(env: NodeJS.ProcessEnv, variable: string, inCheckout: string, installed: string): string {
+  const fromEnv = env[variable];
+  if (fromEnv) return path.resolve(fromEnv);
+  return isInstalledPackage() ? path.join(env.HOME || os.homedir(), '.loopwright', installed) : path.join(projectRoot(), inCheckout);
+}
+
+/** Folder for the Temporal CLI: LOOPWRIGHT_TOOLS_DIR, else `.tools/`, or `~/.loopwright/tools` when installed. */
+export function defaultToolsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return localFolder(env, 'LOOPWRIGHT_TOOLS_DIR', '.tools', 'tools');
+}
+
+/** Folder for the embedded server's SQLite file, log and pid file: LOOPWRIGHT_STATE_DIR, else `.loopwright/`, or `~/.loopwright/state` when installed. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const fromEnv = env.LOOPWRIGHT_STATE_DIR;
-  return fromEnv !== undefined && fromEnv !== '' ? path.resolve(fromEnv) : path.join(projectRoot(), '.loopwright');
+  return localFolder(env, 'LOOPWRIGHT_STATE_DIR', '.loopwright', 'state');
 }

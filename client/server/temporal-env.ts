@@ -1,132 +1,102 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { TLSConfig } from '@temporalio/client';
-import { z } from 'zod';
+import { type ClientConfigProfile, loadClientConfig, loadClientConfigProfile, toClientOptions } from '@temporalio/envconfig';
 import { TemporalConfigError } from './errors';
 
-/**
- * The one reader of Temporal connection settings from the environment, shared by the client, the
- * worker and the command line. Names follow the Temporal CLI where it has them.
- */
-
-const booleanText = z.enum(['true', 'false', '1', '0', 'yes', 'no'], {
-  error: 'expected true or false',
-});
-const optionalText = z.string().trim().min(1).optional();
-
-const envSchema = z.object({
-  TEMPORAL_ADDRESS: z
-    .string()
-    .trim()
-    .regex(/^(\[[^\]]+\]|[^\s:/]+)(:\d{1,5})?$/, 'expected host:port, e.g. localhost:7233')
-    .optional(),
-  TEMPORAL_NAMESPACE: optionalText,
-  TEMPORAL_API_KEY: optionalText,
-  TEMPORAL_TLS: booleanText.optional(),
-  TEMPORAL_TLS_CERT: optionalText,
-  TEMPORAL_TLS_KEY: optionalText,
-  TEMPORAL_TLS_CA: optionalText,
-  TEMPORAL_TLS_SERVER_NAME: optionalText,
-});
-
-/** Settings needed to connect to a Temporal server. */
+/** Settings to connect to Temporal, the same for the client and for a worker's native connection. */
 export interface TemporalSettings {
-  /** `host:port` of the frontend. */
-  address: string;
-  /** Namespace to use (default "default"). */
+  /** `host:port`; absent when no variable, profile or config file names one (then the embedded server runs). */
+  address?: string;
   namespace: string;
-  /** TLS: `true` for system roots, a config for mTLS or a custom CA, absent for plaintext. */
-  tls?: TLSConfig | boolean;
-  /** Temporal Cloud API key (sent as a bearer token; implies TLS unless TEMPORAL_TLS=false). */
-  apiKey?: string;
-}
-
-/** What the environment says: the address is absent when TEMPORAL_ADDRESS is not set. */
-export type TemporalEnvSettings = Omit<TemporalSettings, 'address'> & { address?: string };
-
-/**
- * Reads and validates TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS,
- * TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY (client certificate and key files), TEMPORAL_TLS_CA (server
- * CA file) and TEMPORAL_TLS_SERVER_NAME. The CLI's longer names (TEMPORAL_TLS_CLIENT_CERT_PATH,
- * TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_SERVER_CA_CERT_PATH) are read too. Throws
- * TemporalConfigError naming the bad variable.
- */
-export function readTemporalEnv(env: NodeJS.ProcessEnv = process.env): TemporalEnvSettings {
-  const raw = {
-    ...pick(env),
-    TEMPORAL_TLS_CERT: nonEmpty(env.TEMPORAL_TLS_CERT) ?? nonEmpty(env.TEMPORAL_TLS_CLIENT_CERT_PATH),
-    TEMPORAL_TLS_KEY: nonEmpty(env.TEMPORAL_TLS_KEY) ?? nonEmpty(env.TEMPORAL_TLS_CLIENT_KEY_PATH),
-    TEMPORAL_TLS_CA: nonEmpty(env.TEMPORAL_TLS_CA) ?? nonEmpty(env.TEMPORAL_TLS_SERVER_CA_CERT_PATH),
-  };
-  const parsed = envSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = String(issue.path[0]);
-    const value = (raw as Record<string, string | undefined>)[field];
-    // The API key must never reach a message; other values help the operator spot the typo.
-    const shown = field === 'TEMPORAL_API_KEY' || value === undefined ? '' : ` (got "${value}")`;
-    throw new TemporalConfigError(`Invalid ${field}: ${issue.message}${shown}`, field);
-  }
-  const e = parsed.data;
-  if ((e.TEMPORAL_TLS_CERT === undefined) !== (e.TEMPORAL_TLS_KEY === undefined)) {
-    const missing = e.TEMPORAL_TLS_CERT === undefined ? 'TEMPORAL_TLS_CERT' : 'TEMPORAL_TLS_KEY';
-    throw new TemporalConfigError(`Invalid ${missing}: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together`, missing);
-  }
-  const tlsFlag = e.TEMPORAL_TLS === undefined ? undefined : ['true', '1', 'yes'].includes(e.TEMPORAL_TLS);
-  const custom: TLSConfig = {};
-  if (e.TEMPORAL_TLS_CERT !== undefined && e.TEMPORAL_TLS_KEY !== undefined) {
-    custom.clientCertPair = {
-      crt: readFileSetting('TEMPORAL_TLS_CERT', e.TEMPORAL_TLS_CERT),
-      key: readFileSetting('TEMPORAL_TLS_KEY', e.TEMPORAL_TLS_KEY),
-    };
-  }
-  if (e.TEMPORAL_TLS_CA !== undefined) custom.serverRootCACertificate = readFileSetting('TEMPORAL_TLS_CA', e.TEMPORAL_TLS_CA);
-  if (e.TEMPORAL_TLS_SERVER_NAME !== undefined) custom.serverNameOverride = e.TEMPORAL_TLS_SERVER_NAME;
-  const hasCustom = Object.keys(custom).length > 0;
-  if (tlsFlag === false && hasCustom) {
-    throw new TemporalConfigError('Invalid TEMPORAL_TLS: it is false but TLS certificate settings are set', 'TEMPORAL_TLS');
-  }
-  // TLS is on when asked for, when certificates are given, or with an API key (Temporal Cloud
-  // refuses plaintext); TEMPORAL_TLS=false turns the API-key default off for local proxies.
-  const tls = hasCustom ? custom : tlsFlag ?? (e.TEMPORAL_API_KEY !== undefined ? true : undefined);
-  return {
-    address: e.TEMPORAL_ADDRESS,
-    namespace: e.TEMPORAL_NAMESPACE ?? 'default',
-    ...(tls === undefined || tls === false ? {} : { tls }),
-    ...(e.TEMPORAL_API_KEY === undefined ? {} : { apiKey: e.TEMPORAL_API_KEY }),
-  };
-}
-
-/**
- * Options for `Connection.connect` (client) and `NativeConnection.connect` (worker) from one
- * settings object, so both sides connect the same way.
- */
-export function connectionOptions(settings: Pick<TemporalSettings, 'address' | 'tls' | 'apiKey'>): {
-  address: string;
   tls?: TLSConfig | boolean;
   apiKey?: string;
-} {
-  return {
-    address: settings.address,
-    ...(settings.tls === undefined ? {} : { tls: settings.tls }),
-    ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
-  };
+  /** gRPC metadata for every call (a profile's `grpc_meta`, TEMPORAL_GRPC_META_*). */
+  metadata?: Record<string, string>;
 }
 
-function pick(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const key of Object.keys(envSchema.shape)) out[key] = nonEmpty(env[key]);
-  return out;
-}
+/** What a connection needs: the address, TLS, API key and metadata. */
+export type ConnectionSettings = Omit<TemporalSettings, 'namespace'> & { address: string };
 
-/** An empty variable counts as unset, as shells make it easy to export one by accident. */
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
-}
+/** Loopwright's earlier names for the CLI's TLS variables, still read. */
+const OLD_NAMES = { TEMPORAL_TLS_CERT: 'TEMPORAL_TLS_CLIENT_CERT_PATH', TEMPORAL_TLS_KEY: 'TEMPORAL_TLS_CLIENT_KEY_PATH', TEMPORAL_TLS_CA: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH' };
 
-function readFileSetting(field: string, file: string): Buffer {
+/**
+ * Reads the settings as the `temporal` CLI does, with the SDK's `@temporalio/envconfig`: a profile
+ * of `temporal.toml` (TEMPORAL_CONFIG_FILE, else `temporalio/temporal.toml` in the user's config
+ * folder; TEMPORAL_PROFILE, else "default"), overridden by TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+ * TEMPORAL_API_KEY, TEMPORAL_TLS*, TEMPORAL_GRPC_META_*. Bad input throws TemporalConfigError
+ * naming the variable, file or profile (never quoting an API key).
+ */
+export function readTemporalEnv(env: NodeJS.ProcessEnv = process.env): TemporalSettings {
+  const vars = cleanEnv(env);
+  const file = vars.TEMPORAL_CONFIG_FILE ?? defaultConfigFile(vars) ?? 'temporal.toml';
+  if (vars.TEMPORAL_CONFIG_FILE !== undefined && !fs.existsSync(file)) throw new TemporalConfigError(`TEMPORAL_CONFIG_FILE names ${file}, which does not exist`, 'TEMPORAL_CONFIG_FILE');
+  const where = `${vars.TEMPORAL_PROFILE === undefined ? '' : `profile "${vars.TEMPORAL_PROFILE}" of `}${file}`;
+  let profile: ClientConfigProfile;
   try {
-    return fs.readFileSync(file);
+    profile = loadClientConfigProfile({ overrideEnvVars: vars });
   } catch (error) {
-    throw new TemporalConfigError(`Invalid ${field}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, field);
+    const { message, line, column } = error as Error & { line?: number; column?: number };
+    if (vars.TEMPORAL_PROFILE !== undefined && /^Profile '.*' not found/.test(message)) {
+      const has = fs.existsSync(file) ? `has no such profile (it has: ${Object.keys(loadClientConfig({ overrideEnvVars: vars }).profiles).join(', ') || 'none'})` : 'does not exist';
+      throw new TemporalConfigError(`TEMPORAL_PROFILE is "${vars.TEMPORAL_PROFILE}", but ${file} ${has}`, 'TEMPORAL_PROFILE');
+    }
+    // Only the first line of a TOML error: the rest quotes the file, which may hold an API key.
+    throw new TemporalConfigError(`Invalid ${file}: ${message.split('\n')[0]}${line === undefined ? '' : ` (line ${line}, column ${column})`}`, file);
   }
+  if (profile.address !== undefined && !/^(\[[^\]]+\]|[^\s:/[\]]+)(:\d{1,5})?$/.test(profile.address)) {
+    const field = vars.TEMPORAL_ADDRESS !== undefined ? 'TEMPORAL_ADDRESS' : file;
+    throw new TemporalConfigError(`Invalid ${field === file ? `address in ${where}` : field}: expected host:port, e.g. localhost:7233 (got "${profile.address}")`, field);
+  }
+  if ((profile.tls?.clientCert === undefined) !== (profile.tls?.clientKey === undefined)) {
+    const missing = profile.tls?.clientCert === undefined ? 'TEMPORAL_TLS_CLIENT_CERT_PATH' : 'TEMPORAL_TLS_CLIENT_KEY_PATH';
+    throw new TemporalConfigError(`Invalid ${missing}: a TLS client certificate and its key go together (in variables, or in ${where})`, missing);
+  }
+  let connect: ReturnType<typeof toClientOptions>;
+  try {
+    connect = toClientOptions(profile);
+  } catch (error) {
+    // A certificate file that cannot be read: name the variable that points at it, else the config file.
+    const field = Object.keys(vars).find((key) => key.startsWith('TEMPORAL_TLS') && vars[key] === (error as NodeJS.ErrnoException).path) ?? file;
+    throw new TemporalConfigError(`Invalid ${field === file ? `TLS settings in ${where}` : field}: ${(error as Error).message}`, field);
+  }
+  const { address, tls, apiKey, metadata } = connect.connectionOptions;
+  return {
+    ...(address === undefined ? {} : { address }),
+    namespace: connect.namespace ?? 'default',
+    ...(tls ? { tls } : {}),
+    ...(apiKey === undefined ? {} : { apiKey }),
+    ...(metadata === undefined || Object.keys(metadata).length === 0 ? {} : { metadata: metadata as Record<string, string> }),
+  };
+}
+
+/** What `Connection.connect` (client) and `NativeConnection.connect` (worker) both take, so both connect the same way. */
+export function connectionOptions({ address, tls, apiKey, metadata }: ConnectionSettings): ConnectionSettings {
+  return { address, ...(tls === undefined ? {} : { tls }), ...(apiKey === undefined ? {} : { apiKey }), ...(metadata === undefined ? {} : { metadata }) };
+}
+
+/**
+ * The environment as envconfig should see it: an empty variable counts as unset (except
+ * TEMPORAL_GRPC_META_*, where empty removes a header), the old TLS names map to the CLI's, and
+ * TEMPORAL_TLS must be a boolean (envconfig would take any other word for false).
+ */
+function cleanEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const vars = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[1].trim() !== '' || entry[0].startsWith('TEMPORAL_GRPC_META_'))),
+  );
+  for (const [old, name] of Object.entries(OLD_NAMES)) if (vars[old] !== undefined) vars[name] ??= vars[old];
+  const flag = vars.TEMPORAL_TLS?.trim().toLowerCase();
+  if (flag !== undefined && !['1', 't', 'true', '0', 'f', 'false'].includes(flag)) {
+    throw new TemporalConfigError(`Invalid TEMPORAL_TLS: expected true or false (got "${vars.TEMPORAL_TLS}")`, 'TEMPORAL_TLS');
+  }
+  if (flag !== undefined) vars.TEMPORAL_TLS = String(['1', 't', 'true'].includes(flag));
+  return vars;
+}
+
+/** envconfig's default file, named in messages: `temporalio/temporal.toml` in the user's config folder. */
+function defaultConfigFile(env: Record<string, string>): string | undefined {
+  const { HOME: home, APPDATA: appData, XDG_CONFIG_HOME: xdg } = env;
+  const dir = process.platform === 'win32' ? appData : process.platform === 'darwin' ? home && path.join(home, 'Library', 'Application Support') : (xdg ?? (home && path.join(home, '.config')));
+  return dir ? path.join(dir, 'temporalio', 'temporal.toml') : undefined;
 }

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
 import { delay, type FakeOpenAI, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
@@ -16,7 +16,7 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
 jest.setTimeout(90_000);
 
 let stateDir: string;
-let server: DevServerHandle;
+let server: TestTemporal;
 let fake: FakeOpenAI;
 let connection: Connection;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
@@ -64,7 +64,7 @@ async function client(taskQueue: string): Promise<LoopwrightClient> {
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-crash-'));
   [server, fake] = await Promise.all([
-    startDevServer({ port: 0, ui: false, dbFile: path.join(stateDir, 'temporal.db') }),
+    startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db') }),
     startFakeOpenAI({ responder: scripted }),
   ]);
   connection = await Connection.connect({ address: server.address });
@@ -141,7 +141,7 @@ test('crash: the Temporal server stopped and restarted on the same SQLite file m
   await fake.waitForRequests(3, 60_000);
 
   await server.stop();
-  server = await startDevServer({ port: server.port, ui: false, dbFile: path.join(stateDir, 'temporal.db') });
+  server = await startTestTemporal({ port: server.port, dbFile: path.join(stateDir, 'temporal.db') });
   slowMs = 0;
 
   // The update call may or may not survive the outage; the session's own state is what counts.

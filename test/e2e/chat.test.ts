@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import type { ChatMessage } from '../../common/messages';
 import { type FakeOpenAI, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
@@ -15,7 +15,7 @@ import { cliEnvironment, startCli } from './cli-runner';
 
 jest.setTimeout(90_000);
 
-let server: DevServerHandle;
+let server: TestTemporal;
 let fake: FakeOpenAI;
 let connection: Connection;
 let client: Client;
@@ -38,7 +38,7 @@ function respond(request: RecordedRequest): Step {
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-chat-'));
-  [server, fake] = await Promise.all([startDevServer({ port: 0, ui: false }), startFakeOpenAI({ responder: respond })]);
+  [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: respond })]);
   connection = await Connection.connect({ address: server.address });
   client = new Client({ connection });
   bundleCopy = copyExampleBundle('lw-chat-bundle-');

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { installExitOnSignal, onExitCleanup, onSignalGracefully, setRejoinHint, stopLine } from '../../client/exit-on-signal';
-import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
 import { type FakeOpenAI, hang, type RecordedRequest, startFakeOpenAI, text } from '../../fake-model/server';
@@ -139,7 +139,7 @@ describe('exit-on-signal handler (in this process)', () => {
 });
 
 describe('loopwright commands on a signal (child processes)', () => {
-  let server: DevServerHandle;
+  let server: TestTemporal;
   let fake: FakeOpenAI;
   let connection: Connection;
   let client: Client;
@@ -223,7 +223,7 @@ describe('loopwright commands on a signal (child processes)', () => {
   beforeAll(async () => {
     stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-e2e-signals-'));
     [server, fake] = await Promise.all([
-      startDevServer({ port: 0, ui: false }),
+      startTestTemporal(),
       startFakeOpenAI({ responder: (request) => (lastUserMessage(request).includes(HANG) ? hang() : text('ok')) }),
     ]);
     connection = await Connection.connect({ address: server.address });

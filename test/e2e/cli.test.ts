@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
 import { delay, type FakeOpenAI, hang, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
@@ -26,7 +26,7 @@ const ENDLESS = 'keep reading';
 /** A user message the model never answers (until the client aborts). */
 const SLOW = 'take your time';
 
-let server: DevServerHandle;
+let server: TestTemporal;
 let fake: FakeOpenAI;
 let connection: Connection;
 let client: Client;
@@ -133,7 +133,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-e2e-cli-'));
-  [server, fake] = await Promise.all([startDevServer({ port: 0, ui: false }), startFakeOpenAI({ responder: respond })]);
+  [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: respond })]);
   connection = await Connection.connect({ address: server.address });
   client = new Client({ connection });
   bundleCopy = copyExampleBundle('lw-e2e-bundle-');

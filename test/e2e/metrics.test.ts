@@ -4,7 +4,7 @@
  * status), read here by scraping the endpoint after a real session.
  */
 import { Client } from '@temporalio/client';
-import { findFreePort } from '../../client/server/free-port';
+import { findFreePort } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import { text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';

@@ -12,7 +12,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { codecFromEnv, EncryptionCodec } from '../../codec/encryption-codec';
 import { startCodecServer } from '../../codec/codec-server';
-import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import { type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
 import { bundlerLogger, createWorker, WORKFLOWS_PATH } from '../../worker/create-worker';
@@ -22,14 +22,14 @@ jest.setTimeout(120_000);
 
 const SECRET = 'PLANTED-PLAINTEXT-7f3a9c';
 let stateDir: string;
-let server: DevServerHandle;
+let server: TestTemporal;
 let fake: FakeOpenAI;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 
 beforeAll(async () => {
   quietRuntime();
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-codec-'));
-  [server, fake] = await Promise.all([startDevServer({ port: 0, ui: false, dbFile: path.join(stateDir, 'temporal.db') }), startFakeOpenAI()]);
+  [server, fake] = await Promise.all([startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db') }), startFakeOpenAI()]);
   bundleCopy = copyExampleBundle();
 }, 120_000);
 

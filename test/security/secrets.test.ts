@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import { fault, type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
@@ -23,7 +23,7 @@ const URL_USER = 'planteduser';
 const URL_PASSWORD = 'Pl4ntedPassw0rd';
 
 let stateDir: string;
-let server: DevServerHandle;
+let server: TestTemporal;
 let fake: FakeOpenAI;
 let connection: Connection;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
@@ -31,7 +31,7 @@ let worker: WorkerProcess | undefined;
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-secrets-'));
-  [server, fake] = await Promise.all([startDevServer({ port: 0, ui: false, dbFile: path.join(stateDir, 'temporal.db') }), startFakeOpenAI()]);
+  [server, fake] = await Promise.all([startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db') }), startFakeOpenAI()]);
   connection = await Connection.connect({ address: server.address });
   bundleCopy = copyExampleBundle();
 }, 120_000);

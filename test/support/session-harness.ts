@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { type DevServerHandle, startDevServer } from '../../client/server/dev-server';
+import { startTestTemporal, type TestTemporal } from './temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ActivitiesOptions } from '../../activities/session-activities';
 import { createWorker, bundlerLogger, WORKFLOWS_PATH } from '../../worker/create-worker';
@@ -26,7 +26,7 @@ export function copyExampleBundle(prefix = 'lw-bundle-'): { root: string; bundle
 
 /** Everything a workflow test file needs, started once in `beforeAll`. */
 export interface SessionHarness {
-  server: DevServerHandle;
+  server: TestTemporal;
   fake: FakeOpenAI;
   workflowBundle: WorkflowBundleWithSourceMap;
   connection: Connection;
@@ -43,7 +43,7 @@ let queueCounter = 0;
 export async function startSessionHarness(options: { dbFile?: string } = {}): Promise<SessionHarness> {
   quietRuntime();
   const [server, fake, workflowBundle] = await Promise.all([
-    startDevServer({ port: 0, ui: false, dbFile: options.dbFile }),
+    startTestTemporal({ dbFile: options.dbFile }),
     startFakeOpenAI(),
     bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger }),
   ]);

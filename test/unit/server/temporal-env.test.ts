@@ -4,67 +4,138 @@ import * as path from 'node:path';
 import { TemporalConfigError } from '../../../client/server/errors';
 import { connectionOptions, readTemporalEnv } from '../../../client/server/temporal-env';
 
-describe('readTemporalEnv', () => {
-  test('readTemporalEnv: nothing set means no address, the default namespace, plaintext', () => {
-    expect(readTemporalEnv({})).toEqual({ address: undefined, namespace: 'default' });
-  });
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-envconfig-'));
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
-  test('readTemporalEnv: a bad TEMPORAL_TLS value names the variable and the value', () => {
-    let error: unknown;
-    try {
-      readTemporalEnv({ TEMPORAL_ADDRESS: 'example.test:7233', TEMPORAL_TLS: 'maybe' });
-    } catch (caught) {
-      error = caught;
-    }
+/** Writes a file in the test folder and returns its path. */
+function write(name: string, text: string): string {
+  fs.writeFileSync(path.join(dir, name), text);
+  return path.join(dir, name);
+}
+
+/** The error `read` throws, as a TemporalConfigError. */
+function configError(read: () => unknown): TemporalConfigError {
+  try {
+    read();
+  } catch (error) {
     expect(error).toBeInstanceOf(TemporalConfigError);
-    expect((error as TemporalConfigError).field).toBe('TEMPORAL_TLS');
-    expect((error as Error).message).toBe('Invalid TEMPORAL_TLS: expected true or false (got "maybe")');
+    return error as TemporalConfigError;
+  }
+  throw new Error('expected a TemporalConfigError');
+}
+
+const TWO_PROFILES = `
+[profile.default]
+address = "localhost:7233"
+
+[profile.cloud]
+address = "ns.acct.tmprl.cloud:7233"
+namespace = "ns.acct"
+api_key = "cloud-key"
+
+[profile.cloud.grpc_meta]
+x-team = "agents"
+`;
+
+describe('readTemporalEnv', () => {
+  test('readTemporalEnv: nothing set and no config file means no address, the default namespace, plaintext', () => {
+    expect(readTemporalEnv({})).toEqual({ namespace: 'default' });
+    // HOME without a temporal.toml: the default file is simply absent. Empty variables count as unset.
+    expect(readTemporalEnv({ HOME: dir, TEMPORAL_ADDRESS: '', TEMPORAL_NAMESPACE: ' ' })).toEqual({ namespace: 'default' });
   });
 
-  test('readTemporalEnv: a malformed TEMPORAL_ADDRESS is named', () => {
-    expect(() => readTemporalEnv({ TEMPORAL_ADDRESS: 'http://example.test:7233' })).toThrow(/^Invalid TEMPORAL_ADDRESS: expected host:port/);
-  });
-
-  test('readTemporalEnv: an API key turns TLS on unless TEMPORAL_TLS=false, and stays out of errors', () => {
-    expect(readTemporalEnv({ TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_API_KEY: 'secret-key' })).toEqual({
+  test('readTemporalEnv: temporal.toml with two profiles; the default one, then TEMPORAL_PROFILE selecting the other', () => {
+    const file = write('temporal.toml', TWO_PROFILES);
+    expect(readTemporalEnv({ TEMPORAL_CONFIG_FILE: file })).toEqual({ address: 'localhost:7233', namespace: 'default' });
+    expect(readTemporalEnv({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' })).toEqual({
       address: 'ns.acct.tmprl.cloud:7233',
-      namespace: 'default',
+      namespace: 'ns.acct',
+      // An API key turns TLS on (Temporal Cloud refuses plaintext).
       tls: true,
-      apiKey: 'secret-key',
+      apiKey: 'cloud-key',
+      metadata: { 'x-team': 'agents' },
     });
-    expect(readTemporalEnv({ TEMPORAL_ADDRESS: 'proxy:7233', TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' }).tls).toBeUndefined();
-    expect(() => readTemporalEnv({ TEMPORAL_API_KEY: 'secret-key', TEMPORAL_TLS: 'on' })).toThrow(TemporalConfigError);
-    expect(() => readTemporalEnv({ TEMPORAL_API_KEY: 'secret-key', TEMPORAL_TLS: 'on' })).not.toThrow(/secret-key/);
   });
 
-  test('readTemporalEnv: certificate files become an mTLS config; a missing file is named', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-tls-'));
-    try {
-      fs.writeFileSync(path.join(dir, 'client.pem'), 'CERT');
-      fs.writeFileSync(path.join(dir, 'client.key'), 'KEY');
-      const settings = readTemporalEnv({
-        TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233',
-        TEMPORAL_NAMESPACE: 'ns.acct',
-        TEMPORAL_TLS_CERT: path.join(dir, 'client.pem'),
-        TEMPORAL_TLS_KEY: path.join(dir, 'client.key'),
-      });
-      expect(settings.namespace).toBe('ns.acct');
-      expect(settings.tls).toEqual({ clientCertPair: { crt: Buffer.from('CERT'), key: Buffer.from('KEY') } });
-      expect(() =>
-        readTemporalEnv({ TEMPORAL_TLS_CERT: path.join(dir, 'client.pem'), TEMPORAL_TLS_KEY: path.join(dir, 'nope.key') }),
-      ).toThrow(/^Invalid TEMPORAL_TLS_KEY: cannot read .*nope\.key \(ENOENT\)/);
-      expect(() => readTemporalEnv({ TEMPORAL_TLS_CERT: path.join(dir, 'client.pem') })).toThrow(
-        'Invalid TEMPORAL_TLS_KEY: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together',
-      );
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+  test('readTemporalEnv: the default file is temporalio/temporal.toml in the user config folder', () => {
+    fs.mkdirSync(path.join(dir, 'config', 'temporalio'), { recursive: true });
+    write('config/temporalio/temporal.toml', TWO_PROFILES);
+    expect(readTemporalEnv({ XDG_CONFIG_HOME: path.join(dir, 'config'), TEMPORAL_PROFILE: 'cloud' }).address).toBe('ns.acct.tmprl.cloud:7233');
+  });
+
+  test('readTemporalEnv: variables override the file, gRPC metadata included', () => {
+    const file = write('temporal.toml', TWO_PROFILES);
+    const env = { TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud', TEMPORAL_ADDRESS: 'proxy.internal:7233', TEMPORAL_NAMESPACE: 'other', TEMPORAL_GRPC_META_X_TEAM: 'ops' };
+    expect(readTemporalEnv(env)).toMatchObject({ address: 'proxy.internal:7233', namespace: 'other', apiKey: 'cloud-key', metadata: { 'x-team': 'ops' } });
+    // TEMPORAL_TLS=false turns the API key's TLS default off (a local proxy).
+    expect(readTemporalEnv({ ...env, TEMPORAL_TLS: 'false' }).tls).toBeUndefined();
+  });
+
+  test('readTemporalEnv: a missing profile, a missing file and a malformed file are named, without quoting the file', () => {
+    const file = write('temporal.toml', TWO_PROFILES);
+    const missing = configError(() => readTemporalEnv({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'prod' }));
+    expect(missing.field).toBe('TEMPORAL_PROFILE');
+    expect(missing.message).toBe(`TEMPORAL_PROFILE is "prod", but ${file} has no such profile (it has: default, cloud)`);
+    const noFile = configError(() => readTemporalEnv({ TEMPORAL_CONFIG_FILE: path.join(dir, 'nope.toml') }));
+    expect(noFile.field).toBe('TEMPORAL_CONFIG_FILE');
+    expect(configError(() => readTemporalEnv({ HOME: dir, TEMPORAL_PROFILE: 'prod' })).message).toMatch(/^TEMPORAL_PROFILE is "prod", but .*temporal\.toml does not exist$/);
+
+    const broken = write('broken.toml', '[profile.default]\naddress = "a:1"\napi_key = "sekrit\n');
+    const error = configError(() => readTemporalEnv({ TEMPORAL_CONFIG_FILE: broken }));
+    expect(error.field).toBe(broken);
+    expect(error.message).toMatch(new RegExp(`^Invalid ${broken}: .* \\(line 3, column \\d+\\)$`));
+    expect(error.message).not.toContain('sekrit');
+  });
+
+  test('readTemporalEnv: a bad TEMPORAL_TLS or address is named with the value, never the API key', () => {
+    const tls = configError(() => readTemporalEnv({ TEMPORAL_ADDRESS: 'example.test:7233', TEMPORAL_TLS: 'maybe', TEMPORAL_API_KEY: 'secret-key' }));
+    expect(tls.field).toBe('TEMPORAL_TLS');
+    expect(tls.message).toBe('Invalid TEMPORAL_TLS: expected true or false (got "maybe")');
+    expect(configError(() => readTemporalEnv({ TEMPORAL_ADDRESS: 'http://example.test:7233' })).message).toMatch(/^Invalid TEMPORAL_ADDRESS: expected host:port/);
+    const file = write('temporal.toml', '[profile.default]\naddress = "https://x:1"\napi_key = "secret-key"\n');
+    const inFile = configError(() => readTemporalEnv({ TEMPORAL_CONFIG_FILE: file }));
+    expect(inFile.field).toBe(file);
+    expect(inFile.message).toContain(`Invalid address in ${file}`);
+    expect(inFile.message).not.toContain('secret-key');
+  });
+
+  test('readTemporalEnv: certificate files become an mTLS config, from variables (old names too) or the file; a missing one is named', () => {
+    const cert = write('client.pem', 'CERT');
+    const key = write('client.key', 'KEY');
+    const ca = write('ca.pem', 'CA');
+    // envconfig reads files as Uint8Array; the client and the worker's native connection both take those.
+    const text = (tls: unknown): unknown => JSON.parse(JSON.stringify(tls, (_key, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString() : value)));
+    const fromVars = readTemporalEnv({
+      TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233',
+      TEMPORAL_TLS_CLIENT_CERT_PATH: cert,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: key,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: ca,
+      TEMPORAL_TLS_SERVER_NAME: 'ns.acct',
+    });
+    const mtls = { clientCertPair: { crt: 'CERT', key: 'KEY' }, serverRootCACertificate: 'CA' };
+    expect(text(fromVars.tls)).toEqual({ ...mtls, serverNameOverride: 'ns.acct' });
+    expect(text(readTemporalEnv({ TEMPORAL_TLS_CERT: cert, TEMPORAL_TLS_KEY: key, TEMPORAL_TLS_CA: ca }).tls)).toEqual(mtls);
+    const file = write('temporal.toml', `[profile.default]\naddress = "h:1"\n[profile.default.tls]\nclient_cert_path = "${cert}"\nclient_key_path = "${key}"\n`);
+    expect(text(readTemporalEnv({ TEMPORAL_CONFIG_FILE: file }).tls)).toEqual({ clientCertPair: mtls.clientCertPair });
+
+    const unreadable = configError(() => readTemporalEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: cert, TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'nope.key') }));
+    expect(unreadable.field).toBe('TEMPORAL_TLS_CLIENT_KEY_PATH');
+    expect(unreadable.message).toMatch(/^Invalid TEMPORAL_TLS_CLIENT_KEY_PATH: ENOENT.*nope\.key/);
+    expect(configError(() => readTemporalEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: cert })).message).toMatch(
+      /^Invalid TEMPORAL_TLS_CLIENT_KEY_PATH: a TLS client certificate and its key go together/,
+    );
   });
 });
 
 describe('connectionOptions', () => {
-  test('connectionOptions: carries address, tls and apiKey and nothing unset', () => {
+  test('connectionOptions: carries address, TLS, API key and metadata, and nothing unset', () => {
     expect(connectionOptions({ address: 'localhost:7233' })).toEqual({ address: 'localhost:7233' });
-    expect(connectionOptions({ address: 'a:1', tls: true, apiKey: 'k' })).toEqual({ address: 'a:1', tls: true, apiKey: 'k' });
+    const full = { address: 'a:1', tls: true, apiKey: 'k', metadata: { 'x-team': 'agents' } };
+    expect(connectionOptions({ ...full, namespace: 'ns' } as typeof full)).toEqual(full);
   });
 });
