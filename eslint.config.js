@@ -49,7 +49,8 @@ const layerZones = Object.entries(LAYERS).flatMap(([folder, { mayImport, except 
 );
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.tools/**', '.loopwright/**', 'tmp/**', 'coverage/**', 'bin/**'] },
+  // test/package/consumer is a consumer's program, compiled against the packed package by its test.
+  { ignores: ['node_modules/**', 'dist/**', '.tools/**', '.loopwright/**', 'tmp/**', 'coverage/**', 'bin/**', 'test/package/consumer/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

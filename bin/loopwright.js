@@ -1,11 +1,27 @@
 #!/usr/bin/env node
-// Entry of the `loopwright` command. The sources are TypeScript; ts-node compiles them on the fly
-// (transpile only: type checking is `npm run typecheck`), so there is no build step to forget.
-require('ts-node').register({ transpileOnly: true, project: require('node:path').join(__dirname, '..', 'tsconfig.json') });
+// Entry of the `loopwright` command. It runs the compiled code in dist/ (`npm run build`). In a
+// checkout whose sources changed since the last build, it runs the TypeScript sources through
+// ts-node instead (transpile only; a development dependency), so an edit is never run stale.
+'use strict';
+const path = require('node:path');
+const { ROOT, distIsFresh } = require('./freshness');
+
+let base = path.join(ROOT, 'dist');
+if (!distIsFresh()) {
+  let tsNode;
+  try {
+    tsNode = require('ts-node');
+  } catch {
+    process.stderr.write('loopwright: dist/ is missing or out of date and ts-node is not installed; run `npm run build`.\n');
+    process.exit(1);
+  }
+  tsNode.register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
+  base = ROOT;
+}
 // Ctrl-C and SIGTERM end any command within seconds (the session stays on the server); installed
 // before any command runs, so that the Temporal runtime's own handlers never get the last word.
-require('../client/exit-on-signal').installExitOnSignal();
-require('../client/cli')
+require(path.join(base, 'client', 'exit-on-signal')).installExitOnSignal();
+require(path.join(base, 'client', 'cli'))
   .main(process.argv.slice(2))
   .then((code) => process.exit(code), (err) => {
     process.stderr.write(`${err && err.stack ? err.stack : String(err)}\n`);

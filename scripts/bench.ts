@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the figures the issues ask for, on this machine. Four parts, all on one dev
+ * `npm run bench`: the figures the issues ask for, on this machine. Five parts, all on one dev
  * server (in memory, 127.0.0.1), run in this order; `--only <part>[,<part>]` runs some of them:
  *
  *   engine       engine overhead per iteration: a scripted 10- and 50-iteration turn through the
@@ -13,7 +13,9 @@
  *                one worker in a child process: wall time, throughput, worker CPU and memory;
  *   idle         10,000 (`--idle-sessions`) initialised sessions waiting for a message on one
  *                worker in a child process (with its default cache, or `--idle-cache N`): its
- *                memory, and its CPU at rest. Takes several minutes on two cores; the report says how long.
+ *                memory, and its CPU at rest. Takes several minutes on two cores; the report says how long;
+ *   startup      `loopwright --help`, `status` and `send` (one iteration) as fresh processes against
+ *                the warm server, with a worker polling in a child process.
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
@@ -35,6 +37,7 @@ import { measureEngineOverhead, type EngineBenchInput } from './bench/engine-ove
 import { measureHistoryTurns } from './bench/history-turns';
 import { measureIdleSessions } from './bench/idle-sessions';
 import { formatReport, machineInfo, PARTS, type BenchPart, type BenchReport } from './bench/report';
+import { measureStartup } from './bench/startup';
 import { startWorkerProcess } from './bench/worker-process';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
@@ -44,6 +47,8 @@ const TURN_TIMEOUT_MS = 60_000;
 /** Model name both loops send (the fake server accepts any). */
 const MODEL = 'loopwright-bench-model';
 const RUNS = 5;
+/** Start-up part: runs of each command. */
+const STARTUP_RUNS = 5;
 const WARMUP = 1;
 
 /** Concurrency part: sessions at once per level, model calls per turn and latency per call. */
@@ -214,6 +219,23 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     await worker.stop();
   });
 
+  await timed('startup', async () => {
+    const fake = fast?.fake ?? (await startIdleFake(cleanup));
+    const taskQueue = `loopwright-bench-startup-${process.pid}`;
+    progress('startup: starting a worker process');
+    const worker = await startWorkerProcess({ temporalAddress: server.address, taskQueue, modelBaseURL: fake.baseURL, model: MODEL, env: {} }, cleanup);
+    report.startup = await measureStartup({
+      server,
+      taskQueue,
+      bundlePath: bundle.bundlePath,
+      agentId: EXAMPLE_AGENT,
+      file: SMALL_FILE,
+      runs: STARTUP_RUNS,
+      progress,
+    });
+    await worker.stop();
+  });
+
   report.totalSeconds = (performance.now() - started) / 1000;
   const files = { smallFileBytes: bundle.smallFileBytes, largeFileBytes: bundle.largeFileBytes };
   process.stdout.write(options.json ? `${JSON.stringify({ ...report, files }, null, 2)}\n` : `${formatReport(report)}\n`);
@@ -238,7 +260,7 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  'usage: bench.ts [--json] [--only engine|history|concurrency|idle[,...]] [--levels 10,100,1000]' +
+  'usage: bench.ts [--json] [--only engine|history|concurrency|idle|startup[,...]] [--levels 10,100,1000]' +
   ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */

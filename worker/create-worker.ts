@@ -9,6 +9,7 @@ import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
 import { resolveWorkerSizing, sizingOptions, type WorkerSizing } from './worker-sizing';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
+import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from './workflow-bundle';
 import { installTracing, tracingClientInterceptors, tracingFromEnv, type TracingOptions, tracingWorkerOptions } from './tracing';
 
 /** How to build a worker. */
@@ -19,7 +20,10 @@ export interface CreateWorkerOptions {
   /** Ready-made activities (tests); otherwise built from `activityOptions`. */
   activities?: SessionActivities;
   activityOptions?: ActivitiesOptions;
-  /** A pre-built workflow bundle (tests bundle once per file); otherwise bundled from workflows/. */
+  /**
+   * A pre-built workflow bundle (tests bundle once per file); otherwise the one `npm run build`
+   * prebuilt into dist/, or, running from the sources, one bundled from workflows/ at start-up.
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Payload conversion (default: the encryption codec when LOOPWRIGHT_CODEC_KEY(_FILE) is set). */
   dataConverter?: WorkerOptions['dataConverter'];
@@ -34,8 +38,7 @@ export interface CreateWorkerOptions {
   overrides?: Partial<WorkerOptions>;
 }
 
-/** Path of the workflow entry point, for bundling. */
-export const WORKFLOWS_PATH = require.resolve('../workflows');
+export { WORKFLOWS_PATH };
 
 /** Create (not run) a worker for Loopwright sessions. */
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
@@ -50,7 +53,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...(dataConverter ? { dataConverter } : {}),
     ...(tracing ? { interceptors: await tracingClientInterceptors() } : {}),
   });
-  const code: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
+  const code = workflowCode(options.workflowBundle, tracing !== undefined);
   return Worker.create({
     connection: options.connection,
     namespace,
@@ -67,6 +70,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...(tracing ? await tracingWorkerOptions(tracing, code, WORKFLOWS_PATH) : {}),
     ...options.overrides,
   });
+}
+
+function workflowCode(given: WorkerOptions['workflowBundle'], traced: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const workflowBundle = given ?? prebuiltWorkflowBundle({ traced });
+  return workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
 }
 
 /** A logger for `bundleWorkflowCode` that drops webpack's info chatter and keeps warnings and errors. */

@@ -2,6 +2,7 @@
  * The benchmark's printed form: the machine, then one plain-text table per group of figures. Parts
  * that were not run (`--only`) are left out.
  */
+import type { StartupFigures } from './startup';
 import fs from 'node:fs';
 import os from 'node:os';
 import type { BundleTiming } from './bundle-runtime';
@@ -26,7 +27,7 @@ export interface MachineInfo {
 }
 
 /** The parts of the bench, in the order they run. */
-export const PARTS = ['engine', 'history', 'concurrency', 'idle'] as const;
+export const PARTS = ['engine', 'history', 'concurrency', 'idle', 'startup'] as const;
 export type BenchPart = (typeof PARTS)[number];
 
 /** Everything one bench run measured; a part that did not run is absent. */
@@ -39,6 +40,7 @@ export interface BenchReport {
   history?: HistoryTurnFigures[];
   concurrency?: ConcurrencyFigures;
   idle?: IdleFigures;
+  startup?: StartupFigures;
   /** Wall time of each part that ran. */
   partSeconds: Partial<Record<BenchPart, number>>;
   totalSeconds: number;
@@ -78,6 +80,7 @@ export function formatReport(report: BenchReport): string {
   if (report.concurrency) sections.push(formatConcurrency(report.concurrency));
   if (report.idle) sections.push(formatIdle(report.idle));
   if (report.bundle) sections.push(formatBundle(report.bundle));
+  if (report.startup) sections.push(formatStartup(report.startup));
   return sections.join('\n\n');
 }
 
@@ -303,4 +306,28 @@ function mib(value: number): string {
 function envLabel(env: Record<string, string>): string {
   const entries = Object.entries(env);
   return entries.length === 0 ? '(none)' : entries.map(([k, v]) => `${k}=${v}`).join(' ');
+}
+
+/** Targets of issue 10 for the command's start-up (seconds; `send` is measured beyond the model). */
+const STARTUP_TARGETS: Record<string, number> = { 'loopwright --help': 0.1, 'loopwright status <id>': 0.5, 'loopwright send <id> (1 iteration)': 0.5 };
+
+function formatStartup(s: StartupFigures): string {
+  return [
+    `6. Command start-up: a fresh \`node bin/loopwright.js\` process each run (${s.code === 'dist' ? 'compiled dist/' : 'ts-node, no build'}), warm dev server,` +
+      ` a worker already polling in another process; medians after one warm-up run. Model: ${ms(s.modelMedianMs, 1)} ms per call (fake)`,
+    textTable(
+      ['command', 'runs', 'median s (min..max)', 'target', ''],
+      s.commands.map((c) => {
+        const target = STARTUP_TARGETS[c.command];
+        const beyondModel = c.command.startsWith('loopwright send') ? c.medianSeconds - s.modelMedianMs / 1000 : c.medianSeconds;
+        return [
+          c.command,
+          String(c.runs),
+          `${c.medianSeconds.toFixed(3)} (${c.minSeconds.toFixed(3)}..${c.maxSeconds.toFixed(3)})`,
+          target === undefined ? '-' : `<= ${target} s`,
+          target === undefined ? '' : beyondModel <= target ? 'met' : 'not met',
+        ];
+      }),
+    ),
+  ].join('\n');
 }

@@ -1,0 +1,127 @@
+/**
+ * The package as another project gets it: `npm pack`, install the tarball into an empty folder,
+ * and there run the installed `loopwright` command (`--version`, a one-shot session against the
+ * fake model) and a consumer TypeScript program whose own worker registers Loopwright's workflow
+ * and activities beside one of its own and starts a session through the exported client.
+ *
+ * Dependencies install from npm's cache when it has them (`--prefer-offline`), from the registry
+ * otherwise. The Temporal dev server and the fake model run in this process's reach, on free ports.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestTemporal } from '../support/temporal-server';
+import type { ChatMessage } from '../../common/messages';
+import { type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
+import { startTestTemporal, stopTestTemporal } from '../support/temporal-server';
+
+jest.setTimeout(300_000);
+
+const run = promisify(execFile);
+const REPO = path.resolve(__dirname, '../..');
+const TSC = path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+let work: string;
+let app: string;
+let home: string;
+let server: TestTemporal;
+let fake: FakeOpenAI;
+
+/** The last user message of a request, which the fake model echoes. */
+function lastUser(messages: ChatMessage[]): string {
+  const user = [...messages].reverse().find((m) => m.role === 'user');
+  return user ? String(user.content) : '';
+}
+
+/** Environment for the installed command and the consumer: nothing of this repository's settings. */
+function appEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!/^(TEMPORAL_|OPENAI_|LOOPWRIGHT_|OTEL_)/.test(key)) env[key] = value;
+  return { ...env, HOME: home, OPENAI_API_KEY: 'test', ...extra };
+}
+
+beforeAll(async () => {
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'loopwright-pack-'));
+  app = path.join(work, 'app');
+  home = path.join(work, 'home');
+  fs.mkdirSync(app);
+  fs.mkdirSync(home);
+  [server, fake] = await Promise.all([
+    startTestTemporal(),
+    startFakeOpenAI({ responder: (request) => text(`echo: ${lastUser(request.body?.messages ?? [])}`) }),
+  ]);
+  // What `npm pack` ships is dist/ as built now: rebuild it when a source is newer.
+  await run(process.execPath, [path.join(REPO, 'scripts', 'build.js'), '--if-stale'], { cwd: REPO });
+  const packed = await run(NPM, ['pack', '--json', '--pack-destination', work], { cwd: REPO, maxBuffer: 64 * 1024 * 1024 });
+  const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
+  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
+  await run(NPM, ['install', path.join(work, filename), '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: app,
+    env: { ...process.env, HOME: process.env.HOME ?? home },
+  });
+});
+
+afterAll(async () => {
+  await fake?.close();
+  if (server) await stopTestTemporal(server);
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+test('the tarball holds the compiled code and the prebuilt workflow bundle, not the sources', () => {
+  const installed = path.join(app, 'node_modules', 'loopwright');
+  for (const file of ['dist/client/index.js', 'dist/client/index.d.ts', 'dist/worker/index.js', 'dist/workflows/index.js', 'dist/workflow-bundle.js', 'bin/loopwright.js']) {
+    expect(fs.existsSync(path.join(installed, file))).toBe(true);
+  }
+  for (const folder of ['client', 'workflows', 'activities', 'test', 'scripts']) expect(fs.existsSync(path.join(installed, folder))).toBe(false);
+  const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  expect(Object.keys(manifest.dependencies)).not.toEqual(expect.arrayContaining(['ts-node']));
+  expect(Object.keys(manifest.dependencies)).not.toEqual(expect.arrayContaining(['typescript']));
+  expect(fs.existsSync(path.join(app, 'node_modules', 'ts-node'))).toBe(false);
+});
+
+test('the installed command prints its version and runs a one-shot session, keeping no state in node_modules', async () => {
+  const bin = path.join(app, 'node_modules', '.bin', 'loopwright');
+  const expected = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
+  const version = await run(bin, ['--version'], { cwd: app, env: appEnv({}) });
+  expect(version.stdout.trim()).toBe(expected);
+
+  const bundle = path.join(app, 'node_modules', 'loopwright', 'bundles', 'requirements-facilitator');
+  const env = appEnv({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: `pack-cli-${process.pid}` });
+  const once = await run(bin, ['run', bundle, 'facilitator', 'hello from the installed command', '--once', '--json'], { cwd: app, env, timeout: 120_000 });
+  const result = JSON.parse(once.stdout) as { status: string; response: string };
+  expect(result).toMatchObject({ status: 'completed', response: 'echo: hello from the installed command' });
+  // State and tools of an installed package live under ~/.loopwright, never inside node_modules.
+  const installed = path.join(app, 'node_modules', 'loopwright');
+  expect(fs.readdirSync(installed).filter((name) => name.startsWith('.'))).toEqual([]);
+  expect(fs.readdirSync(path.join(installed, 'bundles', 'requirements-facilitator'))).not.toContain('docs');
+});
+
+test('a consumer program registers Loopwright beside its own workflow and starts a session through the exported client', async () => {
+  const consumer = path.join(__dirname, 'consumer');
+  for (const file of ['main.ts', 'workflows.ts', 'tsconfig.json']) fs.copyFileSync(path.join(consumer, file), path.join(app, file));
+  // Node's own resolution (exports) and the older one (typesVersions) both find the types.
+  await run(process.execPath, [TSC, '-p', 'tsconfig.json', '--typeRoots', path.join(REPO, 'node_modules', '@types')], { cwd: app });
+  await run(
+    process.execPath,
+    [TSC, '-p', 'tsconfig.json', '--noEmit', '--module', 'commonjs', '--moduleResolution', 'node10', '--typeRoots', path.join(REPO, 'node_modules', '@types')],
+    { cwd: app },
+  );
+  const bundle = path.join(app, 'node_modules', 'loopwright', 'bundles', 'requirements-facilitator');
+  const taskQueue = `pack-consumer-${process.pid}`;
+  const { stdout } = await run(process.execPath, [path.join(app, 'out', 'main.js'), server.address, fake.baseURL, bundle, taskQueue], {
+    cwd: app,
+    env: appEnv({}),
+    timeout: 180_000,
+  });
+  const outcome = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, string>;
+  expect(outcome).toEqual({
+    greeting: 'hello LOOPWRIGHT',
+    workflowType: 'agentSession',
+    expectedType: 'agentSession',
+    status: 'completed',
+    reply: 'echo: hello from the consumer',
+  });
+});

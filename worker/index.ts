@@ -1,0 +1,26 @@
+/**
+ * `loopwright/worker`: run Loopwright sessions on a worker. Either let `createWorker` build one, or
+ * register Loopwright next to your own workflows and activities:
+ *
+ *   // workflows.ts (your workflow entry point)
+ *   export * from 'loopwright/workflows';
+ *   export { myWorkflow } from './my-workflow';
+ *
+ *   // worker.ts
+ *   Worker.create({ workflowsPath: require.resolve('./workflows'),
+ *     activities: { ...createActivities({ client, model: { defaultModel: 'gpt-4o-mini' } }), ...myActivities }, ... });
+ */
+export { createWorker, bundlerLogger, type CreateWorkerOptions } from './create-worker';
+export { WORKFLOWS_PATH, prebuiltWorkflowBundle } from './workflow-bundle';
+export { resolveWorkerSizing, sizingOptions, WorkerSizingError, type WorkerSizing } from './worker-sizing';
+export { createActivities, type ActivitiesOptions } from '../activities/session-activities';
+export { dataConverterFromEnv } from '../codec/encryption-codec';
+export {
+  tracingFromEnv,
+  tracingClientInterceptors,
+  tracingWorkflowInterceptorModules,
+  flushTracing,
+  shutdownTracing,
+  TracingConfigError,
+  type TracingOptions,
+} from './tracing';
