@@ -149,6 +149,8 @@ async function realpathLenient(p: string, hops = 0): Promise<{ real: string; exi
   } catch (error) {
     const code = errorCode(error);
     if (code === 'ELOOP') throw new SecurityViolationError('symlink-loop');
+    // A name longer than the file system allows (e.g. a mangled variable in a root) names no file.
+    if (code === 'ENAMETOOLONG') throw new SecurityViolationError('invalid-path');
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
   }
   const link = await lstatOrNull(p);

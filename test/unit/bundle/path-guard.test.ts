@@ -98,6 +98,13 @@ describe('path-guard', () => {
     await refusal(guardWrite(path.join(root, 'loop-a'), [root]));
   });
 
+  test('a name longer than the file system allows, in a root or a path, is refused as invalid, not thrown as ENAMETOOLONG', async () => {
+    const long = 'x'.repeat(300);
+    expect((await refusal(guardRead(path.join(root, long, 'a.md'), [root]))).reason).toBe('invalid-path');
+    expect((await refusal(guardRead(path.join(root, 'config.yaml'), [path.join(root, long)]))).reason).toBe('invalid-path');
+    expect((await refusal(guardWrite(path.join(root, long), [root]))).reason).toBe('invalid-path');
+  });
+
   test('guardRead: a missing file inside the roots fails with ENOENT, not a violation', async () => {
     const error = await guardRead(path.join(root, 'missing.yaml'), [root]).catch((e: unknown) => e);
     expect(error).not.toBeInstanceOf(SecurityViolationError);
