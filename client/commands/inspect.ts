@@ -3,32 +3,26 @@
  * commands, opening messages and system prompt) without calling a model, and lists every problem
  * met (missing files, refusals, variables that do not resolve) as warnings.
  */
-import { parseArgs } from 'node:util';
 import { inspectBundle, type BundleInspection } from '../../bundle/inspect';
 import { BundleError } from '../../bundle/errors';
-import { type CommandOutput, UsageError } from '../output';
+import type { CommandOutput } from '../output';
 
 /**
  * Runs the command; resolves to the exit status: 0 the agent was shown (with its warnings, if any,
  * even those that would stop a session), 1 the bundle or agent could not be loaded or parsed.
  */
-export async function inspectCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { json: { type: 'boolean', default: false } },
-  });
-  const [bundlePath, agentId, ...extra] = positionals;
-  if (!bundlePath || extra.length > 0) throw new UsageError('inspect needs a bundle path and at most one agent id');
+export async function inspectCommand(bundlePath: string, agentId: string | undefined, options: { json?: boolean }, out: CommandOutput): Promise<number> {
   let inspection: BundleInspection;
   try {
     inspection = await inspectBundle(bundlePath, agentId ?? '');
   } catch (error) {
     if (!(error instanceof BundleError)) throw error;
-    out.error(error.message);
+    // With --json, one object naming the failure, as every command prints.
+    if (options.json) out.log(JSON.stringify({ error: error.message, type: error.name }));
+    else out.error(error.message);
     return 1;
   }
-  if (values.json) out.log(JSON.stringify(inspection, null, 2));
+  if (options.json) out.log(JSON.stringify(inspection, null, 2));
   else out.log(formatInspection(inspection));
   return 0;
 }

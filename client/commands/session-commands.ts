@@ -1,74 +1,86 @@
 /**
- * `loopwright run | send | interrupt | status | end`: start and talk to sessions from a shell.
+ * `loopwright run | send | interrupt | status | list | transcript | approve | deny | extend |
+ * rewind | branch | end`: start and talk to sessions from a shell. Each command receives its
+ * arguments and options parsed (client/cli.ts defines them) and resolves to its exit status; an
+ * error it throws is reported by the command line (client/exit-codes.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { MAX_ITERATIONS_EXCEEDED, TURN_FAILED } from '../../common/failure-types';
 import type { ChatMessage } from '../../common/messages';
 import type { SessionInput, SessionState, TurnResult } from '../../common/session-types';
+import { EXIT, reportFailure } from '../exit-codes';
 import { hasLongLivedWorker, withWorker } from '../in-process-worker';
-import { type CommandOutput, describeError, UsageError } from '../output';
+import { type CommandOutput, UsageError } from '../output';
 import { watchProgress } from '../progress';
-import { SessionRejectedError, type SessionHandle } from '../session-client';
+import type { SessionHandle } from '../session-client';
 import { setRejoinHint } from '../exit-on-signal';
 import { openTemporal, type TemporalSession } from '../temporal-session';
 
+/** Options of commands that print one JSON object with `--json`. */
+export interface JsonOption {
+  json?: boolean;
+}
+
+/** The flags that set a session's project and sandbox (run and chat), as the command line parses them. */
+export interface SandboxOptions {
+  projectRoot?: string;
+  output?: string[];
+  strict?: boolean;
+  allowBroadProjectRoot?: boolean;
+  allowSecretFiles?: boolean;
+  allowHardLinks?: boolean;
+}
+
+/** Options of `loopwright run`. */
+export interface RunOptions extends SandboxOptions, JsonOption {
+  once?: boolean;
+  detach?: boolean;
+  maxIterations?: number;
+  model?: string;
+  id?: string;
+  /** False with `--no-check`: skip loading the bundle here first. */
+  check?: boolean;
+}
+
 /** `loopwright run <bundle> <agent> "<message>"`. */
-export async function runCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      detach: { type: 'boolean', default: false },
-      once: { type: 'boolean', default: false },
-      'max-iterations': { type: 'string' },
-      model: { type: 'string' },
-      id: { type: 'string' },
-      'no-check': { type: 'boolean', default: false },
-      ...SANDBOX_OPTIONS,
-    },
-  });
-  const [bundlePath, agentId, message] = positionals;
-  if (!bundlePath || !agentId || message === undefined) {
-    throw new UsageError('run needs <bundle> <agent> "<message>"');
-  }
+export async function runCommand(bundlePath: string, agentId: string, message: string, options: RunOptions, out: CommandOutput): Promise<number> {
   if (message.trim() === '') throw new UsageError('the message must not be empty');
-  const maxIterations = parsePositiveInt(values['max-iterations'], '--max-iterations');
-  const sandbox = sandboxSettings(values);
+  const json = options.json === true;
+  const sandbox = sandboxSettings(options);
   // A bundle that cannot be loaded here would only leave a failed workflow behind.
-  if (!values['no-check']) {
+  if (options.check !== false) {
     const problem = await checkBundleLocally(bundlePath, agentId, sandbox);
     if (problem) {
-      if (values.json) out.log(JSON.stringify({ workflowId: null, success: false, status: 'failed', error: problem }));
-      else out.error(`Error: ${problem}`);
-      return 1;
+      if (json) out.log(JSON.stringify({ workflowId: null, success: false, status: 'failed', error: problem.message, type: problem.type }));
+      else out.error(`Error: ${problem.message}`);
+      return EXIT.FAILED;
     }
   }
 
   const temporal = await openTemporal(out);
   try {
-    const oneShot = values.once;
+    const oneShot = options.once === true;
     const session = await temporal.loopwright.start({
       bundlePath,
       agentId,
-      workflowId: values.id,
-      maxIterations,
-      model: values.model,
+      workflowId: options.id,
+      maxIterations: options.maxIterations,
+      model: options.model,
       ...sandbox,
       // A one-shot or detached run carries its message in the input; an interactive one sends it
       // through the `send` update so that the reply comes back as the update's result.
-      ...(oneShot || values.detach ? { firstMessage: message } : {}),
+      ...(oneShot || options.detach ? { firstMessage: message } : {}),
       ...(oneShot ? { oneShot: true } : {}),
     });
     setRejoinHint(`loopwright status ${session.workflowId}`);
-    if (!values.json) {
+    if (!json) {
       out.error(`Session ${session.workflowId} started${temporal.uiUrl ? ` — ${webUiLink(temporal, session.workflowId)}` : ''}`);
     }
-    if (values.detach) {
-      if (values.json) out.log(JSON.stringify({ workflowId: session.workflowId, detached: true }));
+    if (options.detach) {
+      if (json) out.log(JSON.stringify({ workflowId: session.workflowId, detached: true }));
       else out.log(session.workflowId);
       if (await hasLongLivedWorker(temporal)) {
         out.error(`Detached: a worker polls task queue ${temporal.taskQueue} and runs the session; follow it with \`loopwright status ${session.workflowId}\`.`);
@@ -78,27 +90,26 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
             `Start one with \`LOOPWRIGHT_TASK_QUEUE=${temporal.taskQueue} loopwright worker\`, then follow it with \`loopwright status ${session.workflowId}\`.`,
         );
       }
-      return 0;
+      return EXIT.OK;
     }
     let result: TurnResult;
     try {
-      result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, values.json) }, async () => {
-        const turn = await (oneShot ? oneShotTurn(session, out, !values.json) : sendWithProgress(session, message, out, !values.json));
+      result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, json) }, async () => {
+        const turn = await (oneShot ? oneShotTurn(session, out, !json) : sendWithProgress(session, message, out, !json));
         // Asked while this command's worker (if any) still runs: a query needs one.
-        if (!values.json) await printWarnings(session, out);
+        if (!json) await printWarnings(session, out);
         return turn;
       });
     } catch (err) {
-      if (!values.json) throw err;
-      // Scripts reading --json get an object whatever happened.
-      out.log(JSON.stringify({ workflowId: session.workflowId, success: false, status: 'failed', error: describeError(err) }));
-      return 1;
+      if (!json) throw err;
+      // Scripts reading --json get an object whatever happened, naming the session.
+      return reportFailure(out, err, { json, fields: { workflowId: session.workflowId, success: false, status: 'failed' } });
     }
-    printTurn(result, session, out, values.json);
-    if (!values.json && !oneShot) {
+    printTurn(result, session, out, json);
+    if (!json && !oneShot) {
       out.error(`Continue with: loopwright send ${session.workflowId} "<message>"   ·   finish with: loopwright end ${session.workflowId}`);
     }
-    return result.success ? 0 : 1;
+    return result.success ? EXIT.OK : EXIT.FAILED;
   } finally {
     await temporal.close();
   }
@@ -106,12 +117,13 @@ export async function runCommand(argv: string[], out: CommandOutput): Promise<nu
 
 /**
  * Initialise the agent in this process, as the worker will: a missing bundle, an unknown agent or a
- * broken critical action is reported before any workflow starts. Returns the problem, if any.
+ * broken critical action is reported before any workflow starts. Returns the problem, if any, with
+ * its type (the bundle error's class, or `BundleNotFound`).
  */
-async function checkBundleLocally(bundlePath: string, agentId: string, sandbox: SandboxSettings = {}): Promise<string | undefined> {
+async function checkBundleLocally(bundlePath: string, agentId: string, sandbox: SandboxSettings = {}): Promise<{ message: string; type: string } | undefined> {
   const absolute = path.resolve(bundlePath);
   if (!fs.existsSync(absolute)) {
-    return `Bundle not found: ${absolute} (if it exists only where your worker runs, pass --no-check)`;
+    return { message: `Bundle not found: ${absolute} (if it exists only where your worker runs, pass --no-check)`, type: 'BundleNotFound' };
   }
   const { initializeAgent } = await import('../../bundle/initialize-agent');
   const { BundleError } = await import('../../bundle/errors');
@@ -119,20 +131,10 @@ async function checkBundleLocally(bundlePath: string, agentId: string, sandbox: 
     await initializeAgent({ bundlePath: absolute, agentId, ...sandbox });
     return undefined;
   } catch (err) {
-    if (err instanceof BundleError) return err.message;
+    if (err instanceof BundleError) return { message: err.message, type: err.name };
     throw err;
   }
 }
-
-/** Flags that set the session's project and sandbox (shared by run and chat). */
-export const SANDBOX_OPTIONS = {
-  'project-root': { type: 'string' },
-  output: { type: 'string', multiple: true },
-  strict: { type: 'boolean', default: false },
-  'allow-broad-project-root': { type: 'boolean', default: false },
-  'allow-secret-files': { type: 'boolean', default: false },
-  'allow-hard-links': { type: 'boolean', default: false },
-} as const;
 
 /** The session settings the sandbox flags give. */
 export type SandboxSettings = Pick<SessionInput, 'projectRoot' | 'outputRoots' | 'strict' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'allowHardLinks'>;
@@ -141,24 +143,17 @@ export type SandboxSettings = Pick<SessionInput, 'projectRoot' | 'outputRoots' |
  * `{project-root}` is the folder the command runs in (or --project-root), recorded as an absolute,
  * symlink-free path so that the worker's own folder never matters and replay sees the same value.
  */
-export function sandboxSettings(values: {
-  'project-root'?: string;
-  output?: string[];
-  strict?: boolean;
-  'allow-broad-project-root'?: boolean;
-  'allow-secret-files'?: boolean;
-  'allow-hard-links'?: boolean;
-}): SandboxSettings {
-  const root = path.resolve(values['project-root'] ?? process.cwd());
-  if (!fs.existsSync(root)) throw new UsageError(`--project-root ${values['project-root']}: no such folder`);
+export function sandboxSettings(options: SandboxOptions): SandboxSettings {
+  const root = path.resolve(options.projectRoot ?? process.cwd());
+  if (!fs.existsSync(root)) throw new UsageError(`--project-root ${options.projectRoot}: no such folder`);
   const projectRoot = fs.realpathSync(root);
   return {
     projectRoot,
-    ...(values.output?.length ? { outputRoots: values.output.map((o) => path.resolve(projectRoot, o)) } : {}),
-    ...(values.strict ? { strict: true } : {}),
-    ...(values['allow-broad-project-root'] ? { allowBroadProjectRoot: true } : {}),
-    ...(values['allow-secret-files'] ? { allowSecretFiles: true } : {}),
-    ...(values['allow-hard-links'] ? { allowHardLinks: true } : {}),
+    ...(options.output?.length ? { outputRoots: options.output.map((o) => path.resolve(projectRoot, o)) } : {}),
+    ...(options.strict ? { strict: true } : {}),
+    ...(options.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+    ...(options.allowSecretFiles ? { allowSecretFiles: true } : {}),
+    ...(options.allowHardLinks ? { allowHardLinks: true } : {}),
   };
 }
 
@@ -173,160 +168,137 @@ async function printWarnings(session: SessionHandle, out: CommandOutput): Promis
 }
 
 /** `loopwright send <id> "<message>"`. */
-export async function sendCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
-  const [workflowId, message] = positionals;
-  if (!workflowId || message === undefined) throw new UsageError('send needs <workflow-id> "<message>"');
+export async function sendCommand(workflowId: string, message: string, options: JsonOption, out: CommandOutput): Promise<number> {
+  const json = options.json === true;
   return withSession(out, async (temporal) => {
     const session = temporal.loopwright.session(workflowId);
-    const result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, values.json) }, () =>
-      sendWithProgress(session, message, out, !values.json),
-    );
-    printTurn(result, session, out, values.json);
-    return result.success ? 0 : 1;
+    const result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, json) }, () => sendWithProgress(session, message, out, !json));
+    printTurn(result, session, out, json);
+    return result.success ? EXIT.OK : EXIT.FAILED;
   });
 }
 
 /** `loopwright approve <id> [call-id]`: let a waiting tool call run (all of them without a call id). */
-export async function approveCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const [workflowId, callId] = argv;
-  if (!workflowId) throw new UsageError('approve needs <workflow-id> [call-id]');
-  return decideCommand(workflowId, out, (session) => session.approve(callId), 'Approved');
+export async function approveCommand(workflowId: string, callId: string | undefined, options: JsonOption, out: CommandOutput): Promise<number> {
+  return updateCommand(workflowId, out, options, (session) => session.approve(callId), (ids) => ({ text: `Approved: ${ids.join(', ')}`, fields: { approved: ids } }));
 }
 
-/** `loopwright deny <id> [call-id] [reason]`: refuse a waiting tool call; the model sees the reason. */
-export async function denyCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const [workflowId, callId, ...reason] = argv;
-  if (!workflowId) throw new UsageError('deny needs <workflow-id> [call-id] [reason]');
+/** `loopwright deny <id> [call-id|-] [reason]`: refuse a waiting tool call (`-` or none: every one); the model sees the reason. */
+export async function denyCommand(workflowId: string, callId: string | undefined, reason: string | undefined, options: JsonOption, out: CommandOutput): Promise<number> {
   const id = callId === undefined || callId === '-' ? undefined : callId;
-  return decideCommand(workflowId, out, (session) => session.deny(id, reason.join(' ') || undefined), 'Denied');
+  return updateCommand(workflowId, out, options, (session) => session.deny(id, reason || undefined), (ids) => ({ text: `Denied: ${ids.join(', ')}`, fields: { denied: ids } }));
 }
 
-/** `loopwright extend <id> [n]`: raise the running turn's iteration limit. */
-export async function extendCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const [workflowId, raw] = argv;
-  if (!workflowId) throw new UsageError('extend needs <workflow-id> [n]');
-  const n = parsePositiveInt(raw, 'n');
-  return updateCommand(workflowId, out, (session) => session.extend(n), (limit) => `The running turn of ${workflowId} may now make ${limit} model calls`);
+/** `loopwright extend <id> [n]`: raise the running turn's iteration limit (by the session's limit without n). */
+export async function extendCommand(workflowId: string, n: number | undefined, options: JsonOption, out: CommandOutput): Promise<number> {
+  return updateCommand(workflowId, out, options, (session) => session.extend(n), (limit) => ({
+    text: `The running turn of ${workflowId} may now make ${limit} model calls`,
+    fields: { maxIterations: limit },
+  }));
 }
 
 /** `loopwright rewind <id> --to-turn k`: back to the end of turn k, with Temporal's reset. */
-export async function rewindCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'to-turn': { type: 'string' } } });
-  const [workflowId] = positionals;
-  const turn = parsePositiveInt(values['to-turn'], '--to-turn');
-  if (!workflowId || turn === undefined) throw new UsageError('rewind needs <workflow-id> --to-turn <k>');
-  return updateCommand(workflowId, out, (session) => session.rewind(turn), ({ runId }) =>
-    `Session ${workflowId} is back at the end of turn ${turn} (new run ${runId}, a reset you can see in the Web UI). Files written after that point stay on disk.`,
-  );
+export async function rewindCommand(workflowId: string, options: JsonOption & { toTurn: number }, out: CommandOutput): Promise<number> {
+  const turn = options.toTurn;
+  return updateCommand(workflowId, out, options, (session) => session.rewind(turn), ({ runId }) => ({
+    text: `Session ${workflowId} is back at the end of turn ${turn} (new run ${runId}, a reset you can see in the Web UI). Files written after that point stay on disk.`,
+    fields: { turn, runId },
+  }));
 }
 
 /** `loopwright branch <id> --at-turn k [--id NEW]`: a new session from the first k turns of another. */
-export async function branchCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'at-turn': { type: 'string' }, id: { type: 'string' } } });
-  const [workflowId] = positionals;
-  const turn = parsePositiveInt(values['at-turn'], '--at-turn');
-  if (!workflowId || turn === undefined) throw new UsageError('branch needs <workflow-id> --at-turn <k>');
+export async function branchCommand(workflowId: string, options: JsonOption & { atTurn: number; id?: string }, out: CommandOutput): Promise<number> {
+  const turn = options.atTurn;
   return withSession(out, async (temporal) => {
-    const branch = await temporal.loopwright.branch(workflowId, turn, values.id ? { workflowId: values.id } : {});
+    const branch = await temporal.loopwright.branch(workflowId, turn, options.id ? { workflowId: options.id } : {});
+    if (options.json) {
+      out.log(JSON.stringify({ workflowId: branch.workflowId, from: workflowId, turns: turn }));
+      return EXIT.OK;
+    }
     out.log(branch.workflowId);
     out.error(`Session ${branch.workflowId} starts from the first ${turn} turn(s) of ${workflowId}; continue with: loopwright send ${branch.workflowId} "<message>". Files ${workflowId} wrote after that point stay on disk.`);
-    return 0;
+    return EXIT.OK;
   });
 }
 
-function decideCommand(workflowId: string, out: CommandOutput, decide: (session: SessionHandle) => Promise<string[]>, verb: string): Promise<number> {
-  return updateCommand(workflowId, out, decide, (ids) => `${verb}: ${ids.join(', ')}`);
-}
-
-/** Run one update on a session (a worker is run here if none answers) and print its outcome; a refusal exits 1. */
-async function updateCommand<T>(workflowId: string, out: CommandOutput, call: (session: SessionHandle) => Promise<T>, describe: (result: T) => string): Promise<number> {
+/**
+ * Run one update on a session (a worker is run here if none answers) and print its outcome: a line,
+ * or with --json `{workflowId, ...fields}`. A refusal is thrown (the command line reports it, exit 1).
+ */
+async function updateCommand<T>(
+  workflowId: string,
+  out: CommandOutput,
+  options: JsonOption,
+  call: (session: SessionHandle) => Promise<T>,
+  describe: (result: T) => { text: string; fields: Record<string, unknown> },
+): Promise<number> {
   return withSession(out, async (temporal) => {
     const session = temporal.loopwright.session(workflowId);
-    const result = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => call(session));
-    out.log(describe(result));
-    return 0;
+    const result = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, options.json === true) }, () => call(session));
+    const { text, fields } = describe(result);
+    out.log(options.json ? JSON.stringify({ workflowId, ...fields }) : text);
+    return EXIT.OK;
   });
 }
 
-/** Run `fn` with a connection for one command; a session's refusal prints `Rejected: …` and exits 1. */
+/** Run `fn` with a connection for one command, closed afterwards whatever happens. */
 async function withSession(out: CommandOutput, fn: (temporal: TemporalSession) => Promise<number>): Promise<number> {
   const temporal = await openTemporal(out);
   try {
     return await fn(temporal);
-  } catch (err) {
-    if (err instanceof SessionRejectedError) {
-      out.error(`Rejected: ${err.message}`);
-      return 1;
-    }
-    throw err;
   } finally {
     await temporal.close();
   }
 }
 
 /** `loopwright interrupt <id> [reason]`: says so, with exit status 1, when no turn is running. */
-export async function interruptCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const [workflowId, reason] = argv;
-  if (!workflowId) throw new UsageError('interrupt needs <workflow-id>');
-  const temporal = await openTemporal(out);
-  try {
+export async function interruptCommand(workflowId: string, reason: string | undefined, options: JsonOption, out: CommandOutput): Promise<number> {
+  const json = options.json === true;
+  return withSession(out, async (temporal) => {
     const session = temporal.loopwright.session(workflowId);
-    const state = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, false) }, () => session.state());
+    const state = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, json) }, () => session.state());
     if (!['thinking', 'executing_tool', 'waiting_for_approval'].includes(state.status)) {
-      out.error(`No turn is running in ${workflowId} (status: ${state.status.replace(/_/g, ' ')}); nothing to interrupt`);
-      return 1;
+      const message = `No turn is running in ${workflowId} (status: ${state.status.replace(/_/g, ' ')}); nothing to interrupt`;
+      if (json) out.log(JSON.stringify({ workflowId, error: message, type: 'NoTurnRunning', status: state.status }));
+      else out.error(message);
+      return EXIT.FAILED;
     }
-    await session.interrupt(reason);
-    out.log(`Interrupt sent to ${workflowId} (turn ${state.turn}, iteration ${state.iteration})`);
-    return 0;
-  } finally {
-    await temporal.close();
-  }
+    await session.interrupt(reason || undefined);
+    if (json) out.log(JSON.stringify({ workflowId, interrupted: true, turn: state.turn, iteration: state.iteration }));
+    else out.log(`Interrupt sent to ${workflowId} (turn ${state.turn}, iteration ${state.iteration})`);
+    return EXIT.OK;
+  });
 }
 
 /** `loopwright end <id>`: the session completes after its current turn. */
-export async function endCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const [workflowId] = argv;
-  if (!workflowId) throw new UsageError('end needs <workflow-id>');
-  const temporal = await openTemporal(out);
-  try {
+export async function endCommand(workflowId: string, options: JsonOption, out: CommandOutput): Promise<number> {
+  const json = options.json === true;
+  return withSession(out, async (temporal) => {
     const session = temporal.loopwright.session(workflowId);
     await session.end();
-    const result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, false) }, () => session.result());
-    out.log(`Session ${workflowId} ended after ${result.turns} turn(s) (${result.usage.totalTokens} tokens)`);
-    return 0;
-  } finally {
-    await temporal.close();
-  }
+    const result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, json) }, () => session.result());
+    if (json) out.log(JSON.stringify({ workflowId, turns: result.turns, usage: result.usage, endedBy: result.endedBy }));
+    else out.log(`Session ${workflowId} ended after ${result.turns} turn(s) (${result.usage.totalTokens} tokens)`);
+    return EXIT.OK;
+  });
 }
 
 /** `loopwright transcript <id> [--json] [--from N]`: the whole conversation, across the session's runs. */
-export async function transcriptCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, from: { type: 'string' } },
-  });
-  const [workflowId] = positionals;
-  if (!workflowId) throw new UsageError('transcript needs <workflow-id>');
-  const from = values.from === undefined ? 0 : Number(values.from);
-  if (!Number.isInteger(from) || from < 0) throw new UsageError(`--from must be a whole number >= 0, got "${values.from}"`);
-  const temporal = await openTemporal(out);
-  try {
+export async function transcriptCommand(workflowId: string, options: JsonOption & { from?: number }, out: CommandOutput): Promise<number> {
+  const json = options.json === true;
+  const from = options.from ?? 0;
+  return withSession(out, async (temporal) => {
     const session = temporal.loopwright.session(workflowId);
     // Queries are answered by a worker (a closed session's by replaying it); run one if none polls.
-    const [messages, state] = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, values.json) }, async () => [await session.messages(from), await session.state()] as const);
-    if (values.json) {
+    const [messages, state] = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, json) }, async () => [await session.messages(from), await session.state()] as const);
+    if (json) {
       out.log(JSON.stringify({ workflowId, runs: state.run, turns: state.turn, from, messages }));
-      return 0;
+      return EXIT.OK;
     }
     out.log(`Session ${workflowId}: ${messages.length} message(s), ${state.turn} turn(s), ${state.run} run(s)`);
     messages.forEach((message, i) => out.log(formatMessage(from + i, message)));
-    return 0;
-  } finally {
-    await temporal.close();
-  }
+    return EXIT.OK;
+  });
 }
 
 /** One message for reading in a terminal: index, role, and its text (tool results cut short). */
@@ -350,47 +322,47 @@ function truncate(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length} chars)`;
 }
 
+/** Options of `loopwright list`. */
+export interface ListOptions extends JsonOption {
+  agent?: string;
+  status?: string;
+  /** At most this many sessions (default 50). */
+  limit?: number;
+}
+
 /** `loopwright list [--agent A] [--status S] [--limit N] [--json]`: sessions found by their search attributes. */
-export async function listCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { agent: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean', default: false } },
-  });
-  const limit = parsePositiveInt(values.limit, '--limit') ?? 50;
-  const temporal = await openTemporal(out);
-  try {
+export async function listCommand(options: ListOptions, out: CommandOutput): Promise<number> {
+  const json = options.json === true;
+  return withSession(out, async (temporal) => {
     if (!(await temporal.loopwright.hasSearchAttributes())) {
-      out.error(
+      const message =
         `The namespace ${temporal.namespace} has no Loopwright search attributes; register them once (see README, "Watching a session"), e.g. ` +
-          '`temporal operator search-attribute create --name LoopwrightAgent --type Keyword` (and LoopwrightBundle, LoopwrightStatus Keyword; LoopwrightTurns, LoopwrightTotalTokens Int).',
-      );
-      return 1;
+        '`temporal operator search-attribute create --name LoopwrightAgent --type Keyword` (and LoopwrightBundle, LoopwrightStatus Keyword; LoopwrightTurns, LoopwrightTotalTokens Int).';
+      if (json) out.log(JSON.stringify({ error: message, type: 'NoSearchAttributes' }));
+      else out.error(message);
+      return EXIT.FAILED;
     }
-    const sessions = await temporal.loopwright.list({ agent: values.agent, status: values.status, limit });
-    if (values.json) {
+    const sessions = await temporal.loopwright.list({ agent: options.agent, status: options.status, limit: options.limit ?? 50 });
+    if (json) {
       out.log(JSON.stringify(sessions));
-      return 0;
+      return EXIT.OK;
     }
     if (sessions.length === 0) {
       out.log('No sessions found.');
-      return 0;
+      return EXIT.OK;
     }
     for (const s of sessions) {
       out.log(
         `${s.workflowId}  ${s.agent ?? '?'}  ${s.status ?? s.workflowStatus.toLowerCase()}  ${s.turns ?? 0} turn(s)  ${s.totalTokens ?? 0} tokens  ${s.startTime.toISOString()}`,
       );
     }
-    return 0;
-  } finally {
-    await temporal.close();
-  }
+    return EXIT.OK;
+  });
 }
 
 /** `loopwright status <id> [--json]`. */
-export async function statusCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
-  const [workflowId] = positionals;
-  if (!workflowId) throw new UsageError('status needs <workflow-id>');
+export async function statusCommand(workflowId: string, options: JsonOption, out: CommandOutput): Promise<number> {
+  const json = options.json === true;
   const temporal = await openTemporal(out);
   try {
     const session = temporal.loopwright.session(workflowId);
@@ -398,14 +370,14 @@ export async function statusCommand(argv: string[], out: CommandOutput): Promise
     let state: SessionState | undefined;
     try {
       // Queries are answered by a worker; when none polls, this command runs one for the moment.
-      state = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, values.json) }, () => session.state());
+      state = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, json) }, () => session.state());
     } catch (err) {
       // A closed workflow whose history cannot be replayed any more still has its description.
       if (description.status.name === 'RUNNING') throw err;
     }
-    if (values.json) {
+    if (json) {
       out.log(JSON.stringify({ workflowId, workflowStatus: description.status.name, state }, null, 2));
-      return 0;
+      return EXIT.OK;
     }
     out.log(`Session ${workflowId}: workflow ${description.status.name.toLowerCase()}`);
     if (state) {
@@ -422,7 +394,7 @@ export async function statusCommand(argv: string[], out: CommandOutput): Promise
       for (const warning of state.warnings ?? []) out.log(`  warning:    ${warning}`);
     }
     if (temporal.uiUrl) out.log(`  history:    ${webUiLink(temporal, workflowId)}`);
-    return 0;
+    return EXIT.OK;
   } finally {
     await temporal.close();
   }
@@ -464,7 +436,9 @@ function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutpu
         status: result.status,
         response: result.response,
         iterations: result.iterations,
-        ...(result.error ? { error: result.error } : {}),
+        ...(result.error || !result.success ? { error: result.error ?? `the turn ended ${result.status.replace(/_/g, ' ')}` } : {}),
+        // A failed turn is a failure like any other: its type says which (exit status 1).
+        ...(result.success ? {} : { type: result.status === 'max_iterations' ? MAX_ITERATIONS_EXCEEDED : TURN_FAILED }),
       }),
     );
     return;
@@ -485,9 +459,3 @@ export function webUiLink(temporal: Pick<TemporalSession, 'uiUrl' | 'namespace'>
   return `${temporal.uiUrl}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
-function parsePositiveInt(raw: string | undefined, flag: string): number | undefined {
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} must be a positive whole number, got "${raw}"`);
-  return value;
-}

@@ -2,21 +2,16 @@
  * `loopwright validate <bundle> [--json]`: checks a bundle without calling a model and prints each
  * problem with its file and field. Exit status 0 when none, 1 when there are problems.
  */
-import { parseArgs } from 'node:util';
 import { checkBundle, type ValidationReport } from '../../bundle/validate';
-import { type CommandOutput, UsageError } from '../output';
+import type { CommandOutput } from '../output';
 
 /** Runs the command; resolves to the exit status. */
-export async function validateCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { json: { type: 'boolean', default: false } },
-  });
-  if (positionals.length !== 1) throw new UsageError('validate needs exactly one bundle path');
-  const report = await checkBundle(positionals[0]);
-  if (values.json) out.log(JSON.stringify(report, null, 2));
-  else out.log(formatReport(positionals[0], report));
+export async function validateCommand(bundlePath: string, options: { json?: boolean }, out: CommandOutput): Promise<number> {
+  const report = await checkBundle(bundlePath);
+  // With --json, problems are a failure like any other: the report also carries `error` and `type`.
+  const failure = report.problems.length === 0 ? {} : { error: `${report.problems.length} problem(s) in ${report.bundleRoot ?? bundlePath}`, type: 'BundleInvalid' };
+  if (options.json) out.log(JSON.stringify({ ...report, ...failure }, null, 2));
+  else out.log(formatReport(bundlePath, report));
   return report.problems.length === 0 ? 0 : 1;
 }
 

@@ -4,7 +4,6 @@
  * (The SDK runtime's own signal handlers are off: see exit-on-signal.ts.)
  */
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { createWorker } from '../../worker/create-worker';
 import { onSignalGracefully } from '../exit-on-signal';
 import type { CommandOutput } from '../output';
@@ -12,10 +11,9 @@ import { installRuntimeLogging } from '../runtime-logging';
 import { openTemporal } from '../temporal-session';
 import { shutdownTracing } from '../../worker/tracing';
 
-export async function workerCommand(argv: string[], out: CommandOutput): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'task-queue': { type: 'string' } } });
+export async function workerCommand(options: { taskQueue?: string }, out: CommandOutput): Promise<number> {
   installRuntimeLogging('INFO');
-  const temporal = await openTemporal(out, { taskQueue: values['task-queue'] });
+  const temporal = await openTemporal(out, { taskQueue: options.taskQueue });
   const connection = await temporal.nativeConnection();
   try {
     const worker = await createWorker({

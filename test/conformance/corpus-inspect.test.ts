@@ -29,10 +29,10 @@ interface Run {
   errors: string;
 }
 
-async function inspect(args: string[]): Promise<Run> {
+async function inspect([bundle, agent, ...flags]: string[]): Promise<Run> {
   const logs: string[] = [];
   const errors: string[] = [];
-  const status = await inspectCommand(args, { log: (s) => logs.push(s), error: (s) => errors.push(s) });
+  const status = await inspectCommand(bundle, agent, { json: flags.includes('--json') }, { log: (s) => logs.push(s), error: (s) => errors.push(s) });
   return { status, logs: logs.join('\n'), errors: errors.join('\n') };
 }
 

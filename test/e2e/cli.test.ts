@@ -195,8 +195,9 @@ test('cli: run --json prints one JSON object; past --max-iterations it reports s
   const lines = run.stdout.trim().split('\n');
   expect(lines).toHaveLength(1);
   const parsed = JSON.parse(lines[0]) as Record<string, unknown>;
-  expect(Object.keys(parsed).sort()).toEqual(['error', 'iterations', 'response', 'status', 'success', 'workflowId'].sort());
-  expect(parsed).toMatchObject({ success: false, status: 'max_iterations', iterations: 2, error: 'Agent execution exceeded maximum iterations (2)' });
+  // A failed turn is a --json failure ({error, type}) that keeps its result fields.
+  expect(Object.keys(parsed).sort()).toEqual(['error', 'iterations', 'response', 'status', 'success', 'type', 'workflowId'].sort());
+  expect(parsed).toMatchObject({ success: false, status: 'max_iterations', iterations: 2, error: 'Agent execution exceeded maximum iterations (2)', type: 'LoopwrightMaxIterationsExceeded' });
   // The session stays open, so the reply says how to go on instead of dropping the work.
   expect(parsed.response).toMatch(/limit of 2 iterations.*"continue"/);
   expect(parsed.workflowId).toMatch(/^loopwright-facilitator-/);
@@ -235,6 +236,12 @@ test('cli: status shows a slow model call; interrupt ends the turn of a backgrou
   expect(status.stdout).toMatch(/agent: +Robin \(Requirements Facilitator\)/);
   expect(status.stdout).toMatch(/status: +thinking/);
   expect(status.stdout).toMatch(/turn: +1, iteration 1\/50/);
+
+  // A second message while the turn runs is refused: exit 1, and with --json the refusal's type.
+  const busyArgs = ['send', session.workflowId, 'me too', '--json'];
+  const busy = await cli(busyArgs, env);
+  expectExit(busyArgs, busy, 1);
+  expect(JSON.parse(busy.stdout)).toEqual({ error: expect.stringMatching(/busy|turn is running/i), type: 'LoopwrightBusy' });
 
   const interruptArgs = ['interrupt', session.workflowId];
   const interrupt = await cli(interruptArgs, env);
@@ -287,13 +294,17 @@ test('cli: run --detach returns at once and the session runs on a long-lived wor
   expect(await handle.result()).toMatchObject({ turns: 1, endedBy: 'end_signal' });
 });
 
-test('cli: validate and inspect the example bundle; usage mistakes exit 2', async () => {
+test('cli: validate and inspect the example bundle; usage mistakes exit 2; an unreachable server exits 3', async () => {
   const { env } = freshEnv();
-  const [validate, inspect, unknown, missing] = await Promise.all([
+  const unreachable = { ...env, TEMPORAL_ADDRESS: '127.0.0.1:9' };
+  const [validate, inspect, unknown, missing, badValue, noServer] = await Promise.all([
     cli(['validate', 'bundles/requirements-facilitator'], env, { cwd: REPO_ROOT }),
     cli(['inspect', 'bundles/requirements-facilitator', 'facilitator'], env, { cwd: REPO_ROOT }),
     cli(['frobnicate'], env),
     cli(['run', bundleCopy.bundle], env),
+    cli(['list', '--limit', 'ten', '--json'], env),
+    // Nothing answers there: the client gives up after its 10 s connect deadline.
+    cli(['status', 'no-such-session', '--json'], unreachable),
   ]);
   expectExit(['validate'], validate, 0);
   expect(validate.stdout).toContain('no problems');
@@ -301,11 +312,15 @@ test('cli: validate and inspect the example bundle; usage mistakes exit 2', asyn
   // The example agent is Robin, the Requirements Facilitator (agents/facilitator.md).
   expect(inspect.stdout).toMatch(/^Agent: (\S+ )?Robin, Requirements Facilitator$/m);
   expectExit(['frobnicate'], unknown, 2);
-  expect(unknown.stderr).toContain('Unknown command "frobnicate"');
-  expect(unknown.stderr).toContain('Usage: loopwright <command>');
+  expect(unknown.stderr).toBe('error: unknown command \'frobnicate\'\nRun "loopwright --help" for the list of commands.\n');
   expectExit(['run'], missing, 2);
-  expect(missing.stderr).toContain('run needs <bundle> <agent> "<message>"');
-  expect(missing.stderr).toContain('Usage: loopwright <command>');
+  expect(missing.stderr).toContain("error: missing required argument 'agent'");
+  expect(missing.stderr).toContain('Usage: loopwright run [options] <bundle> <agent> <message>');
+  expectExit(['list'], badValue, 2);
+  expect(JSON.parse(badValue.stdout)).toEqual({ error: "option '--limit <n>' argument 'ten' is invalid. Expected a positive whole number.", type: 'UsageError' });
+  expect(badValue.stderr).toBe('');
+  expectExit(['status'], noServer, 3);
+  expect(JSON.parse(noServer.stdout)).toEqual({ error: expect.stringContaining('cannot reach the Temporal server at 127.0.0.1:9'), type: 'ServerUnreachable' });
 });
 
 test('cli: run with a missing bundle or an unknown agent says so before any workflow starts', async () => {
@@ -330,7 +345,7 @@ test('cli: run with a missing bundle or an unknown agent says so before any work
   const json = await cli([...args.slice(0, 1), '--json', ...args.slice(1)], env);
   expect(json.code).toBe(1);
   const parsed = JSON.parse(json.stdout) as { success: boolean; status: string; error: string };
-  expect(parsed).toMatchObject({ success: false, status: 'failed' });
+  expect(parsed).toMatchObject({ workflowId: null, success: false, status: 'failed', type: 'BundleNotFound' });
   expect(parsed.error).toContain(`Bundle not found: ${missingPath}`);
 
   const unknownArgs = ['run', bundleCopy.bundle, 'nobody', 'hi'];
@@ -376,7 +391,10 @@ test('cli: status lists a call waiting for approval; approve and deny decide it;
   expect(result.success).toBe(true);
   const nothing = await cli(['approve', session.workflowId], env);
   expect(nothing.code).toBe(1);
-  expect(nothing.stderr).toContain('No tool call is waiting for approval');
+  expect(nothing.stderr).toContain('Rejected: No tool call is waiting for approval');
+  const nothingJson = await cli(['approve', session.workflowId, '--json'], env);
+  expect(nothingJson.code).toBe(1);
+  expect(JSON.parse(nothingJson.stdout)).toEqual({ error: 'No tool call is waiting for approval', type: 'LoopwrightBadInput' });
   const extend = await cli(['extend', session.workflowId, '5'], env);
   expect(extend.code).toBe(1);
   expect(extend.stderr).toContain('No turn is running to extend');
@@ -416,7 +434,10 @@ test('cli: rewind takes a session back to a turn and branch starts a new one fro
   expect(rewind.stdout).toMatch(/is back at the end of turn 1 .*stay on disk/);
   expect((await session.state()).turn).toBe(1);
   await session.end();
-  await lw.session(branchId).end();
+  const endArgs = ['end', branchId, '--json'];
+  const end = await cli(endArgs, env);
+  expectExit(endArgs, end, 0);
+  expect(JSON.parse(end.stdout)).toMatchObject({ workflowId: branchId, turns: 1, endedBy: 'end_signal' });
 });
 
 test('cli: a file a critical action names that is missing is a warning run prints once; --strict refuses the agent', async () => {

@@ -63,7 +63,7 @@ describe('inspect on a broken agent', () => {
   test('inspect command: text and --json show the warnings and exit 0', async () => {
     const root = await brokenBundle();
     const text = capture();
-    await expect(inspectCommand([root, 'alex'], text.out)).resolves.toBe(0);
+    await expect(inspectCommand(root, 'alex', {}, text.out)).resolves.toBe(0);
     const report = text.logs.join('\n');
     expect(report).toContain('Agent: 🧭 Alex, Requirements Facilitator');
     expect(report).toContain('Warnings (4):');
@@ -73,7 +73,7 @@ describe('inspect on a broken agent', () => {
     expect(text.errors).toEqual([]);
 
     const json = capture();
-    await expect(inspectCommand([root, 'alex', '--json'], json.out)).resolves.toBe(0);
+    await expect(inspectCommand(root, 'alex', { json: true }, json.out)).resolves.toBe(0);
     const data = JSON.parse(json.logs.join('\n'));
     expect(data.warnings).toHaveLength(4);
     expect(data.warnings[1]).toBe(`Critical action: could not load ${path.join(root, 'data/gone.md')} (not found)`);
@@ -102,7 +102,7 @@ describe('inspect on a broken agent', () => {
     const root = await makeBundle(path.join(tmp, 'b'));
     await writeTree(root, { 'agents/broken.md': '<agent name="B" title="T">\n<persona>\n' });
     const { out, errors } = capture();
-    await expect(inspectCommand([root, 'broken'], out)).resolves.toBe(1);
+    await expect(inspectCommand(root, 'broken', {}, out)).resolves.toBe(1);
     expect(errors.join('\n')).toMatch(/^Invalid agent file .*broken\.md: unclosed tag <persona> \(line 2\)$/);
   });
 });

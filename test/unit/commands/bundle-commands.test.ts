@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { inspectCommand } from '../../../client/commands/inspect';
 import { validateCommand } from '../../../client/commands/validate';
-import { UsageError } from '../../../client/output';
+import { main } from '../../../client/cli';
 import { validateBundle } from '../../../bundle/validate';
 
 const EXAMPLE = path.resolve(__dirname, '../../../bundles/requirements-facilitator');
@@ -40,7 +40,7 @@ async function edit(file: string, from: string | RegExp, to: string): Promise<vo
 describe('validate', () => {
   test('validate: the example bundle has no problem and exits 0', async () => {
     const { out, logs, errors } = capture();
-    await expect(validateCommand([EXAMPLE], out)).resolves.toBe(0);
+    await expect(validateCommand(EXAMPLE, {}, out)).resolves.toBe(0);
     expect(errors).toEqual([]);
     expect(logs.join('\n')).toBe(`${EXAMPLE}: no problems (1 agent(s), 4 command(s), 2 workflow(s) checked)`);
   });
@@ -49,7 +49,7 @@ describe('validate', () => {
     const bundle = await copyExample();
     await edit(path.join(bundle, 'agents/facilitator.md'), 'workflows/summary/workflow.yaml', 'workflows/sumary/workflow.yaml');
     const { out, logs } = capture();
-    await expect(validateCommand([bundle], out)).resolves.toBe(1);
+    await expect(validateCommand(bundle, {}, out)).resolves.toBe(1);
     const text = logs.join('\n');
     expect(text).toContain(
       `agents/facilitator.md  commands[*summary].workflow: File not found: workflows/sumary/workflow.yaml`,
@@ -77,7 +77,7 @@ describe('validate', () => {
     await edit(path.join(bundle, 'agents/facilitator.md'), '<i>Remember the user\'s name is {user_name}</i>', '<i>Remember the user\'s name is {user_nick}</i>');
     await edit(path.join(bundle, 'agents/facilitator.md'), 'run-workflow="{bundle-root}/workflows/intake/workflow.yaml"', 'run-workflow="{bundle-root}/../../etc/workflow.yaml"');
     const { out, logs } = capture();
-    await expect(validateCommand([bundle, '--json'], out)).resolves.toBe(1);
+    await expect(validateCommand(bundle, { json: true }, out)).resolves.toBe(1);
     const report = JSON.parse(logs.join('\n'));
     expect(report.problems).toEqual(
       expect.arrayContaining([
@@ -92,6 +92,8 @@ describe('validate', () => {
       ]),
     );
     expect(report.problems).toHaveLength(4);
+    // Problems are a failure: the report names it as every --json failure does.
+    expect(report).toMatchObject({ error: `4 problem(s) in ${bundle}`, type: 'BundleInvalid' });
   });
 
   test('validate: a malformed agent file is reported with the parse error', async () => {
@@ -116,19 +118,23 @@ describe('validate', () => {
     expect(problems).toContainEqual({ file: 'agents/facilitator.md', field: 'commands[*summary].workflow', message: 'File not found: workflows/gone/workflow.yaml' });
   });
 
-  test('validate: a path that is not a bundle is one problem, and usage errors throw UsageError', async () => {
+  test('validate: a path that is not a bundle is one problem; a wrong number of bundles is a usage mistake (exit 2)', async () => {
     const { out, logs } = capture();
-    await expect(validateCommand([path.join(tmp, 'nothing-here')], out)).resolves.toBe(1);
+    await expect(validateCommand(path.join(tmp, 'nothing-here'), {}, out)).resolves.toBe(1);
     expect(logs.join('\n')).toMatch(/^.*nothing-here:\n {2}.*nothing-here: Bundle not found: .*nothing-here\n/);
-    await expect(validateCommand([], capture().out)).rejects.toBeInstanceOf(UsageError);
-    await expect(validateCommand(['a', 'b'], capture().out)).rejects.toBeInstanceOf(UsageError);
+    const none = capture();
+    await expect(main(['validate'], none.out)).resolves.toBe(2);
+    expect(none.errors.join('\n')).toMatch(/^error: missing required argument 'bundle'\nUsage: loopwright validate /);
+    const two = capture();
+    await expect(main(['validate', 'a', 'b'], two.out)).resolves.toBe(2);
+    expect(two.errors.join('\n')).toContain("error: too many arguments for 'validate'");
   });
 });
 
 describe('inspect', () => {
   test('inspect: prints the agent, its commands, the initial messages and the system prompt', async () => {
     const { out, logs } = capture();
-    await expect(inspectCommand([EXAMPLE], out)).resolves.toBe(0);
+    await expect(inspectCommand(EXAMPLE, undefined, {}, out)).resolves.toBe(0);
     const text = logs.join('\n');
     expect(text).toContain('Agent: 🧭 Robin, Requirements Facilitator');
     expect(text).toMatch(/\*intake\s+Capture first requirements for a new piece of work\n\s+workflow: \{bundle-root\}\/workflows\/intake\/workflow\.yaml/);
@@ -143,7 +149,7 @@ describe('inspect', () => {
 
   test('inspect: --json gives the parsed agent, messages and system prompt as data', async () => {
     const { out, logs } = capture();
-    await expect(inspectCommand([EXAMPLE, 'facilitator', '--json'], out)).resolves.toBe(0);
+    await expect(inspectCommand(EXAMPLE, 'facilitator', { json: true }, out)).resolves.toBe(0);
     const data = JSON.parse(logs.join('\n'));
     expect(data.agent).toMatchObject({ name: 'Robin', title: 'Requirements Facilitator', dialect: 'source' });
     expect(data.commands.map((c: { cmd: string }) => c.cmd)).toEqual(['*help', '*intake', '*summary', '*exit']);
@@ -155,7 +161,11 @@ describe('inspect', () => {
 
   test('inspect: an unknown agent prints the error with the available ids and exits 1', async () => {
     const { out, errors } = capture();
-    await expect(inspectCommand([EXAMPLE, 'nobody'], out)).resolves.toBe(1);
+    await expect(inspectCommand(EXAMPLE, 'nobody', {}, out)).resolves.toBe(1);
     expect(errors.join('\n')).toBe('Agent not found: nobody\nAvailable agents: facilitator');
+    const json = capture();
+    await expect(inspectCommand(EXAMPLE, 'nobody', { json: true }, json.out)).resolves.toBe(1);
+    expect(JSON.parse(json.logs.join('\n'))).toEqual({ error: 'Agent not found: nobody\nAvailable agents: facilitator', type: 'AgentNotFoundError' });
+    expect(json.errors).toEqual([]);
   });
 });
