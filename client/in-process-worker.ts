@@ -5,11 +5,8 @@
 import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
-import { createWorker } from '../worker/create-worker';
-import { flushTracing } from '../worker/tracing';
 import type { ActivitiesOptions } from '../activities/session-activities';
 import { onExitCleanup } from './exit-on-signal';
-import { installRuntimeLogging } from './runtime-logging';
 import type { TemporalSession } from './temporal-session';
 
 /** Identity prefix of workers that live only as long as one command; they do not count as "a worker is polling". */
@@ -43,6 +40,13 @@ export async function startInProcessWorker(
   session: TemporalSession,
   activityOptions?: ActivitiesOptions,
 ): Promise<RunningWorker> {
+  // Loaded here, not at the top: the worker, the activities and the openai client take a few hundred
+  // milliseconds to load, which commands that find a worker polling (status, send, ...) never pay.
+  const [{ createWorker }, { flushTracing }, { installRuntimeLogging }] = await Promise.all([
+    import('../worker/create-worker'),
+    import('../worker/tracing'),
+    import('./runtime-logging'),
+  ]);
   // The command prints the outcome itself; the worker's retry warnings and stack traces would bury
   // it (LOOPWRIGHT_LOG_LEVEL=WARN shows them).
   installRuntimeLogging('ERROR');

@@ -3,7 +3,7 @@
  * can open the native connection a worker needs.
  */
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_TASK_QUEUE } from '../common/defaults';
 import type { CommandOutput } from './output';
 import { ensureTemporal, type TemporalTarget } from './server/ensure-server';
@@ -53,7 +53,8 @@ export async function openTemporal(
     namespace: target.namespace,
     taskQueue,
     uiUrl: env.TEMPORAL_UI_URL || target.uiUrl,
-    nativeConnection: () => NativeConnection.connect(connectOptions),
+    // Loaded on first use: only a command that runs a worker needs the worker package.
+    nativeConnection: async () => (await import('@temporalio/worker')).NativeConnection.connect(connectOptions),
     close: () => connection.close(),
   };
 }
