@@ -14,13 +14,17 @@ import { watchProgress } from '../progress';
 import type { SessionHandle } from '../session-client';
 import type { AgentSummary } from '../../common/session-types';
 import { openTemporal } from '../temporal-session';
+import { defaultStateDir, projectRoot } from '../server/project-paths';
 import { webUiLink } from './session-commands';
 
-/** The example bundle shipped with the project. */
-export const DEMO_BUNDLE = path.resolve(__dirname, '../../bundles/requirements-facilitator');
+/** The example bundle shipped with the package (found from the package root, so compiled code finds it too). */
+export const demoBundle = (): string => path.join(projectRoot(), 'bundles', 'requirements-facilitator');
 
-/** The demo's project folder (`{project-root}`), inside the git-ignored `.loopwright/`. */
-export const DEMO_PROJECT = path.resolve(__dirname, '../../.loopwright/demo');
+/**
+ * The demo's project folder (`{project-root}`): `demo/` in the state folder, so `.loopwright/demo`
+ * in a checkout (git-ignored) and `~/.loopwright/state/demo` for an installed package.
+ */
+export const demoProject = (): string => path.join(defaultStateDir(), 'demo');
 
 /** Options of `loopwright demo`. */
 export interface DemoOptions {
@@ -48,10 +52,15 @@ export async function demoCommand(options: DemoOptions, out: CommandOutput): Pro
   const worker = await startInProcessWorker(temporal, { model });
   try {
     // The demo's project is a git-ignored folder of the repository: its documents land in docs/ there.
-    fs.mkdirSync(DEMO_PROJECT, { recursive: true });
-    const session = await temporal.loopwright.start({ bundlePath: DEMO_BUNDLE, agentId: 'facilitator', projectRoot: fs.realpathSync(DEMO_PROJECT) });
+    fs.mkdirSync(demoProject(), { recursive: true });
+    const session = await temporal.loopwright.start({ bundlePath: demoBundle(), agentId: 'facilitator', projectRoot: fs.realpathSync(demoProject()) });
     out.error(`Session ${session.workflowId} started`);
-    const agent = await waitForAgent(session);
+    const ready = await waitForAgent(session);
+    if (ready?.status === 'failed') {
+      out.error(`The session failed before its first turn: ${ready.error ?? 'unknown error'}`);
+      return 1;
+    }
+    const agent = ready?.agent;
     if (agent) out.error(`Agent: ${agent.name}, ${agent.title} (${agent.commands.map((c) => c.cmd).join(' ')})`);
     out.error(`You: ${message}`);
     const progress = watchProgress(session, out);
@@ -80,11 +89,11 @@ export async function demoCommand(options: DemoOptions, out: CommandOutput): Pro
   }
 }
 
-/** The agent once initialisation has run (a few hundred milliseconds), or undefined after 10 s. */
-async function waitForAgent(session: SessionHandle): Promise<AgentSummary | undefined> {
+/** The state once initialisation has run (a few hundred milliseconds) or failed, or undefined after 10 s. */
+async function waitForAgent(session: SessionHandle): Promise<{ status: string; agent?: AgentSummary; error?: string } | undefined> {
   for (let i = 0; i < 50; i++) {
     const state = await session.state().catch(() => undefined);
-    if (state?.agent || state?.status === 'failed') return state.agent;
+    if (state?.agent || state?.status === 'failed') return state;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return undefined;

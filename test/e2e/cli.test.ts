@@ -463,3 +463,14 @@ test('cli: a file a critical action names that is missing is a warning run print
     copy.cleanup();
   }
 });
+
+test('cli: demo runs the example bundle in its own worker and saves into demo/ of the state folder', async () => {
+  const { env } = freshEnv();
+  const result = await cli(['demo'], env);
+  expect(result.code).toBe(0);
+  expect(result.stdout).toContain(INTAKE_REPLY);
+  expect(result.stderr).toMatch(/Saved: .*e2e-intake\.md/);
+  expect(result.stderr).toContain('Session completed after 1 turn(s)');
+  // The example bundle is found from the package root, the project is the state folder's demo/.
+  expect(fs.readFileSync(path.join(stateDir, 'demo', 'docs', 'e2e-intake.md'), 'utf8')).toBe(INTAKE_DOCUMENT);
+});

@@ -99,6 +99,18 @@ test('the installed command prints its version and runs a one-shot session, keep
   expect(fs.readdirSync(path.join(installed, 'bundles', 'requirements-facilitator'))).not.toContain('docs');
 });
 
+test('the installed demo finds its example bundle in the package and keeps its project under ~/.loopwright', async () => {
+  const bin = path.join(app, 'node_modules', '.bin', 'loopwright');
+  // No OPENAI_* setting: the demo uses its scripted model.
+  const { OPENAI_API_KEY: _key, ...env } = appEnv({ TEMPORAL_ADDRESS: server.address });
+  const demo = await run(bin, ['demo'], { cwd: app, env, timeout: 120_000 });
+  expect(demo.stderr).toContain('Session completed after 1 turn(s)');
+  const docs = path.join(home, '.loopwright', 'state', 'demo', 'docs');
+  expect(fs.readdirSync(docs).filter((f) => f.endsWith('.md'))).toHaveLength(1);
+  const installed = path.join(app, 'node_modules', 'loopwright');
+  expect(fs.readdirSync(installed).filter((name) => name.startsWith('.'))).toEqual([]);
+});
+
 test('a consumer program registers Loopwright beside its own workflow and starts a session through the exported client', async () => {
   const consumer = path.join(__dirname, 'consumer');
   for (const file of ['main.ts', 'workflows.ts', 'tsconfig.json']) fs.copyFileSync(path.join(consumer, file), path.join(app, file));
