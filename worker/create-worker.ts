@@ -66,7 +66,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '10 seconds',
-    ...sizingOptions(resolveWorkerSizing(options.sizing)),
+    ...sizingOptions(resolveWorkerSizing(options.sizing, process.env, { traced: tracing !== undefined })),
     ...(tracing ? await tracingWorkerOptions(tracing, code, WORKFLOWS_PATH) : {}),
     ...options.overrides,
   });

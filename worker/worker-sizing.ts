@@ -18,9 +18,11 @@ export interface WorkerSizing {
   /** Workflow tasks run at once (default 40; LOOPWRIGHT_WORKFLOW_TASK_SLOTS). */
   workflowTaskSlots: number;
   /**
-   * Sessions kept in the workflow cache (default 1,000, at least 2; LOOPWRIGHT_MAX_CACHED_SESSIONS).
-   * A cached session costs about 0.4 MB; one that was evicted is replayed from its history when it
-   * next gets a message, so idle sessions beyond the cache cost nothing but that replay.
+   * Sessions kept in the workflow cache (default 1,000, or 250 when tracing is on; at least 2;
+   * LOOPWRIGHT_MAX_CACHED_SESSIONS). A cached session costs about 0.4 MB, about 2.2 MB with tracing
+   * on (OpenTelemetry then lives in each session's workflow context); one that was evicted is
+   * replayed from its history when it next gets a message, so idle sessions beyond the cache cost
+   * nothing but that replay.
    */
   cachedSessions: number;
 }
@@ -38,8 +40,16 @@ export class WorkerSizingError extends Error {
   override readonly name = 'WorkerSizingError';
 }
 
-/** Sizing from `options`, then the environment, then defaults. */
-export function resolveWorkerSizing(options: Partial<WorkerSizing> = {}, env: NodeJS.ProcessEnv = process.env): WorkerSizing {
+/** Default cache sizes: with tracing on, 250 cached sessions take about as much memory as 1,000 without. */
+export const DEFAULT_CACHED_SESSIONS = 1_000;
+export const DEFAULT_CACHED_SESSIONS_TRACED = 250;
+
+/** Sizing from `options`, then the environment, then defaults (`traced`: the worker traces workflows). */
+export function resolveWorkerSizing(
+  options: Partial<WorkerSizing> = {},
+  env: NodeJS.ProcessEnv = process.env,
+  defaults: { traced?: boolean } = {},
+): WorkerSizing {
   const pick = (key: keyof WorkerSizing, fallback: number, min: number): number => {
     const explicit = options[key];
     const raw = explicit ?? (env[ENV[key]] === undefined || env[ENV[key]] === '' ? undefined : Number(env[ENV[key]]));
@@ -57,7 +67,7 @@ export function resolveWorkerSizing(options: Partial<WorkerSizing> = {}, env: No
     parallelTools,
     activitySlots: pick('activitySlots', activeSessions * (1 + parallelTools), 1 + parallelTools),
     workflowTaskSlots: pick('workflowTaskSlots', 40, 2),
-    cachedSessions: pick('cachedSessions', 1_000, 2),
+    cachedSessions: pick('cachedSessions', defaults.traced ? DEFAULT_CACHED_SESSIONS_TRACED : DEFAULT_CACHED_SESSIONS, 2),
   };
 }
 

@@ -9,6 +9,7 @@ import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/
 import type { History } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { LoopwrightClient } from '../../client/session-client';
+import { tracingSettingsFromEnv } from '../../worker/tracing';
 import { resolveWorkerSizing } from '../../worker/worker-sizing';
 import type { BenchServer } from './bench-server';
 import { workerFacts, type WorkerFacts } from './concurrency';
@@ -124,7 +125,10 @@ export async function measureIdleSessions(input: IdleInput, rssAtStartBytes: num
     workerRssBytes: memory.rssBytes,
     workerPeakRssBytes: memory.peakRssBytes,
     rssPerSessionBytes: (memory.rssBytes - rssAtStartBytes) / input.sessions,
-    cachedSessions: resolveWorkerSizing({}, { ...process.env, ...input.worker.env }).cachedSessions,
+    cachedSessions: (() => {
+      const env = { ...process.env, ...input.worker.env };
+      return resolveWorkerSizing({}, env, { traced: tracingSettingsFromEnv(env) !== undefined }).cachedSessions;
+    })(),
     stateSample: {
       asked: sample.length,
       waitingForUser: states.filter((s) => s.status === 'waiting_for_user').length,

@@ -18,3 +18,10 @@ test('worker sizing: a cache of 0 or a bad number is refused, naming the setting
   expect(() => resolveWorkerSizing({ activitySlots: 2 }, {})).toThrow(/activitySlots must be a whole number >= 5/);
   expect(() => resolveWorkerSizing({}, { LOOPWRIGHT_ACTIVITY_SLOTS: 'many' })).toThrow(/LOOPWRIGHT_ACTIVITY_SLOTS/);
 });
+
+test('worker sizing: a traced worker caches fewer sessions by default (each costs more), unless told otherwise', () => {
+  expect(resolveWorkerSizing({}, {}, { traced: true }).cachedSessions).toBe(250);
+  expect(resolveWorkerSizing({}, { LOOPWRIGHT_MAX_CACHED_SESSIONS: '800' }, { traced: true }).cachedSessions).toBe(800);
+  expect(resolveWorkerSizing({ cachedSessions: 600 }, {}, { traced: true }).cachedSessions).toBe(600);
+  expect(resolveWorkerSizing({}, {}, { traced: false }).cachedSessions).toBe(1000);
+});
