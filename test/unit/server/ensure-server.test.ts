@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { ensureTemporal } from '../../../client/server/ensure-server';
 import { TemporalConfigError, TemporalToolNotFoundError } from '../../../client/server/errors';
 import { isPortOpen } from '../../../client/server/health';
-import { serverCommand } from '../../../client/server/server-command';
+import { serverStop } from '../../../client/server/server-command';
 import { isProcessAlive, readServerState, serverStateFile, writeServerState } from '../../../client/server/server-state';
 import { findFreePort, startTestTemporal, type TestTemporal } from '../../support/temporal-server';
 
@@ -101,7 +101,7 @@ test('ensureTemporal: with nothing running, starts the embedded server detached 
     expect(logs).toHaveLength(1);
   } finally {
     const quiet = { log: (): void => undefined, error: (): void => undefined };
-    expect(await serverCommand(['stop', '--state-dir', stateDir], quiet)).toBe(0);
+    expect(await serverStop({ stateDir }, quiet)).toBe(0);
   }
   expect(isProcessAlive(first.pid as number)).toBe(false);
   expect(await isPortOpen('127.0.0.1', port)).toBe(false);

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isPortOpen } from '../../../client/server/health';
-import { serverCommand } from '../../../client/server/server-command';
+import { serverInstall, serverStart, serverStatus, serverStop } from '../../../client/server/server-command';
 import { isProcessAlive, readServerState, serverStateFile } from '../../../client/server/server-state';
 import { findFreePort } from '../../support/temporal-server';
 
@@ -37,17 +37,17 @@ async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void
   }
 }
 
-test('serverCommand: the foreground server runs until stopped, records itself for status, and cleans up', async () => {
+test('server: the foreground server runs until stopped, records itself for status, and cleans up', async () => {
   const port = await findFreePort();
   const abort = new AbortController();
-  const running = serverCommand(['--port', String(port), '--headless', '--state-dir', stateDir], out, { signal: abort.signal });
+  const running = serverStart({ port, headless: true, stateDir }, out, { signal: abort.signal });
   await until(() => out.lines.includes('Press Ctrl+C to stop.'));
   expect(out.lines[0]).toMatch(new RegExp(`^Temporal dev server ready at 127\\.0\\.0\\.1:${port} \\(pid \\d+\\)$`));
   expect(out.lines).toContain(`State: ${path.join(stateDir, 'temporal.db')}`);
   const pid = readServerState(serverStateFile(stateDir))?.pid as number;
 
   const status = { lines: [] as string[], log: (s: string) => status.lines.push(s), error: (s: string) => status.lines.push(s) };
-  expect(await serverCommand(['status', '--state-dir', stateDir], status)).toBe(0);
+  expect(await serverStatus({ stateDir }, status)).toBe(0);
   expect(status.lines[0]).toBe(`The embedded Temporal server is running (pid ${pid})`);
 
   abort.abort();
@@ -59,9 +59,9 @@ test('serverCommand: the foreground server runs until stopped, records itself fo
   expect(fs.existsSync(path.join(stateDir, 'temporal.db'))).toBe(true);
 });
 
-test('serverCommand: start --detach leaves a server with the Web UI running; status and stop find it', async () => {
+test('server: start --detach leaves a server with the Web UI running; status and stop find it', async () => {
   const [port, uiPort] = [await findFreePort(), await findFreePort()];
-  const code = await serverCommand(['start', '--detach', '--port', String(port), '--ui-port', String(uiPort), '--state-dir', stateDir], out);
+  const code = await serverStart({ detach: true, port, uiPort, stateDir }, out);
   expect(out.errors).toEqual([]);
   expect(code).toBe(0);
   const state = readServerState(serverStateFile(stateDir));
@@ -79,37 +79,28 @@ test('serverCommand: start --detach leaves a server with the Web UI running; sta
   const settings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as { DisableNewsFetch?: boolean };
   expect(settings.DisableNewsFetch).toBe(true);
 
-  expect(await serverCommand(['start', '--detach', '--port', String(port), '--state-dir', stateDir], out)).toBe(1);
+  expect(await serverStart({ detach: true, port, stateDir }, out)).toBe(1);
   expect(out.errors[0]).toContain(`already running (pid ${pid})`);
 
   const stopOut = { lines: [] as string[], log: (s: string) => stopOut.lines.push(s), error: (s: string) => stopOut.lines.push(s) };
-  expect(await serverCommand(['stop', '--state-dir', stateDir], stopOut)).toBe(0);
+  expect(await serverStop({ stateDir }, stopOut)).toBe(0);
   expect(stopOut.lines).toEqual([`Stopped the embedded Temporal server (pid ${pid}).`]);
   expect(isProcessAlive(pid)).toBe(false);
   expect(fs.existsSync(serverStateFile(stateDir))).toBe(false);
-  expect(await serverCommand(['status', '--state-dir', stateDir], stopOut)).toBe(1);
-  expect(await serverCommand(['stop', '--state-dir', stateDir], stopOut)).toBe(0);
+  expect(await serverStatus({ stateDir }, stopOut)).toBe(1);
+  expect(await serverStop({ stateDir }, stopOut)).toBe(0);
   expect(stopOut.lines.at(-1)).toContain('No embedded Temporal server is running');
 });
 
-test('serverCommand: an unknown argument or a bad port is a usage error', async () => {
-  expect(await serverCommand(['restart'], out)).toBe(2);
-  expect(out.errors[0]).toMatch(/^unknown argument: restart\n\nUsage: loopwright server/);
-  expect(await serverCommand(['start', '--port', '70000'], out)).toBe(2);
-  expect(out.errors[1]).toMatch(/^--port needs a port number \(1-65535\)/);
-  expect(await serverCommand(['--bogus'], out)).toBe(2);
-  expect(out.errors[2]).toMatch(/--bogus/);
-});
-
-test('serverCommand: install uses a CLI already there, and says what failed when it cannot install one', async () => {
+test('server: install uses a CLI already there, and says what failed when it cannot install one', async () => {
   const bin = path.join(stateDir, 'bin');
   fs.mkdirSync(bin);
   fs.writeFileSync(path.join(bin, 'temporal'), '#!/bin/sh\n', { mode: 0o755 });
-  expect(await serverCommand(['install'], out, { env: { PATH: `${bin}:/usr/bin:/bin`, LOOPWRIGHT_TOOLS_DIR: path.join(stateDir, 'tools') } })).toBe(0);
+  expect(await serverInstall(out, { PATH: `${bin}:/usr/bin:/bin`, LOOPWRIGHT_TOOLS_DIR: path.join(stateDir, 'tools') })).toBe(0);
   expect(out.lines.at(-1)).toBe(`Temporal CLI: ${path.join(bin, 'temporal')} (on PATH)`);
 
   fs.rmSync(path.join(bin, 'temporal'));
   fs.writeFileSync(path.join(bin, 'python3'), '#!/bin/sh\necho "No module named venv" >&2\nexit 1\n', { mode: 0o755 });
-  expect(await serverCommand(['install'], out, { env: { PATH: `${bin}:/usr/bin:/bin`, LOOPWRIGHT_TOOLS_DIR: path.join(stateDir, 'tools') } })).toBe(1);
+  expect(await serverInstall(out, { PATH: `${bin}:/usr/bin:/bin`, LOOPWRIGHT_TOOLS_DIR: path.join(stateDir, 'tools') })).toBe(1);
   expect(out.errors.at(-1)).toMatch(/^creating the venv with `python3 -m venv` failed \(exited with 1\):\nNo module named venv\n/);
 });
