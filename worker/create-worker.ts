@@ -67,7 +67,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     defaultHeartbeatThrottleInterval: '1 second',
     shutdownGraceTime: '10 seconds',
     ...sizingOptions(resolveWorkerSizing(options.sizing, process.env, { traced: tracing !== undefined })),
-    ...(tracing ? await tracingWorkerOptions(tracing, code, WORKFLOWS_PATH) : {}),
+    // The build's traced bundle includes the interceptors; a bundle given by the caller is checked.
+    ...(tracing ? await tracingWorkerOptions(tracing, code, WORKFLOWS_PATH, options.workflowBundle === undefined) : {}),
     ...options.overrides,
   });
 }

@@ -267,11 +267,14 @@ export async function tracingWorkerOptions(
   tracing: TracingOptions,
   code: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>,
   workflowsPath: string,
+  /** The bundle is known to include the interceptors (the build's traced bundle): not read to check. */
+  bundleTraces = false,
 ): Promise<Partial<WorkerOptions>> {
   const plugins = [await tracingWorkerPlugin(tracing)];
   const fromSource = { workflowBundle: undefined, workflowsPath, interceptors: { workflowModules: [LOOPWRIGHT_WORKFLOW_INTERCEPTORS] }, plugins };
   const bundle = code.workflowBundle;
   if (!bundle) return fromSource;
+  if (bundleTraces) return { plugins };
   const bundleCode = 'code' in bundle ? bundle.code : await fs.promises.readFile(bundle.codePath, 'utf8');
   if (bundleCanTrace(bundleCode)) return { plugins };
   const { Runtime } = await import('@temporalio/worker');

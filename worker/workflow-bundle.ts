@@ -28,10 +28,10 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 /**
  * The prebuilt bundle next to this compiled module (dist/workflow-bundle.js), or undefined when
- * running from the sources, where nothing was prebuilt.
+ * running from the sources (worker/../workflow-bundle.js never exists).
  */
 export function prebuiltWorkflowBundle(options: { traced?: boolean } = {}): { codePath: string } | undefined {
   const file = options.traced ? TRACED_WORKFLOW_BUNDLE_FILE : WORKFLOW_BUNDLE_FILE;
   const codePath = path.join(__dirname, '..', file);
-  return path.basename(path.dirname(codePath)) === 'dist' && fs.existsSync(codePath) ? { codePath } : undefined;
+  return fs.existsSync(codePath) ? { codePath } : undefined;
 }

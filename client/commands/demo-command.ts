@@ -12,7 +12,7 @@ import { startInProcessWorker } from '../in-process-worker';
 import type { CommandOutput } from '../output';
 import { watchProgress } from '../progress';
 import type { SessionHandle } from '../session-client';
-import type { AgentSummary } from '../../common/session-types';
+import type { SessionState } from '../../common/session-types';
 import { openTemporal } from '../temporal-session';
 import { defaultStateDir, projectRoot } from '../server/project-paths';
 import { webUiLink } from './session-commands';
@@ -90,7 +90,7 @@ export async function demoCommand(options: DemoOptions, out: CommandOutput): Pro
 }
 
 /** The state once initialisation has run (a few hundred milliseconds) or failed, or undefined after 10 s. */
-async function waitForAgent(session: SessionHandle): Promise<{ status: string; agent?: AgentSummary; error?: string } | undefined> {
+async function waitForAgent(session: SessionHandle): Promise<SessionState | undefined> {
   for (let i = 0; i < 50; i++) {
     const state = await session.state().catch(() => undefined);
     if (state?.agent || state?.status === 'failed') return state;
