@@ -1,5 +1,5 @@
 import type { ToolResult } from './messages';
-import type { ModelCallInput, ModelCallResult } from './model-call';
+import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from './model-call';
 import type { RuntimeContext } from './runtime-context';
 import type { InitializeResult } from './session-types';
 import type { TranscriptPage, TranscriptRef, TranscriptSlice } from './transcript';
@@ -46,6 +46,10 @@ export interface SessionActivities {
   callModel(input: ModelCallInput): Promise<ModelCallResult>;
   callModelV2(input: ModelRefCallInput): Promise<ModelCallResult>;
   loadTranscriptPage(input: TranscriptPageRequest): Promise<TranscriptPage>;
+  /** A model call that summarises the oldest part of the model's view (context compaction). */
+  summarizeContext(input: SummarizeInput): Promise<SummarizeResult>;
+  /** The model's context window as the server reports it (never fails). */
+  describeModel(input: DescribeModelInput): Promise<ModelDescription>;
   read_file(ctx: RuntimeContext, args: unknown): Promise<ToolResult>;
   execute_workflow(ctx: RuntimeContext, args: unknown): Promise<ToolResult>;
   save_output(ctx: RuntimeContext, args: unknown): Promise<ToolResult>;

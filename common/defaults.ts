@@ -29,3 +29,21 @@ export const MAX_USER_MESSAGE_BYTES = 512 * 1024;
 
 /** Largest transcript a turn sends to the model (UTF-8 bytes of its JSON); past it the turn fails and says so. */
 export const MAX_TRANSCRIPT_BYTES = 16 * 1024 * 1024;
+
+/** Context window assumed when neither the session nor the model server says (tokens). */
+export const DEFAULT_CONTEXT_WINDOW = 32_768;
+
+/** Compact the model's view once the next prompt would pass this share of the window less the output reserve. */
+export const DEFAULT_COMPACT_AT = 0.8;
+
+/** Latest exchanges kept whole by compaction. */
+export const DEFAULT_KEEP_RECENT = 3;
+
+/** Longest summary a compaction asks for (tokens). */
+export const DEFAULT_SUMMARY_TOKENS = 1024;
+
+/** Times a reply cut off at the output limit is continued. */
+export const DEFAULT_MAX_CONTINUATIONS = 2;
+
+/** Share of a budget at which the model and the user are warned. */
+export const DEFAULT_BUDGET_WARN_AT = 0.8;

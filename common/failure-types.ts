@@ -9,6 +9,15 @@ export const MAX_ITERATIONS_EXCEEDED = 'LoopwrightMaxIterationsExceeded';
 /** A one-shot session's turn failed (model error that retries could not fix); details[0] is the TurnResult. */
 export const TURN_FAILED = 'LoopwrightTurnFailed';
 
+/** A one-shot turn whose reply the server cut off at the output limit (details[0] is the partial turn result). */
+export const REPLY_TRUNCATED = 'LoopwrightReplyTruncated';
+
+/** A one-shot turn stopped by a token or cost budget (details[0] is the partial turn result). */
+export const BUDGET_EXCEEDED = 'LoopwrightBudgetExceeded';
+
+/** A one-shot turn the model refused or the server's content filter stopped (details[0] is the turn result). */
+export const REPLY_REFUSED = 'LoopwrightReplyRefused';
+
 /** Agent initialisation failed (bad bundle, agent file or critical action): fix the bundle. */
 export const AGENT_INIT_FAILED = 'LoopwrightAgentInitFailed';
 

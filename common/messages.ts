@@ -24,6 +24,11 @@ export interface AssistantMessage {
   role: 'assistant';
   content: string | null;
   tool_calls?: ToolCall[];
+  /**
+   * A reasoning model's thinking, as the server sent it (`reasoning_content`). Kept in the record;
+   * sent back to the server only when the session's model settings say so (`sendReasoning`).
+   */
+  reasoning_content?: string;
 }
 
 export interface ToolMessage {

@@ -3,6 +3,8 @@
  * the workflow reads them to decide what a failed call means, the worker produces them.
  */
 import type { AssistantMessage, ChatMessage, TokenUsage, ToolDefinition } from './messages';
+import type { ModelView } from './model-view';
+import type { TranscriptRef, TranscriptSlice } from './transcript';
 
 /** Model used when neither the session nor `LOOPWRIGHT_MODEL` names one. */
 export const DEFAULT_MODEL = 'gpt-4o-mini';
@@ -14,6 +16,32 @@ export const DEFAULT_MODEL = 'gpt-4o-mini';
  */
 export const DEFAULT_MAX_REPLY_BYTES = 1_000_000;
 
+/**
+ * Longest reply, in tokens, a model call asks for unless the session says otherwise: room for a long
+ * document (about 6,000 words), and a stop for a model that runs away.
+ */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8192;
+
+/** The request's parameter for the output limit: reasoning models and OpenAI's API take `max_completion_tokens`. */
+export type TokenLimitParameter = 'max_tokens' | 'max_completion_tokens';
+
+/** Sampling and request settings of a session's model calls; recorded in history with each call. */
+export interface ModelSettings {
+  /** Most tokens one reply may have (default DEFAULT_MAX_OUTPUT_TOKENS). */
+  maxOutputTokens?: number;
+  /** How the limit is sent; default: `max_completion_tokens` to OpenAI's API or with `reasoningEffort`, else `max_tokens`. */
+  tokenParameter?: TokenLimitParameter;
+  temperature?: number;
+  /** `reasoning_effort` of reasoning models. */
+  reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
+  /** `tool_choice` when tools are offered (default `auto`). */
+  toolChoice?: 'auto' | 'required' | 'none';
+  /** Extra fields merged into the request body, for servers that need them (never overriding model, messages or tools). */
+  extraBody?: Record<string, unknown>;
+  /** Send an earlier reply's `reasoning_content` back to the server (default false: several servers refuse it). */
+  sendReasoning?: boolean;
+}
+
 /** Input of the `callModel` activity: the whole transcript so far and the tools the model may call. */
 export interface ModelCallInput {
   messages: ChatMessage[];
@@ -24,6 +52,15 @@ export interface ModelCallInput {
   temperature?: number;
   /** Upper bound on the reply's tokens. */
   maxTokens?: number;
+  /** The session's model settings (override `temperature` and `maxTokens` above when set). */
+  settings?: ModelSettings;
+  /** Which part of the transcript the model sees (absent: all of it). */
+  view?: ModelView;
+  /**
+   * Messages sent after the view that are not (yet) in the transcript: a cut-off reply and the
+   * request to continue it. The reply is then not the transcript's next message.
+   */
+  extra?: ChatMessage[];
 }
 
 /** Result of the `callModel` activity. */
@@ -38,6 +75,47 @@ export interface ModelCallResult {
   finishReason: string | null;
   /** Wall time of the HTTP call, measured in the activity. */
   durationMs: number;
+  /** Set when the model refused (the message's `refusal`); the content then holds the refusal text. */
+  refusal?: boolean;
+  /** Problems with the server's reply that were mended (odd `usage` numbers, tool calls found in the text). */
+  warnings?: string[];
+  /** Estimated prompt tokens of the request as sent (the project's estimate), to calibrate against `usage`. */
+  estimatedPromptTokens?: number;
+}
+
+/** Input of `summarizeContext`: summarise the view's messages `[view.from, upTo)` (and the view's earlier summary). */
+export interface SummarizeInput {
+  transcript: TranscriptRef;
+  /** Messages added since the model's last reply, when small (as for `callModelV2`). */
+  delta?: TranscriptSlice;
+  view: ModelView;
+  /** End (exclusive) of the part to summarise; an exchange boundary. */
+  upTo: number;
+  model?: string;
+  settings?: ModelSettings;
+  /** Longest summary, in tokens. */
+  maxSummaryTokens: number;
+}
+
+/** Result of `summarizeContext`. */
+export interface SummarizeResult {
+  summary: string;
+  usage: TokenUsage | null;
+  warnings?: string[];
+  durationMs: number;
+}
+
+/** Input of `describeModel`. */
+export interface DescribeModelInput {
+  model?: string;
+}
+
+/** What the model server says about a model; never fails, `contextWindow` null when it says nothing. */
+export interface ModelDescription {
+  model: string;
+  contextWindow: number | null;
+  /** Where the window came from (`/v1/models context_length`, `llama.cpp /props n_ctx`, ...), or why it is unknown. */
+  source: string;
 }
 
 /* Failure types of the model call live with every other failure type, in failure-types.ts. */
@@ -73,4 +151,8 @@ export interface ModelFailureDetails {
   requestId: string | null;
   /** Delay the server asked for (Retry-After), in milliseconds. */
   retryAfterMs: number | null;
+  /** On a context-length failure: the window the server named (llama.cpp `n_ctx`, OpenAI's "maximum context length is N"). */
+  contextWindow?: number | null;
+  /** On a context-length failure: the prompt tokens the server counted, when it said. */
+  promptTokens?: number | null;
 }

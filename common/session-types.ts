@@ -1,4 +1,6 @@
 import type { ChatMessage, SystemMessage, TokenUsage, ToolDefinition } from './messages';
+import type { ModelSettings } from './model-call';
+import type { ModelView } from './model-view';
 import type { RuntimeContext } from './runtime-context';
 
 /** Where a session is now; the `state` query returns it. */
@@ -21,7 +23,15 @@ export type TurnStatus =
   /** The model asked the user a question (`ask_question`); the reply is the question. */
   | 'waiting_for_user'
   /** The same tool call kept failing with the same error; the reply names it. */
-  | 'stuck';
+  | 'stuck'
+  /** The server cut the reply off at the output limit (and continuing it was off or ran out); the reply is the partial text. */
+  | 'truncated'
+  /** The server's content filter stopped the reply (`finish_reason: content_filter`). */
+  | 'content_filtered'
+  /** The model refused to answer; the reply is its refusal. */
+  | 'refused'
+  /** A token or cost budget was reached; the reply is the partial result so far. */
+  | 'budget_exceeded';
 
 /** Which tool calls need a human yes before they run. */
 export type ApprovalPolicy = 'none' | 'writes' | 'all' | string[];
@@ -99,6 +109,16 @@ export interface SessionInput {
   searchAttributes?: boolean;
   /** When a run hands over to a fresh one (continue-as-new); defaults keep well below Temporal's warnings. */
   continueAsNew?: ContinueAsNewSettings;
+  /** Output limit, temperature, reasoning effort, tool choice and extra body fields of every model call. */
+  modelSettings?: ModelSettings;
+  /** Models tried in order when a call keeps failing for a reason a retry on the same model cannot fix (not found, refused access, unprocessable). */
+  fallbackModels?: string[];
+  /** How often a reply cut off at the output limit is continued and joined (default 2; 0: the turn ends `truncated`). */
+  maxContinuations?: number;
+  /** The model's context window and when the model's view of the transcript is compacted. */
+  context?: ContextSettings;
+  /** Token and cost budgets per turn and per session (default none). */
+  budget?: BudgetSettings;
   /** Set by the session itself when it continues as new: what the next run carries over. */
   continued?: ContinuedSession;
 }
@@ -112,6 +132,95 @@ export interface ContinueAsNewSettings {
   maxHistoryBytes?: number;
   /** History events a run may add (default 4,000; Temporal warns at 10,240 and stops at 51,200). */
   maxHistoryEvents?: number;
+}
+
+/** The context window and its compaction. */
+export interface ContextSettings {
+  /** The model's context window in tokens (default: what the server reports, else DEFAULT_CONTEXT_WINDOW). */
+  window?: number;
+  /** Compact once the next prompt would pass this share of the window less the output reserve (default 0.8). */
+  compactAt?: number;
+  /** Latest exchanges (model replies with their tool results) that are never pruned or summarised (default 3). */
+  keepRecent?: number;
+  /** Summarise the oldest part with a model call once pruning is not enough (default true). */
+  summarize?: boolean;
+  /** Longest summary in tokens (default 1024, at most a tenth of the window). */
+  summaryTokens?: number;
+}
+
+/** Price of a model, in the user's currency per million tokens. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+}
+
+/** Budgets of a session; any left out is unlimited. */
+export interface BudgetSettings {
+  /** Prompt plus completion tokens one turn may use. */
+  turnTokens?: number;
+  /** Prompt plus completion tokens the whole session may use. */
+  sessionTokens?: number;
+  /** Cost the session may reach, priced by `prices`. */
+  sessionCost?: number;
+  /** Price per model name (`*` for any other); the cost budget needs the models used to be priced. */
+  prices?: Record<string, ModelPrice>;
+  /** Share of a budget at which the model and the user are warned (default 0.8). */
+  warnAt?: number;
+}
+
+/** How much of one budget is used. */
+export interface BudgetUse {
+  used: number;
+  limit?: number;
+}
+
+/** The `state` query's view of the budgets. */
+export interface BudgetState {
+  turnTokens: BudgetUse;
+  sessionTokens: BudgetUse;
+  /** Cost so far (0 when no prices are set). */
+  cost: BudgetUse;
+  /** Budgets passed their warning share (e.g. `session tokens 82%`). */
+  warnings?: string[];
+}
+
+/** Raise budgets by these amounts (the `budget` update). */
+export interface BudgetChange {
+  turnTokens?: number;
+  sessionTokens?: number;
+  sessionCost?: number;
+}
+
+/** One compaction of the model's view: what it did and what it cost. */
+export interface CompactionRecord {
+  turn: number;
+  /** Why: the next prompt would pass the threshold, the server refused a prompt as too long, or the user asked. */
+  reason: 'threshold' | 'context_length' | 'requested';
+  /** Estimated prompt tokens before and after. */
+  beforeTokens: number;
+  afterTokens: number;
+  /** Tool results turned into stubs by this compaction. */
+  pruned: number;
+  /** Messages folded into the summary by this compaction (0: pruning was enough). */
+  summarized: number;
+  /** Tokens the summarising call used (0 without one). */
+  summaryCallTokens: number;
+  /** Wall time of the summarising call in ms (0 without one). */
+  durationMs: number;
+}
+
+/** Where the model's view of the transcript stands (the `state` query). */
+export interface ContextState {
+  window: number;
+  /** Where the window came from: `session`, `server: ...`, `default`, or `server error` (learnt from a 400). */
+  windowSource: string;
+  /** Estimated prompt tokens of the next call. */
+  promptTokens: number;
+  /** Messages the model sees (the transcript may hold more). */
+  viewMessages: number;
+  /** Compactions so far in this session. */
+  compactions: number;
+  lastCompaction?: CompactionRecord;
 }
 
 /** A turn that was under way when its run continued as new; the next run resumes it. */
@@ -130,6 +239,10 @@ export interface PendingTurn {
   warned?: boolean;
   /** How often each failing call (tool, arguments, error) failed so far. */
   failures?: Record<string, number>;
+  /** The turn's budget was raised by this many tokens (`budget` update). */
+  turnTokensExtra?: number;
+  /** Budgets already warned about in this turn. */
+  budgetWarned?: string[];
 }
 
 /** What a run hands the next one when it continues as new. */
@@ -153,6 +266,10 @@ export interface ContinuedSession {
   pendingQuestion?: PendingQuestion;
   /** Initialisation's warnings, shown by `state` in every run. */
   warnings?: string[];
+  /** The model's view of the transcript, its window and compactions. */
+  context?: { view: ModelView; window: number; windowSource: string; compactions: number; lastCompaction?: CompactionRecord; calibration?: number };
+  /** Session budgets as raised so far, and the cost so far. */
+  budget?: { sessionTokensExtra: number; sessionCostExtra: number; cost: number; warned?: string[] };
 }
 
 /** An `ask_question` call whose result will be the user's next message. */
@@ -225,6 +342,10 @@ export interface SessionState {
   error?: string;
   /** Problems that did not stop the agent (e.g. a file a critical action names is missing). */
   warnings?: string[];
+  /** The context window, the model's view and its compactions (sessions started before they existed have none). */
+  context?: ContextState;
+  /** Token and cost budgets, and how much of each is used. */
+  budget?: BudgetState;
 }
 
 /** A turn result without its messages, for status displays. */
@@ -255,6 +376,14 @@ export interface TurnResult extends TurnSummary {
    * last message of `messageRange` (SessionHandle.awaitTurn fills it in).
    */
   responseOmitted?: true;
+  /** Compactions of the model's view during this turn. */
+  compactions?: CompactionRecord[];
+  /** Replies cut off at the output limit that were continued and joined. */
+  continuations?: number;
+  /** Cost of the turn, when prices are set. */
+  cost?: number;
+  /** Problems with the model server's replies that were mended (odd usage numbers, tool calls in the text). */
+  modelWarnings?: string[];
 }
 
 /** Result of the session workflow when it ends normally. */

@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage } from '../common/messages';
-import type { SessionState, TurnResult } from '../common/session-types';
+import type { BudgetChange, BudgetState, CompactionRecord, SessionState, TurnResult } from '../common/session-types';
 import type { TranscriptPage } from '../common/transcript';
 
 /** Cancel the model or tool call in flight; the turn ends `interrupted` and the session waits for the next message. */
@@ -49,3 +49,9 @@ export const denyUpdate = defineUpdate<string[], [callId: string | null, reason?
 
 /** Raise the running turn's iteration limit by `n` (null or omitted: by the session's limit); returns the new limit. */
 export const extendUpdate = defineUpdate<number, [n: number | null]>('extend');
+
+/** Compact the model's view of the transcript now (refused while a turn runs); returns what it did, null when there was nothing to compact. */
+export const compactUpdate = defineUpdate<CompactionRecord | null, []>('compact');
+
+/** Raise the session's budgets by the given amounts (the running turn's too); returns the budgets now. */
+export const budgetUpdate = defineUpdate<BudgetState, [change: BudgetChange]>('budget');

@@ -1,0 +1,113 @@
+/**
+ * The model's view of a transcript. The transcript is the record and only grows; the view is what
+ * one model call sends, described by a few numbers so that the workflow (deciding compaction from
+ * recorded facts) and the worker (building the request from its transcript copy) derive the same
+ * messages. Pure code: runs in the workflow sandbox and in the worker alike.
+ *
+ *   view = transcript[0, head)                 system prompt and what critical actions loaded, whole
+ *        + summary message                     stands for transcript[head, from), when `summary` is set
+ *        + transcript[from, end)               minus the `omit` ranges; tool messages before
+ *                                              `pruneBefore` are sent as short stubs
+ */
+import type { ChatMessage, ToolCall, ToolMessage, UserMessage } from './messages';
+import { utf8Length } from './transcript';
+
+/** The summarising call's system message starts with this, so a server (or a test's fake) can tell it apart. */
+export const SUMMARY_PROMPT_MARKER = '[Loopwright summary request]';
+
+/** Which messages of the transcript one model call sends, and in what form. */
+export interface ModelView {
+  /** Messages `[0, head)` are always sent whole: the system prompt and what critical actions loaded. */
+  head: number;
+  /** First transcript message sent after the summary; `head` while nothing is summarised. */
+  from: number;
+  /** Summary of messages `[head, from)`, sent as one user message in their place. */
+  summary?: string;
+  /** Tool messages at an index below this (and at or after `from`) are sent as stubs. */
+  pruneBefore: number;
+  /** Transcript ranges `[from, to)` left out of the view entirely (a turn whose message could not fit). */
+  omit?: { from: number; to: number }[];
+  /** Tool messages at these indexes are sent as stubs too (single results too large for the window). */
+  prunedAlso?: number[];
+}
+
+/** The view of a transcript nothing has been compacted in yet. */
+export function fullView(head: number): ModelView {
+  return { head, from: head, pruneBefore: 0 };
+}
+
+/** The text of the message that stands for the summarised part. */
+export function summaryMessage(view: ModelView): UserMessage {
+  return {
+    role: 'user',
+    content:
+      `[Loopwright] Summary of the earlier conversation (transcript messages ${view.head}-${view.from - 1}, ` +
+      `compacted to fit the model's context window; the full record is kept):\n\n${view.summary ?? ''}`,
+  };
+}
+
+/**
+ * A pruned tool result: says what was there (tool, main argument, size) and how to get it again.
+ * `call` is the assistant's tool call the message answers, when it is still in the transcript.
+ */
+export function prunedToolMessage(message: ToolMessage, call: ToolCall | undefined): ToolMessage {
+  let target = '';
+  if (call) {
+    try {
+      const args = JSON.parse(call.function.arguments) as Record<string, unknown>;
+      const main = args.file_path ?? args.workflow_path ?? args.path;
+      if (typeof main === 'string') target = ` ${main.slice(0, 200)}`;
+    } catch {
+      // Arguments that are not JSON: the tool name alone.
+    }
+  }
+  const name = call ? call.function.name : 'the tool';
+  let success = true;
+  try {
+    success = (JSON.parse(message.content) as { success?: unknown }).success !== false;
+  } catch {
+    // A result that is not JSON counts as a success.
+  }
+  return {
+    role: 'tool',
+    tool_call_id: message.tool_call_id,
+    content: JSON.stringify({
+      success,
+      pruned: true,
+      note: `This result of ${name}${target} (${utf8Length(message.content)} bytes) was removed from the model's context to save room; it was already answered upon. Call ${name} again if you need it.`,
+    }),
+  };
+}
+
+/** The messages `view` sends, from the transcript's `messages` (the whole transcript, index 0 first). */
+export function viewMessages(messages: readonly ChatMessage[], view: ModelView | undefined): ChatMessage[] {
+  if (!view) return messages.slice();
+  const out: ChatMessage[] = messages.slice(0, Math.min(view.head, messages.length));
+  if (view.summary !== undefined && view.from > view.head) out.push(summaryMessage(view));
+  const prunedAlso = new Set(view.prunedAlso ?? []);
+  // Tool calls by id, for the stubs' wording: only those of the part that is sent are needed.
+  const calls = new Map<string, ToolCall>();
+  for (let i = Math.max(view.from, view.head); i < messages.length; i++) {
+    if (isOmitted(view, i)) continue;
+    const message = messages[i]!;
+    if (message.role === 'assistant') for (const call of message.tool_calls ?? []) calls.set(call.id, call);
+    if (message.role === 'tool' && (i < view.pruneBefore || prunedAlso.has(i))) out.push(prunedToolMessage(message, calls.get(message.tool_call_id)));
+    else out.push(message);
+  }
+  return out;
+}
+
+/** True when transcript message `index` is in one of the view's omitted ranges. */
+export function isOmitted(view: ModelView, index: number): boolean {
+  return (view.omit ?? []).some((r) => index >= r.from && index < r.to);
+}
+
+/**
+ * True when `index` may start the kept part of a view: a user or assistant message, or the end of
+ * the transcript. Every tool call before it has its result before it too, so no pair is split.
+ */
+export function isExchangeBoundary(messages: readonly ChatMessage[], index: number): boolean {
+  if (index >= messages.length) return true;
+  const role = messages[index]!.role;
+  return role === 'user' || role === 'assistant';
+}
