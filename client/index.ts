@@ -19,8 +19,22 @@ export {
   approveUpdate,
   denyUpdate,
   extendUpdate,
+  compactUpdate,
+  budgetUpdate,
 } from '../workflows/definitions';
 export * from '../common/session-types';
 export * from '../common/messages';
 export * from '../common/failure-types';
-export { DEFAULT_TASK_QUEUE, DEFAULT_NAMESPACE, DEFAULT_MAX_ITERATIONS, MAX_USER_MESSAGE_BYTES } from '../common/defaults';
+export { DEFAULT_MAX_OUTPUT_TOKENS, type ModelSettings, type TokenLimitParameter } from '../common/model-call';
+export {
+  DEFAULT_TASK_QUEUE,
+  DEFAULT_NAMESPACE,
+  DEFAULT_MAX_ITERATIONS,
+  MAX_USER_MESSAGE_BYTES,
+  DEFAULT_CONTEXT_WINDOW,
+  DEFAULT_COMPACT_AT,
+  DEFAULT_KEEP_RECENT,
+  DEFAULT_SUMMARY_TOKENS,
+  DEFAULT_MAX_CONTINUATIONS,
+  DEFAULT_BUDGET_WARN_AT,
+} from '../common/defaults';

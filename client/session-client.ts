@@ -11,12 +11,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_TASK_QUEUE, MAX_USER_MESSAGE_BYTES } from '../common/defaults';
 import { CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
 import type { ChatMessage } from '../common/messages';
-import type { SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
+import type { BudgetChange, BudgetState, CompactionRecord, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
 import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, SESSION_SEARCH_ATTRIBUTES, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
 import { TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
 import {
   approveUpdate,
   awaitTurnUpdate,
+  budgetUpdate,
+  compactUpdate,
   denyUpdate,
   extendUpdate,
   endSignal,
@@ -213,6 +215,31 @@ export class SessionHandle {
   async extend(n?: number): Promise<number> {
     try {
       return await this.workflow.executeUpdate(extendUpdate, { args: [n ?? null] });
+    } catch (err) {
+      throw rejection(err);
+    }
+  }
+
+  /**
+   * Compact the model's view of the transcript now (the transcript keeps every message); returns
+   * what the compaction did, or null when there was nothing to compact. Rejected
+   * (SessionRejectedError) while a turn runs.
+   */
+  async compact(): Promise<CompactionRecord | null> {
+    try {
+      return await this.workflow.executeUpdate(compactUpdate, { args: [] });
+    } catch (err) {
+      throw rejection(err);
+    }
+  }
+
+  /**
+   * Raise the session's budgets by the amounts in `change` (the running turn's token budget too);
+   * returns the budgets now. A refusal is a SessionRejectedError.
+   */
+  async budget(change: BudgetChange): Promise<BudgetState> {
+    try {
+      return await this.workflow.executeUpdate(budgetUpdate, { args: [change] });
     } catch (err) {
       throw rejection(err);
     }
