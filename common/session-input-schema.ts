@@ -69,6 +69,29 @@ const object =
     return undefined;
   };
 
+/** A number within [min, max] (`openMin`: above min). */
+const numberIn =
+  (min: number, max: number, openMin = false): Check =>
+  (value, field) =>
+    typeof value === 'number' && Number.isFinite(value) && (openMin ? value > min : value >= min) && value <= max
+      ? undefined
+      : `${field}: expected a number ${openMin ? 'above' : 'from'} ${min} ${openMin ? 'up to' : 'to'} ${max}, got ${describe(value)}`;
+
+/** A JSON object (any fields). */
+const plainObject: Check = (value, field) =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? undefined : `${field}: expected an object, got ${describe(value)}`;
+
+/** Prices per model: `{ model: { input, output } }`, per million tokens. */
+const prices: Check = (value, field) => {
+  const problem = plainObject(value, field);
+  if (problem) return problem;
+  for (const [model, price] of Object.entries(value as Record<string, unknown>)) {
+    const p = object({ input: numberIn(0, 1e9), output: numberIn(0, 1e9) }, true)(price, `${field}.${model}`);
+    if (p) return p;
+  }
+  return undefined;
+};
+
 const policy: Check = (value, field) => (Array.isArray(value) ? stringList(value, field) : oneOf('none', 'writes', 'all')(value, field));
 
 const SESSION_INPUT = object(
@@ -94,6 +117,34 @@ const SESSION_INPUT = object(
     iterationWarning: optional(fraction),
     maxRepeatedFailures: optional(integer(1)),
     continueAsNew: optional(object({ maxHistoryBytes: optional(integer(1)), maxHistoryEvents: optional(integer(1)) }, true)),
+    modelSettings: optional(
+      object(
+        {
+          maxOutputTokens: optional(integer(1)),
+          tokenParameter: optional(oneOf('max_tokens', 'max_completion_tokens')),
+          temperature: optional(numberIn(0, 2)),
+          reasoningEffort: optional(oneOf('minimal', 'low', 'medium', 'high')),
+          toolChoice: optional(oneOf('auto', 'required', 'none')),
+          extraBody: optional(plainObject),
+          sendReasoning: optional(boolean),
+        },
+        true,
+      ),
+    ),
+    fallbackModels: optional(stringList),
+    maxContinuations: optional(integer(0)),
+    context: optional(
+      object(
+        { window: optional(integer(256)), compactAt: optional(numberIn(0, 1, true)), keepRecent: optional(integer(1)), summarize: optional(boolean), summaryTokens: optional(integer(16)) },
+        true,
+      ),
+    ),
+    budget: optional(
+      object(
+        { turnTokens: optional(integer(1)), sessionTokens: optional(integer(1)), sessionCost: optional(numberIn(0, 1e12, true)), prices: optional(prices), warnAt: optional(numberIn(0, 1, true)) },
+        true,
+      ),
+    ),
     // Written by the session itself when it continues as new; its transcript is checked by hash on arrival.
     continued: optional(object({ fromRunId: string(true), run: integer(1) }, false)),
   },

@@ -9,7 +9,10 @@ import type { SessionTimeouts } from '../common/session-types';
 
 /** The stubs a session uses. */
 export type SessionActivityStubs = ActivityInterfaceFor<
-  Pick<SessionActivities, 'initializeAgent' | 'callModel' | 'callModelV2' | 'loadTranscriptPage' | 'read_file' | 'execute_workflow' | 'save_output'>
+  Pick<
+    SessionActivities,
+    'initializeAgent' | 'callModel' | 'callModelV2' | 'summarizeContext' | 'describeModel' | 'loadTranscriptPage' | 'read_file' | 'execute_workflow' | 'save_output'
+  >
 > & {
   /** The read-only tools as local activities: run in the worker that runs the workflow task, no round trip through the server. */
   localReads: LocalActivityInterfaceFor<Pick<SessionActivities, 'read_file' | 'execute_workflow'>>;
@@ -26,10 +29,15 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
   // Model calls can be slow; they heartbeat so that a dead worker is noticed within the heartbeat
   // timeout and so that an interrupt reaches the HTTP request. The activity marks 4xx errors
   // non-retryable and passes Retry-After through `nextRetryDelay`; this policy shapes the rest.
-  const model = proxyActivities<Pick<SessionActivities, 'callModel' | 'callModelV2'>>({
+  const model = proxyActivities<Pick<SessionActivities, 'callModel' | 'callModelV2' | 'summarizeContext'>>({
     startToCloseTimeout: (timeouts.modelCall ?? '10 minutes') as Duration,
     heartbeatTimeout: (timeouts.modelHeartbeat ?? '30 seconds') as Duration,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  });
+  // Asking the server for the model's window never fails (unknown is an answer); it is quick.
+  const describe = proxyActivities<Pick<SessionActivities, 'describeModel'>>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumAttempts: 3 },
   });
   // Paging an earlier run's transcript into this one queries that run, which a worker replays.
   const transcript = proxyActivities<Pick<SessionActivities, 'loadTranscriptPage'>>({
@@ -65,6 +73,8 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     initializeAgent: init.initializeAgent,
     callModel: model.callModel,
     callModelV2: model.callModelV2,
+    summarizeContext: model.summarizeContext,
+    describeModel: describe.describeModel,
     loadTranscriptPage: transcript.loadTranscriptPage,
     read_file: reads.read_file,
     execute_workflow: reads.execute_workflow,

@@ -5,7 +5,6 @@
  * turn — carrying the transcript, counters and the unfinished turn; the workflow id stays the same.
  */
 import type { Duration } from '@temporalio/common';
-import type { ChatMessage, ToolCall } from '../common/messages';
 import {
   ApplicationFailure,
   CancellationScope,
@@ -17,52 +16,30 @@ import {
   patched,
   setCurrentDetails,
   setHandler,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
   DEFAULT_IDLE_TIMEOUT,
+  DEFAULT_MAX_CONTINUATIONS,
   DEFAULT_MAX_HISTORY_BYTES,
   DEFAULT_MAX_HISTORY_EVENTS,
   DEFAULT_MAX_ITERATIONS,
   MAX_USER_MESSAGE_BYTES,
 } from '../common/defaults';
-import {
-  AGENT_INIT_FAILED,
-  BAD_INPUT,
-  BUSY,
-  SESSION_ENDING,
-  SESSION_FAILED,
-  CONTINUED_AS_NEW,
-  MAX_ITERATIONS_EXCEEDED,
-  TOO_LARGE,
-  TRANSCRIPT_MISMATCH,
-  TURN_FAILED,
-} from '../common/failure-types';
-import type {
-  ApprovalPolicy,
-  ContinuedSession,
-  InitializeResult,
-  PendingApproval,
-  PendingTurn,
-  SessionInput,
-  SessionResult,
-  SessionState,
-  TurnResult,
-} from '../common/session-types';
-import {
-  CARRY_INLINE_BYTES,
-  HashedTranscript,
-  TRANSCRIPT_PAGE_BYTES,
-  utf8Length,
-} from '../common/transcript';
+import { AGENT_INIT_FAILED, BAD_INPUT, BUSY, SESSION_ENDING, SESSION_FAILED, CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
+import type { BudgetChange, ContinuedSession, InitializeResult, PendingTurn, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
+import { CARRY_INLINE_BYTES, HashedTranscript, TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
 import { sessionInputProblem } from '../common/session-input-schema';
-import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
-import { sessionActivities, type SessionActivityStubs } from './activity-proxies';
+import { isLoopToolName } from '../common/tool-names';
+import { sessionActivities } from './activity-proxies';
+import { approvalControls } from './approvals';
+import { Budgets } from './budgets';
+import { carriedTurns, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
+import { ContextManager } from './context-manager';
 import {
-  approveUpdate,
   awaitTurnUpdate,
-  denyUpdate,
+  budgetUpdate,
+  compactUpdate,
   extendUpdate,
   endSignal,
   interruptSignal,
@@ -71,11 +48,13 @@ import {
   stateQuery,
   transcriptPageQuery,
 } from './definitions';
+import type { ManagedModel } from './model-calls';
+import { excerpt, oneShotOutcome, turnSpanEnd } from './session-outcome';
 import { rootMessage } from './tool-calls';
-import { type SpanEnd, withSpan } from './trace-hook';
-import { type ApprovalDecision, isPaused, type PausedTurn, runTurn, type TurnControls, type TurnOutcome, type TurnStart } from './turn';
-import { isLoopToolName } from '../common/tool-names';
+import { withSpan } from './trace-hook';
+import { isPaused, runTurn, type TurnControls, type TurnStart } from './turn';
 import { addUsage, ZERO_USAGE } from './usage';
+import { searchAttributeUpdater, sessionDetails } from './web-ui';
 
 /** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
 const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
@@ -83,19 +62,12 @@ const CONTINUE_AS_NEW_PATCH = 'loopwright-continue-as-new';
 const LOCAL_READS_PATCH = 'loopwright-local-reads';
 const HUMAN_LOOP_PATCH = 'loopwright-human-loop';
 const SEARCH_ATTRIBUTES_PATCH = 'loopwright-search-attributes';
-
-/** Results of this many latest turns travel to the next run, for clients collecting them there. */
-const RECENT_TURNS = 8;
+const MANAGED_CONTEXT_PATCH = 'loopwright-managed-context';
 
 /** With the server's own suggestion alone, a run continues as new only once it added this much (so a large carried transcript cannot loop). */
 const SUGGESTED_MIN_BYTES = 1024 * 1024;
 const SUGGESTED_MIN_EVENTS = 1_000;
 
-/** Longest reply kept in `state.lastTurn` (the whole reply is in the transcript and the turn's result). */
-const LAST_TURN_EXCERPT = 4_000;
-
-/** Carried turn results stay this small in total; larger replies travel as `responseOmitted` (the client reads them from the transcript). */
-const CARRIED_TURNS_BYTES = 64 * 1024;
 
 /** Run an agent session. See `SessionInput`; signals, queries and updates are in definitions.ts. */
 export async function agentSession(input: SessionInput): Promise<SessionResult> {
@@ -115,6 +87,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const localReads = patched(LOCAL_READS_PATCH);
   const humanLoop = patched(HUMAN_LOOP_PATCH);
   const searchable = input.searchAttributes === true && patched(SEARCH_ATTRIBUTES_PATCH);
+  // Context management, budgets, model settings and reply checks (statuses such as `truncated`).
+  const managedContext = patched(MANAGED_CONTEXT_PATCH);
   const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
@@ -165,84 +139,25 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const finishedTurn = (turn: number): TurnResult | undefined => recentTurns.find((t) => t.turn === turn);
 
   /** Upsert the search attributes that changed (agent and bundle once, status, turns and tokens as they move). */
-  let indexed = '';
-  const refreshSearchAttributes = (): void => {
-    if (!searchable) return;
-    const key = `${state.status}|${state.turn}|${state.usage.totalTokens}`;
-    if (key === indexed) return;
-    indexed = key;
-    upsertSearchAttributes([
-      { key: AGENT_ATTRIBUTE, value: input.agentId },
-      { key: BUNDLE_ATTRIBUTE, value: input.bundlePath.split(/[\\/]/).filter(Boolean).pop() ?? input.bundlePath },
-      { key: STATUS_ATTRIBUTE, value: state.status },
-      { key: TURNS_ATTRIBUTE, value: state.turn },
-      { key: TOKENS_ATTRIBUTE, value: state.usage.totalTokens },
-    ]);
-  };
-
+  const refreshSearchAttributes = searchable ? searchAttributeUpdater(input, state) : () => undefined;
   /** The Web UI's live "current details" of the session, in markdown; never whole contents. */
-  const refreshDetails = (): void => {
-    const lines = [
-      `**${state.status.replace(/_/g, ' ')}** · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · run ${state.run} · ${state.usage.totalTokens} tokens`,
-    ];
-    if (state.agent) lines.push(`agent: ${state.agent.name} (${state.agent.title})`);
-    for (const tool of state.runningTools) lines.push(`running: \`${tool.name}\`${tool.detail ? ` ${tool.detail}` : ''}`);
-    for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId})`);
-    if (state.pendingQuestion) lines.push(`question for the user: ${state.pendingQuestion.question.slice(0, 200)}`);
-    if (state.lastTurn?.response) lines.push(`last reply: ${state.lastTurn.response.replace(/\s+/g, ' ').slice(0, 200)}`);
-    if (state.error) lines.push(`error: ${state.error}`);
-    setCurrentDetails(lines.join('\n\n'));
-  };
+  const refreshDetails = (): void => setCurrentDetails(sessionDetails(snapshot()));
+  /** Context management and budgets, once the agent is initialised (sessions recorded before them have none). */
+  let managed: ManagedModel | undefined;
+  /** The `state` query's answer: the state with the transcript's, context's and budgets' figures. */
+  const snapshot = (): SessionState => ({
+    ...state,
+    messageCount: transcript.length,
+    transcriptBytes: transcript.bytes,
+    ...(managed ? { context: managed.context.state(transcript) } : {}),
+    ...(managed?.budgets.active ? { budget: managed.budgets.state() } : {}),
+  });
 
   // Human in the loop: approvals, the turn's (extendable) limit, the model's pending question.
-  const approval = approvalSettings(input);
-  const decisions = new Map<string, ApprovalDecision>();
   let turnLimit = carried?.pendingTurn?.maxIterations ?? maxIterations;
   const controls: TurnControls | undefined = humanLoop
-    ? {
-        limit: () => turnLimit,
-        warnAt: input.iterationWarning ?? 0.8,
-        maxRepeatedFailures: input.maxRepeatedFailures ?? 3,
-        loopBreakers: input.loopBreakers !== false,
-        interactive: !input.oneShot,
-        needsApproval: (call) => policyCovers(approval.policy, call.function.name),
-        requestApproval: async (call) => {
-          const pending: PendingApproval = { callId: call.id, tool: call.function.name, ...previewOf(call, init?.context.variables ?? {}), since: Date.now() };
-          state.pendingApprovals = [...state.pendingApprovals, pending];
-          state.status = 'waiting_for_approval';
-          refreshDetails();
-          try {
-            let answered = true;
-            if (approval.timeout !== undefined) answered = await condition(() => decisions.has(call.id), approval.timeout as Duration);
-            else await condition(() => decisions.has(call.id));
-            if (!answered) return { approved: approval.onTimeout === 'approve', reason: `no answer within ${approval.timeout}` };
-            return decisions.get(call.id)!;
-          } finally {
-            state.pendingApprovals = state.pendingApprovals.filter((p) => p.callId !== call.id);
-            if (state.pendingApprovals.length === 0 && state.status === 'waiting_for_approval') state.status = 'executing_tool';
-          }
-        },
-      }
+    ? approvalControls({ input, state, limit: () => turnLimit, variables: () => init?.context.variables ?? {}, refreshDetails })
     : undefined;
-  const decide = (approved: boolean, callId?: string, reason?: string): string[] => {
-    const ids = callId === undefined ? state.pendingApprovals.map((p) => p.callId) : [callId];
-    for (const id of ids) decisions.set(id, { approved, ...(reason ? { reason } : {}) });
-    return ids;
-  };
-  const checkPending = (callId?: string): void => {
-    if (state.pendingApprovals.length === 0) throw ApplicationFailure.nonRetryable('No tool call is waiting for approval', BAD_INPUT);
-    if (callId !== undefined && !state.pendingApprovals.some((p) => p.callId === callId)) {
-      throw ApplicationFailure.nonRetryable(`No tool call ${callId} is waiting for approval (waiting: ${state.pendingApprovals.map((p) => p.callId).join(', ')})`, BAD_INPUT);
-    }
-  };
-  setHandler(approveUpdate, (callId: string | null) => decide(true, callId ?? undefined), {
-    validator: (callId: string | null) => checkPending(callId ?? undefined),
-    description: 'Let a tool call waiting for approval run (all waiting calls when no call id is given)',
-  });
-  setHandler(denyUpdate, (callId: string | null, reason?: string) => decide(false, callId ?? undefined, reason), {
-    validator: (callId: string | null, _reason?: string) => checkPending(callId ?? undefined),
-    description: 'Refuse a tool call waiting for approval, with a reason the model sees',
-  });
   setHandler(
     extendUpdate,
     (n: number | null) => {
@@ -259,7 +174,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     },
   );
 
-  setHandler(stateQuery, () => ({ ...state, messageCount: transcript.length, transcriptBytes: transcript.bytes }), {
+  setHandler(stateQuery, snapshot, {
     description: 'Where the session stands: status, turn, iteration, running tools, pending approvals, tokens, run',
   });
   setHandler(messagesQuery, (from = 0) => {
@@ -284,6 +199,66 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     log.info('Interrupting the current turn', { turn: state.turn, reason });
     currentTurn.cancel();
   }, { description: 'Cancel the model or tool call in flight; the turn ends interrupted and the session waits for the next message' });
+  setHandler(
+    compactUpdate,
+    async () => {
+      busy = true;
+      try {
+        const record = await managed!.context.compact({
+          reason: 'requested',
+          force: true,
+          turn: state.turn,
+          transcript,
+          tools: init!.tools,
+          activities,
+          ...(input.model !== undefined ? { model: input.model } : {}),
+          onUsage: (usage) => {
+            state.usage = addUsage(state.usage, usage);
+            managed!.budgets.record(usage, input.model);
+          },
+        });
+        refreshDetails();
+        return record ?? null;
+      } finally {
+        busy = false;
+      }
+    },
+    {
+      validator: () => {
+        if (!managed || !init) throw ApplicationFailure.nonRetryable('This session has no context management (it started before it existed, or is still initialising)', BAD_INPUT);
+        if (busy || resumingTurn !== undefined) throw ApplicationFailure.nonRetryable('busy: a turn is running; compact once it has finished', BUSY);
+        if (continuing) throw continuedFailure();
+      },
+      description: "Compact the model's view of the transcript now: prune old tool results, summarise the oldest exchanges",
+    },
+  );
+  setHandler(
+    budgetUpdate,
+    (change: BudgetChange) => {
+      managed!.budgets.raise(change);
+      refreshDetails();
+      return managed!.budgets.state();
+    },
+    {
+      validator: (change: BudgetChange) => {
+        if (!managed) throw ApplicationFailure.nonRetryable('This session has no budgets (it started before they existed, or is still initialising)', BAD_INPUT);
+        const c = (change ?? {}) as Record<string, unknown>;
+        const known = ['turnTokens', 'sessionTokens', 'sessionCost'];
+        const unknown = Object.keys(c).find((k) => !known.includes(k));
+        if (unknown !== undefined) throw ApplicationFailure.nonRetryable(`${unknown}: unknown budget (known: ${known.join(', ')})`, BAD_INPUT);
+        for (const key of known) {
+          const v = c[key];
+          if (v === undefined) continue;
+          const whole = key !== 'sessionCost';
+          if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || (whole && !Number.isInteger(v))) {
+            throw ApplicationFailure.nonRetryable(`${key}: expected a ${whole ? 'whole ' : ''}number above 0, got ${String(v)}`, BAD_INPUT);
+          }
+        }
+        if (known.every((k) => c[k] === undefined)) throw ApplicationFailure.nonRetryable('Name a budget to raise: turnTokens, sessionTokens or sessionCost', BAD_INPUT);
+      },
+      description: 'Raise the token and cost budgets by the given amounts (the running turn too)',
+    },
+  );
 
   /** Run (or resume) a turn in its own cancellable scope so `interrupt` can stop it and the session go on. */
   const runSessionTurn = async (start: TurnStart): Promise<TurnResult | undefined> => {
@@ -327,6 +302,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
               transcriptRef,
               localReads,
               controls,
+              ...(managed ? { managed } : {}),
               shouldPause: shouldContinueAsNew,
               observer: {
                 onThinking: (iteration) => {
@@ -477,6 +453,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     }
     log.info('Agent initialised', { agent: init.agent.id, systemMessages: transcript.length });
   }
+  if (managedContext) managed = await manageContext(input, activities, transcript, init, carried, () => state.usage.totalTokens, refreshDetails);
   state.agent = init.agent;
   state.status = 'waiting_for_user';
   refreshDetails();
@@ -506,6 +483,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       recentTurns: carriedTurns(recentTurns),
       ...(state.pendingQuestion ? { pendingQuestion: state.pendingQuestion } : {}),
       ...(state.warnings ? { warnings: state.warnings } : {}),
+      ...(managed ? { context: managed.context.carry(), budget: managed.budgets.carry() } : {}),
     };
     log.info('Continuing as new', {
       run: state.run,
@@ -566,125 +544,44 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   return { turns: state.turn, lastTurn: recentTurns.at(-1), usage: state.usage, endedBy: 'end_signal' };
 }
 
-function approvalSettings(input: SessionInput): { policy: ApprovalPolicy; timeout: string | undefined; onTimeout: 'approve' | 'deny' } {
-  return { policy: input.approval?.policy ?? 'none', timeout: input.approval?.timeout, onTimeout: input.approval?.onTimeout ?? 'deny' };
-}
-
-/** Whether `policy` makes a call of `tool` wait for a human yes. */
-function policyCovers(policy: ApprovalPolicy, tool: string): boolean {
-  if (policy === 'none') return false;
-  if (policy === 'all') return true;
-  if (policy === 'writes') return tool === 'save_output';
-  return policy.includes(tool);
-}
-
-/** Path (with known variables filled in) and a short preview of a call, for the person approving it. */
-function previewOf(call: ToolCall, variables: Record<string, string>): { path?: string; preview: string } {
-  let args: Record<string, unknown> = {};
-  try {
-    const parsed: unknown = JSON.parse(call.function.arguments);
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
-  } catch {
-    // Shown as it came.
-  }
-  const raw = args.file_path ?? args.workflow_path;
-  // One pass over {name} placeholders; unknown ones stay as written (the tool resolves them fully).
-  const path = typeof raw === 'string' ? raw.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, name: string) => variables[name] ?? whole) : undefined;
-  const content = typeof args.content === 'string' ? args.content : undefined;
-  const preview = content !== undefined
-    ? `${utf8Length(content)} bytes: ${content.slice(0, 200)}${content.length > 200 ? '…' : ''}`
-    : call.function.arguments.slice(0, 200);
-  return { ...(path !== undefined ? { path } : {}), preview };
-}
-
-function excerpt(response: string | null): string | null {
-  return response !== null && response.length > LAST_TURN_EXCERPT ? `${response.slice(0, LAST_TURN_EXCERPT)}…` : response;
-}
-
-/** The latest turn results, newest kept whole first, replies dropped once they would pass the budget. */
-function carriedTurns(turns: TurnResult[]): TurnResult[] {
-  let budget = CARRIED_TURNS_BYTES;
-  return turns
-    .slice()
-    .reverse()
-    .map((turn) => {
-      const bytes = utf8Length(turn.response ?? '');
-      if (bytes <= budget) {
-        budget -= bytes;
-        return turn;
-      }
-      return { ...turn, response: null, responseOmitted: true as const };
-    })
-    .reverse();
-}
-
 /**
- * Fill this run's transcript with the one the previous run handed over: inline, or page by page
- * through an activity that queries the previous run. The chain hash proves it arrived whole.
+ * Context management and budgets of a session: the window (the session's, else the server's, else
+ * the default), the model's view carried from the previous run, and the budgets raised so far.
  */
-async function loadCarriedTranscript(
-  activities: SessionActivityStubs,
-  carried: { fromRunId: string; fromWorkflowId?: string; transcript: { count: number; hash: string; messages?: ChatMessage[] } },
+async function manageContext(
+  input: SessionInput,
+  activities: ReturnType<typeof sessionActivities>,
   transcript: HashedTranscript,
-): Promise<void> {
-  const expected = carried.transcript;
-  if (expected.messages) {
-    transcript.push(...expected.messages);
-  } else {
-    const workflowId = carried.fromWorkflowId ?? workflowInfo().workflowId;
-    while (transcript.length < expected.count) {
-      const page = await activities.loadTranscriptPage({
-        workflowId,
-        runId: carried.fromRunId,
-        from: transcript.length,
-        to: expected.count,
-        maxBytes: TRANSCRIPT_PAGE_BYTES,
-      });
-      if (page.messages.length === 0) break;
-      transcript.push(...page.messages);
+  init: Omit<InitializeResult, 'messages'>,
+  carried: ContinuedSession | undefined,
+  sessionTokens: () => number,
+  refreshDetails: () => void,
+): Promise<ManagedModel> {
+  const settings = input.modelSettings ?? {};
+  const head = carried?.context?.view.head ?? Math.min(transcript.length, countLeadingSystem(transcript));
+  const context = new ContextManager(input.context ?? {}, settings, head, carried?.context);
+  if (!carried && context.windowUnknown) {
+    const described = await activities.describeModel({ ...(input.model !== undefined ? { model: input.model } : {}) });
+    if (described.contextWindow !== null && Number.isInteger(described.contextWindow) && described.contextWindow > 0) {
+      context.setWindow(described.contextWindow, `server: ${described.source}`);
+    } else {
+      log.info('Context window unknown; using the default', { source: described.source, window: context.window });
     }
   }
-  if (transcript.length !== expected.count || transcript.hashAt() !== expected.hash) {
-    throw ApplicationFailure.create({
-      type: TRANSCRIPT_MISMATCH,
-      message: `The transcript carried from run ${carried.fromRunId} does not match: ${transcript.length} messages with hash ${transcript.hashAt()}, expected ${expected.count} with hash ${expected.hash}`,
-      nonRetryable: true,
-    });
-  }
-}
-
-/** A one-shot session returns its turn, or fails with a stable type carrying the partial result. */
-function oneShotOutcome(result: TurnResult, turns: number): SessionResult {
-  if (result.status === 'max_iterations') {
-    throw ApplicationFailure.create({
-      type: MAX_ITERATIONS_EXCEEDED,
-      message: result.error ?? 'Agent execution exceeded maximum iterations',
-      nonRetryable: true,
-      details: [result],
-    });
-  }
-  if (result.status === 'failed') {
-    throw ApplicationFailure.create({
-      type: TURN_FAILED,
-      message: `The turn failed: ${result.error ?? 'unknown error'}`,
-      nonRetryable: true,
-      details: [result],
-    });
-  }
-  return { turns, lastTurn: result, usage: result.usage, endedBy: 'one_shot' };
-}
-
-/** What the `loopwright.turn` span records when the turn ends (or pauses for the next run). */
-function turnSpanEnd(outcome: TurnOutcome | PausedTurn): SpanEnd {
-  if (isPaused(outcome)) return { attributes: { 'loopwright.status': 'paused', 'loopwright.iterations': outcome.paused.iterations } };
+  log.info('Context window', { window: context.window, source: context.windowSource, tools: init.tools.length });
   return {
-    attributes: {
-      'loopwright.status': outcome.status,
-      'loopwright.iterations': outcome.iterations,
-      'loopwright.tool_calls': outcome.toolCalls,
-      'gen_ai.usage.input_tokens': outcome.usage.promptTokens,
-      'gen_ai.usage.output_tokens': outcome.usage.completionTokens,
-    },
-    ...(outcome.status === 'failed' ? { error: outcome.error ?? 'the turn failed' } : {}),
+    context,
+    budgets: new Budgets(input.budget ?? {}, sessionTokens, carried?.budget),
+    settings,
+    fallbackModels: input.fallbackModels ?? [],
+    maxContinuations: input.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS,
+    onCompaction: () => refreshDetails(),
   };
+}
+
+/** Messages at the start of the transcript that are system messages (the prompt and what critical actions loaded). */
+function countLeadingSystem(transcript: HashedTranscript): number {
+  let n = 0;
+  while (n < transcript.length && transcript.messages[n]!.role === 'system') n += 1;
+  return n;
 }

@@ -3,15 +3,15 @@
  * append its message, run all requested tools in parallel, append their results in tool-call order,
  * and decide what comes next. Only recorded facts (activity results, workflow time) drive it.
  */
-import { isCancellation, log, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, log } from '@temporalio/workflow';
 import { MAX_TRANSCRIPT_BYTES } from '../common/defaults';
 import type { TokenUsage, ToolCall, ToolDefinition, ToolMessage, ToolResult } from '../common/messages';
-import type { ModelCallResult } from '../common/model-call';
 import type { RuntimeContext } from '../common/runtime-context';
-import type { PendingQuestion, PendingTurn, RunningTool, TurnResult, TurnStatus } from '../common/session-types';
+import type { CompactionRecord, PendingQuestion, PendingTurn, RunningTool, TurnResult, TurnStatus } from '../common/session-types';
 import { isLoopToolName } from '../common/tool-names';
-import { type HashedTranscript, INLINE_DELTA_BYTES, jsonBytes, MAX_MESSAGE_BYTES } from '../common/transcript';
+import { type HashedTranscript, jsonBytes, MAX_MESSAGE_BYTES } from '../common/transcript';
 import type { SessionActivityStubs } from './activity-proxies';
+import { isContextLengthFailure, type ManagedModel, ModelCaller } from './model-calls';
 import { rootMessage, runToolCall, truncateArguments } from './tool-calls';
 import { addUsage, ZERO_USAGE } from './usage';
 
@@ -66,6 +66,8 @@ export interface TurnInput {
   maxTranscriptBytes?: number;
   /** Approvals, loop-breaking tools, limit warnings, repeated failures; absent for recorded sessions. */
   controls?: TurnControls;
+  /** Context management, budgets, model settings; absent for sessions recorded before them. */
+  managed?: ManagedModel;
 }
 
 /**
@@ -108,6 +110,13 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
   let iterations = resumed ? resumed.iterations : 0;
   const iterationsAtStart = iterations;
   let usage: TokenUsage = resumed ? resumed.usage : ZERO_USAGE;
+  const managed = input.managed;
+  const caller = new ModelCaller(input, managed);
+  const compactions: CompactionRecord[] = [];
+  const modelWarnings: string[] = [];
+  let continuations = 0;
+  const costAtStart = managed?.budgets.cost ?? 0;
+  managed?.budgets.startTurn(usage.totalTokens, resumed?.turnTokensExtra ?? 0, resumed?.budgetWarned ?? []);
   // The index just past the model's last reply: the messages after it are what the worker lacks.
   let afterLastReply: number | undefined;
   const maxTranscriptBytes = input.maxTranscriptBytes ?? MAX_TRANSCRIPT_BYTES;
@@ -125,6 +134,10 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       usage,
       ...(error === undefined ? {} : { error }),
       ...(question ? { question } : {}),
+      ...(compactions.length ? { compactions } : {}),
+      ...(continuations ? { continuations } : {}),
+      ...(managed && managed.budgets.cost > costAtStart ? { cost: Math.round((managed.budgets.cost - costAtStart) * 1e6) / 1e6 } : {}),
+      ...(modelWarnings.length ? { modelWarnings: modelWarnings.slice(0, 20) } : {}),
     };
     log.info('Turn ended', { turn: input.turn, status, iterations, durationMs: Date.now() - turnStarted, error });
     return result;
@@ -145,7 +158,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       if (iterations > iterationsAtStart && input.shouldPause()) {
         log.info('Turn continues in a new run', { turn: input.turn, iterations });
         const extended = controls && max !== input.maxIterations ? { maxIterations: max } : {};
-        return { paused: { turn: input.turn, firstIndex, iterations, usage, startedAt: turnStarted, warned, failures, ...extended } };
+        return { paused: { turn: input.turn, firstIndex, iterations, usage, startedAt: turnStarted, warned, failures, ...extended, ...managed?.budgets.turnCarry() } };
       }
       if (controls && controls.warnAt > 0 && !warned && iterations > 0 && iterations >= Math.ceil(max * controls.warnAt)) {
         warned = true;
@@ -155,7 +168,11 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
           content: `[Loopwright] ${iterations} of this turn's ${max} iterations are used; ${left} remain. Finish the task now, or ask the user how to go on${controls.loopBreakers ? ' (ask_question)' : ''}.`,
         });
       }
-      if (transcript.bytes > maxTranscriptBytes) {
+      if (managed) {
+        // Budgets are checked before a call: the turn never starts a call it may not afford.
+        const stop = managed.budgets.exhausted();
+        if (stop) return finish('budget_exceeded', lastAssistantText(transcript, firstIndex), stop.message);
+      } else if (transcript.bytes > maxTranscriptBytes) {
         return finish(
           'failed',
           null,
@@ -165,19 +182,37 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       iterations += 1;
       observer.onThinking(iterations);
       const modelStarted = Date.now();
-      const reply = await callModel(input, afterLastReply, `turn ${input.turn} · iteration ${iterations} · callModel ${input.model ?? 'default model'}`);
+      const reply = await caller.step(afterLastReply, iterations, (callUsage, model) => {
+        usage = addUsage(usage, callUsage);
+        observer.onUsage(callUsage);
+        managed?.budgets.record(callUsage, model ?? caller.model);
+      });
       transcript.push(reply.message);
-      afterLastReply = transcript.length;
-      if (reply.usage) {
-        usage = addUsage(usage, reply.usage);
-        observer.onUsage(reply.usage);
-      }
+      // A reply joined from several calls replaces the first part the worker recorded: send it along.
+      afterLastReply = reply.joined ? transcript.length - 1 : transcript.length;
+      compactions.push(...reply.compactions);
+      continuations += reply.continuations;
+      if (reply.warnings) modelWarnings.push(...reply.warnings);
       const calls = reply.message.tool_calls ?? [];
       log.info(`Iteration ${iterations}/${max}`, {
         turn: input.turn,
         modelMs: Date.now() - modelStarted,
         toolCalls: calls.map((c) => `${c.function.name} ${truncateArguments(c.function.arguments)}`),
       });
+      if (managed) {
+        for (const warning of managed.budgets.newWarnings()) {
+          transcript.push({ role: 'system', content: `[Loopwright] Budget warning: ${warning}. Finish the task soon, or tell the user what is left.` });
+        }
+        if (reply.refusal) return finish('refused', reply.message.content, `The model refused: ${reply.message.content ?? 'no reason given'}`);
+        if (reply.finishReason === 'content_filter') {
+          closeDanglingToolCalls(transcript, firstIndex, FILTERED_RESULT);
+          return finish('content_filtered', reply.message.content, "The model server's content filter stopped the reply");
+        }
+        if (reply.finishReason === 'length' && calls.length === 0) {
+          const tried = reply.continuations > 0 ? ` (continued ${reply.continuations} times)` : '';
+          return finish('truncated', reply.message.content ?? '', `The reply was cut off at the output limit${tried}; raise the output limit (maxOutputTokens) or say "continue"`);
+        }
+      }
       if (calls.length === 0) {
         return finish('completed', reply.message.content ?? '');
       }
@@ -201,6 +236,12 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       closeDanglingToolCalls(transcript, firstIndex);
       return finish('interrupted', null, 'Interrupted by the user');
     }
+    if (managed && isContextLengthFailure(err)) {
+      // Even compacted, the turn does not fit: leave it out of what the model sees, so the next message works.
+      closeDanglingToolCalls(transcript, firstIndex);
+      managed.context.omit(firstIndex, transcript.length);
+      return finish('failed', null, `${rootMessage(err)} This turn's messages are now left out of what the model sees, so the next message starts from the conversation before it.`);
+    }
     return finish('failed', null, rootMessage(err));
   }
 }
@@ -208,32 +249,6 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
 /** True for a turn handed over to the next run. */
 export function isPaused(result: TurnOutcome | PausedTurn): result is PausedTurn {
   return 'paused' in result;
-}
-
-/**
- * One model call. With `transcriptRef`, the activity gets where the transcript stands (count and
- * chain hash) plus the messages since the model's last reply when they are small; the worker holds
- * the rest. Otherwise (histories recorded before that) the whole transcript goes in the input.
- */
-function callModel(input: TurnInput, afterLastReply: number | undefined, summary: string): Promise<ModelCallResult> {
-  const { transcript } = input;
-  if (!input.transcriptRef) {
-    return input.activities.callModel({ messages: transcript.slice(), tools: input.tools, model: input.model });
-  }
-  const info = workflowInfo();
-  const count = transcript.length;
-  const delta =
-    afterLastReply !== undefined && transcript.bytesBetween(afterLastReply, count) <= INLINE_DELTA_BYTES
-      ? { from: afterLastReply, messages: transcript.slice(afterLastReply, count) }
-      : undefined;
-  return input.activities.callModelV2.executeWithOptions({ summary }, [
-    {
-      transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count) },
-      ...(delta ? { delta } : {}),
-      tools: input.tools,
-      model: input.model,
-    },
-  ]);
 }
 
 /**
@@ -326,6 +341,7 @@ function parseObject(text: string): Record<string, unknown> {
 }
 
 const INTERRUPTED_RESULT: ToolResult = { success: false, error: 'Interrupted by the user before this tool finished' };
+const FILTERED_RESULT: ToolResult = { success: false, error: "Not run: the model server's content filter stopped the reply" };
 
 /** A tool message; a result too large for one payload is replaced by an error the model can act on. */
 function toolMessage(toolCallId: string, result: ToolResult): ToolMessage {
@@ -340,14 +356,14 @@ function toolMessage(toolCallId: string, result: ToolResult): ToolMessage {
  * After an interrupt, answer every tool call that has no result yet, so the transcript stays a
  * valid conversation for the next model call (each tool call must be followed by its result).
  */
-function closeDanglingToolCalls(transcript: HashedTranscript, fromIndex: number): void {
+function closeDanglingToolCalls(transcript: HashedTranscript, fromIndex: number, result: ToolResult = INTERRUPTED_RESULT): void {
   const messages = transcript.messages;
   for (let i = messages.length - 1; i >= fromIndex; i--) {
     const message = messages[i]!;
     if (message.role !== 'assistant') continue;
     const answered = new Set(messages.slice(i + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
     for (const call of message.tool_calls ?? []) {
-      if (!answered.has(call.id)) transcript.push(toolMessage(call.id, INTERRUPTED_RESULT));
+      if (!answered.has(call.id)) transcript.push(toolMessage(call.id, result));
     }
     return;
   }

@@ -1,0 +1,104 @@
+/**
+ * Approvals: which tool calls wait for a human yes, what the person approving sees, and the
+ * controls a turn uses to ask and wait (durably, cancellably) for the answer.
+ */
+import type { Duration } from '@temporalio/common';
+import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { BAD_INPUT } from '../common/failure-types';
+import type { ToolCall } from '../common/messages';
+import type { ApprovalPolicy, PendingApproval, SessionInput, SessionState } from '../common/session-types';
+import { utf8Length } from '../common/transcript';
+import { approveUpdate, denyUpdate } from './definitions';
+import type { ApprovalDecision, TurnControls } from './turn';
+
+/** What the approval controls need from their session. */
+export interface ApprovalHost {
+  input: SessionInput;
+  state: SessionState;
+  /** The turn's iteration limit now. */
+  limit(): number;
+  /** The session's variables, to show paths with them filled in. */
+  variables(): Record<string, string>;
+  refreshDetails(): void;
+}
+
+/** The human-in-the-loop controls of a turn, with the approve and deny updates installed. */
+export function approvalControls(host: ApprovalHost): TurnControls {
+  const { input, state } = host;
+  const approval = approvalSettings(input);
+  const decisions = new Map<string, ApprovalDecision>();
+  const decide = (approved: boolean, callId?: string, reason?: string): string[] => {
+    const ids = callId === undefined ? state.pendingApprovals.map((p) => p.callId) : [callId];
+    for (const id of ids) decisions.set(id, { approved, ...(reason ? { reason } : {}) });
+    return ids;
+  };
+  const checkPending = (callId?: string): void => {
+    if (state.pendingApprovals.length === 0) throw ApplicationFailure.nonRetryable('No tool call is waiting for approval', BAD_INPUT);
+    if (callId !== undefined && !state.pendingApprovals.some((p) => p.callId === callId)) {
+      throw ApplicationFailure.nonRetryable(`No tool call ${callId} is waiting for approval (waiting: ${state.pendingApprovals.map((p) => p.callId).join(', ')})`, BAD_INPUT);
+    }
+  };
+  setHandler(approveUpdate, (callId: string | null) => decide(true, callId ?? undefined), {
+    validator: (callId: string | null) => checkPending(callId ?? undefined),
+    description: 'Let a tool call waiting for approval run (all waiting calls when no call id is given)',
+  });
+  setHandler(denyUpdate, (callId: string | null, reason?: string) => decide(false, callId ?? undefined, reason), {
+    validator: (callId: string | null, _reason?: string) => checkPending(callId ?? undefined),
+    description: 'Refuse a tool call waiting for approval, with a reason the model sees',
+  });
+  return {
+    limit: host.limit,
+    warnAt: input.iterationWarning ?? 0.8,
+    maxRepeatedFailures: input.maxRepeatedFailures ?? 3,
+    loopBreakers: input.loopBreakers !== false,
+    interactive: !input.oneShot,
+    needsApproval: (call) => policyCovers(approval.policy, call.function.name),
+    requestApproval: async (call) => {
+      const pending: PendingApproval = { callId: call.id, tool: call.function.name, ...previewOf(call, host.variables()), since: Date.now() };
+      state.pendingApprovals = [...state.pendingApprovals, pending];
+      state.status = 'waiting_for_approval';
+      host.refreshDetails();
+      try {
+        let answered = true;
+        if (approval.timeout !== undefined) answered = await condition(() => decisions.has(call.id), approval.timeout as Duration);
+        else await condition(() => decisions.has(call.id));
+        if (!answered) return { approved: approval.onTimeout === 'approve', reason: `no answer within ${approval.timeout}` };
+        return decisions.get(call.id)!;
+      } finally {
+        state.pendingApprovals = state.pendingApprovals.filter((p) => p.callId !== call.id);
+        if (state.pendingApprovals.length === 0 && state.status === 'waiting_for_approval') state.status = 'executing_tool';
+      }
+    },
+  };
+}
+
+export function approvalSettings(input: SessionInput): { policy: ApprovalPolicy; timeout: string | undefined; onTimeout: 'approve' | 'deny' } {
+  return { policy: input.approval?.policy ?? 'none', timeout: input.approval?.timeout, onTimeout: input.approval?.onTimeout ?? 'deny' };
+}
+
+/** Whether `policy` makes a call of `tool` wait for a human yes. */
+export function policyCovers(policy: ApprovalPolicy, tool: string): boolean {
+  if (policy === 'none') return false;
+  if (policy === 'all') return true;
+  if (policy === 'writes') return tool === 'save_output';
+  return policy.includes(tool);
+}
+
+/** Path (with known variables filled in) and a short preview of a call, for the person approving it. */
+export function previewOf(call: ToolCall, variables: Record<string, string>): { path?: string; preview: string } {
+  let args: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(call.function.arguments);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+  } catch {
+    // Shown as it came.
+  }
+  const raw = args.file_path ?? args.workflow_path;
+  // One pass over {name} placeholders; unknown ones stay as written (the tool resolves them fully).
+  const path = typeof raw === 'string' ? raw.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, name: string) => variables[name] ?? whole) : undefined;
+  const content = typeof args.content === 'string' ? args.content : undefined;
+  const preview = content !== undefined
+    ? `${utf8Length(content)} bytes: ${content.slice(0, 200)}${content.length > 200 ? '…' : ''}`
+    : call.function.arguments.slice(0, 200);
+  return { ...(path !== undefined ? { path } : {}), preview };
+}

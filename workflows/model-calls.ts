@@ -1,0 +1,188 @@
+/**
+ * One model step of a turn: the call itself (the whole transcript for histories recorded before
+ * `callModelV2`, else a reference plus the model's view), and, for sessions with context management,
+ * what real servers need around it: compaction before a call that would not fit, one compaction and
+ * retry after a context-length refusal, fallback models, and continuing a reply cut off at the
+ * output limit.
+ */
+import { ActivityFailure, ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import { MODEL_BAD_REQUEST, MODEL_CONTEXT_LENGTH_EXCEEDED, MODEL_NOT_FOUND, MODEL_PERMISSION_DENIED, MODEL_UNPROCESSABLE } from '../common/failure-types';
+import type { AssistantMessage, ChatMessage, TokenUsage } from '../common/messages';
+import type { ModelCallResult, ModelFailureDetails, ModelSettings } from '../common/model-call';
+import type { CompactionRecord } from '../common/session-types';
+import { INLINE_DELTA_BYTES } from '../common/transcript';
+import type { Budgets } from './budgets';
+import { ContextManager } from './context-manager';
+import type { TurnInput } from './turn';
+import { addUsage } from './usage';
+
+/** The context management, budgets and model settings of a session that has them. */
+export interface ManagedModel {
+  context: ContextManager;
+  budgets: Budgets;
+  settings: ModelSettings;
+  fallbackModels: string[];
+  maxContinuations: number;
+  /** A compaction happened (the session shows it). */
+  onCompaction(record: CompactionRecord): void;
+}
+
+/** Failures a retry on the same model cannot mend, but another model may. */
+const FALLBACK_FAILURES: readonly string[] = [MODEL_NOT_FOUND, MODEL_PERMISSION_DENIED, MODEL_UNPROCESSABLE, MODEL_BAD_REQUEST];
+
+/** What the loop tells the model when its reply was cut off and is to be continued. */
+export const CONTINUE_NOTICE = '[Loopwright] Your reply was cut off at the output limit. Continue exactly where it stopped, without repeating anything already written.';
+
+/** The result of one model step: one reply, possibly joined from several calls. */
+export interface ModelStep extends ModelCallResult {
+  /** Calls that continued a cut-off reply. */
+  continuations: number;
+  /** Compactions made for this step. */
+  compactions: CompactionRecord[];
+  /** The reply joined from several calls differs from what the worker recorded after the first. */
+  joined: boolean;
+}
+
+/** Type and details of a model failure behind an activity failure, if it is one. */
+export function modelFailure(err: unknown): { type: string; details?: ModelFailureDetails } | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure) || !cause.type) return undefined;
+  return { type: cause.type, details: cause.details?.[0] as ModelFailureDetails | undefined };
+}
+
+/** True when `err` is the server refusing a prompt as too long for the model's window. */
+export function isContextLengthFailure(err: unknown): boolean {
+  return modelFailure(err)?.type === MODEL_CONTEXT_LENGTH_EXCEEDED;
+}
+
+/** Calls the model for one turn; remembers a fallback model once the session's model failed. */
+export class ModelCaller {
+  private fallbackIndex = -1;
+
+  constructor(
+    private readonly input: TurnInput,
+    private readonly managed: ManagedModel | undefined,
+  ) {}
+
+  /** The model calls go to now. */
+  get model(): string | undefined {
+    return this.fallbackIndex >= 0 ? this.managed!.fallbackModels[this.fallbackIndex] : this.input.model;
+  }
+
+  /** One step: compact if needed, call (with recovery and fallbacks), continue a cut-off reply. */
+  /** `onUsage` gets each call's usage (compaction and continuation calls too), with the model that answered. */
+  async step(afterLastReply: number | undefined, iteration: number, onUsage: (usage: TokenUsage, model?: string) => void): Promise<ModelStep> {
+    const label = (extra = ''): string => `turn ${this.input.turn} · iteration ${iteration} · callModel ${this.model ?? 'default model'}${extra}`;
+    const managed = this.managed;
+    if (!managed) {
+      const reply = await this.call(afterLastReply, label());
+      if (reply.usage) onUsage(reply.usage, reply.model);
+      return { ...reply, continuations: 0, compactions: [], joined: false };
+    }
+    const { context } = managed;
+    const compactions: CompactionRecord[] = [];
+    const compact = async (reason: CompactionRecord['reason'], force: boolean): Promise<void> => {
+      const record = await context.compact({
+        reason,
+        force,
+        turn: this.input.turn,
+        transcript: this.input.transcript,
+        tools: this.input.tools,
+        activities: this.input.activities,
+        ...(this.model !== undefined ? { model: this.model } : {}),
+        ...(afterLastReply !== undefined ? { afterLastReply } : {}),
+        onUsage: (usage) => onUsage(usage, this.model),
+      });
+      if (record) {
+        compactions.push(record);
+        managed.onCompaction(record);
+      }
+    };
+    if (context.needsCompaction(this.input.transcript, this.input.tools)) await compact('threshold', false);
+    const compactedNote = (): string => (compactions.length ? ` · ${ContextManager.describe(compactions[compactions.length - 1]!)}` : '');
+
+    let first: ModelCallResult | undefined;
+    let retriedAfterRefusal = false;
+    while (!first) {
+      try {
+        first = await this.call(afterLastReply, label(compactedNote()));
+      } catch (err) {
+        const failure = modelFailure(err);
+        if (failure?.type === MODEL_CONTEXT_LENGTH_EXCEEDED && !retriedAfterRefusal) {
+          retriedAfterRefusal = true;
+          context.learnFromRefusal(failure.details, context.promptTokens);
+          await compact('context_length', true);
+          continue;
+        }
+        if (failure && FALLBACK_FAILURES.includes(failure.type) && this.fallbackIndex + 1 < managed.fallbackModels.length) {
+          this.fallbackIndex += 1;
+          continue;
+        }
+        throw err;
+      }
+    }
+    context.observe(first.usage, first.estimatedPromptTokens);
+    if (first.usage) onUsage(first.usage, first.model);
+
+    // A reply cut off at the output limit (text only: cut tool calls are answered as invalid arguments).
+    let message: AssistantMessage = first.message;
+    let result: ModelCallResult = first;
+    let usage = first.usage;
+    const warnings = [...(first.warnings ?? [])];
+    let continuations = 0;
+    while (result.finishReason === 'length' && !message.tool_calls?.length && continuations < managed.maxContinuations) {
+      continuations += 1;
+      const extra: ChatMessage[] = [{ role: 'assistant', content: message.content ?? '' }, { role: 'user', content: CONTINUE_NOTICE }];
+      result = await this.call(undefined, label(` · continuing a cut-off reply (${continuations}/${managed.maxContinuations})`), extra);
+      if (result.usage) onUsage(result.usage, result.model);
+      message = {
+        ...message,
+        content: `${message.content ?? ''}${result.message.content ?? ''}`,
+        ...(result.message.tool_calls?.length ? { tool_calls: result.message.tool_calls } : {}),
+      };
+      usage = usage && result.usage ? addUsage(usage, result.usage) : (usage ?? result.usage);
+      warnings.push(...(result.warnings ?? []));
+    }
+    return {
+      ...result,
+      message,
+      usage,
+      ...(warnings.length ? { warnings } : {}),
+      continuations,
+      compactions,
+      joined: continuations > 0,
+    };
+  }
+
+  /**
+   * One call. With `transcriptRef`, the activity gets where the transcript stands (count and chain
+   * hash) plus the messages since the model's last reply when they are small; the worker holds the
+   * rest. Otherwise (histories recorded before that) the whole transcript goes in the input.
+   */
+  private call(afterLastReply: number | undefined, summary: string, extra?: ChatMessage[]): Promise<ModelCallResult> {
+    const { input } = this;
+    const { transcript } = input;
+    if (!input.transcriptRef) {
+      return input.activities.callModel({ messages: transcript.slice(), tools: input.tools, model: input.model });
+    }
+    const info = workflowInfo();
+    const count = transcript.length;
+    const delta =
+      afterLastReply !== undefined && transcript.bytesBetween(afterLastReply, count) <= INLINE_DELTA_BYTES
+        ? { from: afterLastReply, messages: transcript.slice(afterLastReply, count) }
+        : undefined;
+    const managed = this.managed;
+    const view = managed?.context.viewForCall();
+    return input.activities.callModelV2.executeWithOptions({ summary }, [
+      {
+        transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count) },
+        ...(delta ? { delta } : {}),
+        tools: input.tools,
+        model: this.model,
+        ...(managed ? { settings: managed.settings } : {}),
+        ...(view ? { view } : {}),
+        ...(extra ? { extra } : {}),
+      },
+    ]);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * How a session reports a finished turn: the one-shot result (or its typed failure), the
+ * `loopwright.turn` span's closing attributes, and the short reply kept in the state.
+ */
+import { ApplicationFailure } from '@temporalio/workflow';
+import { BUDGET_EXCEEDED, MAX_ITERATIONS_EXCEEDED, REPLY_REFUSED, REPLY_TRUNCATED, TURN_FAILED } from '../common/failure-types';
+import type { SessionResult, TurnResult } from '../common/session-types';
+import type { SpanEnd } from './trace-hook';
+import { isPaused, type PausedTurn, type TurnOutcome } from './turn';
+
+/** Longest reply kept in `state.lastTurn` (the whole reply is in the transcript and the turn's result). */
+const LAST_TURN_EXCERPT = 4_000;
+
+/** Failure type of a one-shot turn that ended in each of these statuses. */
+const ONE_SHOT_FAILURES: Partial<Record<TurnResult['status'], string>> = {
+  max_iterations: MAX_ITERATIONS_EXCEEDED,
+  failed: TURN_FAILED,
+  truncated: REPLY_TRUNCATED,
+  budget_exceeded: BUDGET_EXCEEDED,
+  refused: REPLY_REFUSED,
+  content_filtered: REPLY_REFUSED,
+};
+
+export function excerpt(response: string | null): string | null {
+  return response !== null && response.length > LAST_TURN_EXCERPT ? `${response.slice(0, LAST_TURN_EXCERPT)}…` : response;
+}
+
+/** A one-shot session returns its turn, or fails with a stable type carrying the partial result. */
+export function oneShotOutcome(result: TurnResult, turns: number): SessionResult {
+  const type = ONE_SHOT_FAILURES[result.status];
+  if (type) {
+    const message =
+      result.status === 'max_iterations'
+        ? (result.error ?? 'Agent execution exceeded maximum iterations')
+        : result.status === 'failed'
+          ? `The turn failed: ${result.error ?? 'unknown error'}`
+          : (result.error ?? `The turn ended ${result.status}`);
+    throw ApplicationFailure.create({ type, message, nonRetryable: true, details: [result] });
+  }
+  return { turns, lastTurn: result, usage: result.usage, endedBy: 'one_shot' };
+}
+
+/** What the `loopwright.turn` span records when the turn ends (or pauses for the next run). */
+export function turnSpanEnd(outcome: TurnOutcome | PausedTurn): SpanEnd {
+  if (isPaused(outcome)) return { attributes: { 'loopwright.status': 'paused', 'loopwright.iterations': outcome.paused.iterations } };
+  return {
+    attributes: {
+      'loopwright.status': outcome.status,
+      'loopwright.iterations': outcome.iterations,
+      'loopwright.tool_calls': outcome.toolCalls,
+      'gen_ai.usage.input_tokens': outcome.usage.promptTokens,
+      'gen_ai.usage.output_tokens': outcome.usage.completionTokens,
+      ...(outcome.compactions?.length ? { 'loopwright.compactions': outcome.compactions.length } : {}),
+      ...(outcome.continuations ? { 'loopwright.continuations': outcome.continuations } : {}),
+    },
+    ...(outcome.status === 'failed' ? { error: outcome.error ?? 'the turn failed' } : {}),
+  };
+}

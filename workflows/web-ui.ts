@@ -1,0 +1,52 @@
+/**
+ * What the Temporal Web UI shows of a session while it runs: the "current details" markdown (never
+ * whole contents) and the Loopwright* search attributes, upserted only when they change.
+ */
+import { upsertSearchAttributes } from '@temporalio/workflow';
+import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
+import type { SessionInput, SessionState } from '../common/session-types';
+
+/** The session's live details, in markdown. */
+export function sessionDetails(state: SessionState): string {
+  const lines = [
+    `**${state.status.replace(/_/g, ' ')}** · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · run ${state.run} · ${state.usage.totalTokens} tokens`,
+  ];
+  if (state.agent) lines.push(`agent: ${state.agent.name} (${state.agent.title})`);
+  for (const tool of state.runningTools) lines.push(`running: \`${tool.name}\`${tool.detail ? ` ${tool.detail}` : ''}`);
+  for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId})`);
+  if (state.pendingQuestion) lines.push(`question for the user: ${state.pendingQuestion.question.slice(0, 200)}`);
+  if (state.lastTurn?.response) lines.push(`last reply: ${state.lastTurn.response.replace(/\s+/g, ' ').slice(0, 200)}`);
+  const context = state.context;
+  if (context) {
+    const last = context.lastCompaction;
+    lines.push(
+      `context: ~${context.promptTokens} / ${context.window} tokens (${context.windowSource}) · ${context.viewMessages} of ${state.messageCount} messages in view · ${context.compactions} compactions` +
+        (last ? ` · last: ${last.beforeTokens} → ${last.afterTokens} tokens in turn ${last.turn}` : ''),
+    );
+  }
+  const budget = state.budget;
+  if (budget) {
+    const use = (label: string, u: { used: number; limit?: number }): string => `${label} ${u.used}${u.limit !== undefined ? `/${u.limit}` : ''}`;
+    lines.push(`budget: ${use('turn tokens', budget.turnTokens)} · ${use('session tokens', budget.sessionTokens)} · ${use('cost', budget.cost)}`);
+    for (const warning of budget.warnings ?? []) lines.push(`budget warning: ${warning}`);
+  }
+  if (state.error) lines.push(`error: ${state.error}`);
+  return lines.join('\n\n');
+}
+
+/** A function that upserts the search attributes that changed since its last call. */
+export function searchAttributeUpdater(input: SessionInput, state: SessionState): () => void {
+  let indexed = '';
+  return () => {
+    const key = `${state.status}|${state.turn}|${state.usage.totalTokens}`;
+    if (key === indexed) return;
+    indexed = key;
+    upsertSearchAttributes([
+      { key: AGENT_ATTRIBUTE, value: input.agentId },
+      { key: BUNDLE_ATTRIBUTE, value: input.bundlePath.split(/[\\/]/).filter(Boolean).pop() ?? input.bundlePath },
+      { key: STATUS_ATTRIBUTE, value: state.status },
+      { key: TURNS_ATTRIBUTE, value: state.turn },
+      { key: TOKENS_ATTRIBUTE, value: state.usage.totalTokens },
+    ]);
+  };
+}
