@@ -1,6 +1,7 @@
 /**
- * The worker-side implementation of `SessionActivities`: agent initialisation, the model call and
- * one activity per tool. Built by a factory so the worker (and tests) choose the model settings.
+ * The worker-side implementation of `SessionActivities`: agent initialisation, the model calls
+ * (the turn's call, the compaction summary, the context-window lookup) and one activity per tool.
+ * Built by a factory so the worker (and tests) choose the model settings.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
@@ -30,7 +31,7 @@ export interface ActivitiesOptions {
 /** Create the activities of a session, keyed by the names the workflow schedules (and the Web UI shows). */
 export function createActivities(options: ActivitiesOptions = {}): SessionActivities {
   const source = options.client ? queryTranscriptSource(options.client) : undefined;
-  const { callModel, callModelV2 } = createModelActivities({ ...options.model, transcriptSource: source });
+  const { callModel, callModelV2, summarizeContext, describeModel } = createModelActivities({ ...options.model, transcriptSource: source });
   const maxReadBytes = options.maxReadBytes ?? readMaxBytesFromEnv();
   return {
     async initializeAgent(input: InitializeAgentActivityInput): Promise<InitializeResult> {
@@ -57,6 +58,8 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
     },
     callModel,
     callModelV2,
+    summarizeContext,
+    describeModel,
     loadTranscriptPage: source
       ? createLoadTranscriptPage(source)
       : async () => {

@@ -1,33 +1,30 @@
 /**
- * The `callModel` activity: one chat-completion request to an OpenAI-compatible server through the
- * official `openai` client. The client's own retries are off: Temporal's retry policy decides, fed
+ * The model activities: `callModel`/`callModelV2` (one chat-completion request to an
+ * OpenAI-compatible server through the official `openai` client, for the model's view of the
+ * transcript), `summarizeContext` (summarize-context.ts) and `describeModel` (describe-model.ts). The client's own retries are off: Temporal's retry policy decides, fed
  * by `classifyModelError`. The activity heartbeats while it waits and hands its cancellation signal
  * to the request, so an interrupt or a cancelled workflow aborts the HTTP call.
  */
 import type { Span } from '@opentelemetry/api';
 import { Context, log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
-import { z } from 'zod';
 import type { ModelRefCallInput } from '../../common/activity-types';
-import { inActivitySpan } from '../activity-span';
 import type { ChatMessage } from '../../common/messages';
-import {
-  DEFAULT_MAX_REPLY_BYTES,
-  MODEL_AUTH_ERROR,
-  MODEL_BAD_REQUEST,
-  type ModelCallInput,
-  type ModelCallResult,
-  type ModelFailureDetails,
-} from '../../common/model-call';
-import { classifyModelError } from './classify-error';
-import { startHeartbeat } from './heartbeat';
-import { resolveModelConfig, type ModelConfigInput, type ResolvedModelConfig } from './model-config';
-import { checkReplySize, normalizeReply } from './normalize-response';
+import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from '../../common/model-call';
+import { viewMessages } from '../../common/model-view';
+import { estimatePromptTokens } from '../../common/token-estimate';
+import { inActivitySpan } from '../activity-span';
+import { buildRequest } from './build-request';
+import { checkApiKey, requestCompletion, type ChatCompletionsClient } from './completion';
+import { createDescribeModel } from './describe-model';
+import { badRequest, checkInput, inputSchema, refInputSchema } from './input-check';
+import { resolveModelConfig, type ModelConfigInput } from './model-config';
+import { createSummarizeContext } from './summarize-context';
+import { templateSafeMessages } from './template-safety';
 import { TranscriptCache, type TranscriptPageSource } from './transcript-cache';
 
 export { DEFAULT_MODEL } from '../../common/model-call';
+export type { ChatCompletionsClient } from './completion';
 
 /** What a client factory receives. */
 export interface ModelClientConfig {
@@ -37,15 +34,6 @@ export interface ModelClientConfig {
   maxRetries: 0;
   /** Client-side request timeout in ms, when configured. */
   timeout: number | undefined;
-}
-
-/** The part of the openai client the activity uses; tests may supply their own. */
-export interface ChatCompletionsClient {
-  chat: {
-    completions: {
-      create(body: ChatCompletionCreateParamsNonStreaming, options?: { signal?: AbortSignal }): PromiseLike<unknown>;
-    };
-  };
 }
 
 /** Builds the client from the resolved settings (default: the official `openai` client). */
@@ -68,36 +56,16 @@ export interface ModelActivities {
   callModel(input: ModelCallInput): Promise<ModelCallResult>;
   /** A reference to the transcript in the input; the worker keeps the messages. */
   callModelV2(input: ModelRefCallInput): Promise<ModelCallResult>;
+  /** Summarise the oldest part of the model's view (context compaction). */
+  summarizeContext(input: SummarizeInput): Promise<SummarizeResult>;
+  /** The model's context window as the server reports it (never fails). */
+  describeModel(input: DescribeModelInput): Promise<ModelDescription>;
   /** The worker's transcript copies (for tests and metrics). */
   transcripts: TranscriptCache | undefined;
 }
 
-const optionsSchema = z.object({
-  tools: z.array(z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }).loose() })),
-  model: z.string().trim().min(1).optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  maxTokens: z.number().int().positive().optional(),
-});
-const inputSchema = optionsSchema.extend({
-  messages: z
-    .array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']) }).loose())
-    .min(1, 'at least one message is needed'),
-});
-const refInputSchema = optionsSchema.extend({
-  transcript: z.object({
-    workflowId: z.string().min(1),
-    runId: z.string().min(1),
-    count: z.number().int().min(1, 'at least one message is needed'),
-    hash: z.string().min(1),
-  }),
-  delta: z.object({ from: z.number().int().min(0), messages: z.array(z.object({ role: z.string() }).loose()) }).optional(),
-});
-
 /** What every `loopwright.model_call` span starts with (OpenTelemetry's gen-ai conventions). */
 const MODEL_SPAN_ATTRIBUTES = { 'gen_ai.operation.name': 'chat' } as const;
-
-/** Host of OpenAI's own API: it wants `max_completion_tokens`; compatible servers know `max_tokens`. */
-const OPENAI_HOST = 'api.openai.com';
 
 /**
  * Create the model activities. Reads OPENAI_API_KEY, OPENAI_BASE_URL and LOOPWRIGHT_MODEL for what
@@ -116,83 +84,52 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env))
     : undefined;
 
-  /** One chat completion for `messages`; `input` says the tools and options; `span` is the call's `loopwright.model_call`. */
-  const complete = async (messages: ChatMessage[], input: Omit<ModelCallInput, 'messages'>, span: Span): Promise<ModelCallResult> => {
+  /**
+   * One chat completion for the transcript `messages` (the whole transcript so far): the view's
+   * messages and `extra` are sent, made template-safe; `span` is the call's `loopwright.model_call`.
+   */
+  const complete = async (transcript: readonly ChatMessage[], input: Omit<ModelCallInput, 'messages'>, span: Span): Promise<ModelCallResult> => {
     const context = Context.current();
     const model = input.model ?? config.defaultModel;
+    const messages = templateSafeMessages([...viewMessages(transcript, input.view), ...(input.extra ?? [])], { sendReasoning: input.settings?.sendReasoning });
     // The attempt shows retries: attempt 2, 3, ... are the same call scheduled again.
     span.setAttributes({ 'gen_ai.request.model': model, 'loopwright.attempt': context.info.attempt, 'loopwright.messages': messages.length, 'loopwright.tools': input.tools.length });
-    if (config.missingApiKey) {
-      throw ApplicationFailure.create({
-        type: MODEL_AUTH_ERROR,
-        message:
-          'OPENAI_API_KEY is not set: set it, or set OPENAI_BASE_URL to an OpenAI-compatible server that needs no key.',
-        nonRetryable: true,
-        details: [noDetails()],
-      });
-    }
-    const body = buildRequest({ ...input, messages }, model, config);
+    checkApiKey(config);
+    const body = buildRequest({ model, messages, tools: input.tools, settings: input.settings, temperature: input.temperature, maxTokens: input.maxTokens, baseURL: config.baseURL });
     log.info('Model call started', {
       model,
       messages: messages.length,
       tools: input.tools.length,
       ...(config.logPayloads ? { request: body } : {}),
     });
-
-    const stopHeartbeat = startHeartbeat(config.heartbeatIntervalMs);
-    const started = performance.now();
-    try {
-      const reply = await client.chat.completions.create(body, { signal: context.cancellationSignal });
-      const normalized = normalizeReply(reply);
-      // A reply too large to record would be requested again on every retry, each one paid for.
-      checkReplySize(normalized.message, DEFAULT_MAX_REPLY_BYTES);
-      const result: ModelCallResult = {
-        message: normalized.message,
-        usage: normalized.usage,
-        model: normalized.model ?? model,
-        finishReason: normalized.finishReason,
-        durationMs: Math.round(performance.now() - started),
-      };
-      recordModelMetrics(context, result, model);
-      span.setAttributes({
-        'gen_ai.response.model': result.model,
-        'gen_ai.response.finish_reasons': [result.finishReason ?? 'unknown'],
-        'loopwright.tool_call_requests': result.message.tool_calls?.length ?? 0,
-        ...(result.usage ? { 'gen_ai.usage.input_tokens': result.usage.promptTokens, 'gen_ai.usage.output_tokens': result.usage.completionTokens } : {}),
-      });
-      log.info('Model call finished', {
-        model: result.model,
-        durationMs: result.durationMs,
-        finishReason: result.finishReason,
-        toolCalls: (result.message.tool_calls ?? []).map((c) => c.function.name),
-        usage: result.usage,
-        ...(config.logPayloads ? { reply: result.message } : {}),
-      });
-      return result;
-    } catch (err) {
-      const failure = classifyModelError(err, {
-        secrets: [config.apiKey],
-        model,
-        baseURL: config.baseURL,
-        signal: context.cancellationSignal,
-      });
-      const durationMs = Math.round(performance.now() - started);
-      if (failure instanceof ApplicationFailure) {
-        context.metricMeter.createCounter('loopwright_model_call_failures', 'calls', 'Model calls that failed, by failure type').add(1, { model, type: failure.type ?? 'unknown' });
-        log.warn('Model call failed', {
-          model,
-          durationMs,
-          type: failure.type,
-          nonRetryable: failure.nonRetryable,
-          message: failure.message,
-        });
-      } else {
-        log.info('Model call cancelled', { model, durationMs });
-      }
-      throw failure;
-    } finally {
-      stopHeartbeat();
-    }
+    const { reply, durationMs } = await requestCompletion(client, config, { body, model, messages, tools: input.tools, label: 'Model call' });
+    const result: ModelCallResult = {
+      message: reply.message,
+      usage: reply.usage,
+      model: reply.model ?? model,
+      finishReason: reply.finishReason,
+      durationMs,
+      ...(reply.refusal ? { refusal: true } : {}),
+      ...(reply.warnings ? { warnings: reply.warnings } : {}),
+      estimatedPromptTokens: estimatePromptTokens(messages, input.tools),
+    };
+    recordModelMetrics(context, result, model);
+    span.setAttributes({
+      'gen_ai.response.model': result.model,
+      'gen_ai.response.finish_reasons': [result.finishReason ?? 'unknown'],
+      'loopwright.tool_call_requests': result.message.tool_calls?.length ?? 0,
+      ...(result.usage ? { 'gen_ai.usage.input_tokens': result.usage.promptTokens, 'gen_ai.usage.output_tokens': result.usage.completionTokens } : {}),
+    });
+    log.info('Model call finished', {
+      model: result.model,
+      durationMs: result.durationMs,
+      finishReason: result.finishReason,
+      toolCalls: (result.message.tool_calls ?? []).map((c) => c.function.name),
+      usage: result.usage,
+      ...(result.warnings ? { warnings: result.warnings } : {}),
+      ...(config.logPayloads ? { reply: result.message } : {}),
+    });
+    return result;
   };
 
   return {
@@ -206,14 +143,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     async callModelV2(input: ModelRefCallInput): Promise<ModelCallResult> {
       return inActivitySpan('loopwright.model_call', MODEL_SPAN_ATTRIBUTES, async (span) => {
         checkInput(refInputSchema, input);
-        if (!transcripts) {
-          throw ApplicationFailure.create({
-            type: MODEL_BAD_REQUEST,
-            message: 'This worker cannot read session transcripts: create its activities with a transcript source (createWorker does)',
-            nonRetryable: true,
-            details: [noDetails()],
-          });
-        }
+        if (!transcripts) throw badRequest('This worker cannot read session transcripts: create its activities with a transcript source (createWorker does)');
         const context = Context.current();
         const { transcript, outcome } = await transcripts.resolve(input.transcript, input.delta, () => context.heartbeat());
         span.setAttribute('loopwright.transcript', outcome);
@@ -222,10 +152,13 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
         }
         const { transcript: _ref, delta: _delta, ...rest } = input;
         const result = await complete(transcript.slice(), rest, span);
-        transcripts.recordReply(input.transcript, result.message);
+        // With `extra` the reply is not the transcript's next message (a continuation of a cut-off reply).
+        if (input.extra === undefined) transcripts.recordReply(input.transcript, result.message);
         return result;
       });
     },
+    summarizeContext: createSummarizeContext({ client, config, transcripts }),
+    describeModel: createDescribeModel(config),
   };
 }
 
@@ -257,38 +190,4 @@ function defaultClientFactory(config: ModelClientConfig): ChatCompletionsClient 
     maxRetries: config.maxRetries,
     ...(config.timeout !== undefined ? { timeout: config.timeout } : {}),
   });
-}
-
-/** The request body: tools and `tool_choice: 'auto'` only when there are tools. */
-function buildRequest(input: ModelCallInput, model: string, config: ResolvedModelConfig): ChatCompletionCreateParamsNonStreaming {
-  const body: ChatCompletionCreateParamsNonStreaming = { model, messages: input.messages };
-  if (input.tools.length > 0) {
-    body.tools = input.tools;
-    body.tool_choice = 'auto';
-  }
-  if (input.temperature !== undefined) body.temperature = input.temperature;
-  if (input.maxTokens !== undefined) {
-    const isOpenAI = config.baseURL === undefined || new URL(config.baseURL).hostname === OPENAI_HOST;
-    if (isOpenAI) body.max_completion_tokens = input.maxTokens;
-    else body.max_tokens = input.maxTokens;
-  }
-  return body;
-}
-
-/** A malformed input is a bug in the caller; retrying cannot fix it. */
-function checkInput(schema: z.ZodType, input: unknown): void {
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return;
-  const issue = parsed.error.issues[0]!;
-  const where = issue.path.length > 0 ? issue.path.join('.') : 'input';
-  throw ApplicationFailure.create({
-    type: MODEL_BAD_REQUEST,
-    message: `Invalid model call input: ${where}: ${issue.message}`,
-    nonRetryable: true,
-    details: [noDetails()],
-  });
-}
-
-function noDetails(): ModelFailureDetails {
-  return { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
 }

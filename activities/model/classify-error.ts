@@ -133,13 +133,22 @@ function fromStatus(error: APIError, status: number, context: ClassifyContext, r
   const fail = (type: ModelFailureType, hint: string, nonRetryable: boolean): ApplicationFailure =>
     failure(type, `${server}. ${hint}`, nonRetryable, details, redact);
 
-  // Before the plain 400: the same transcript would fail the same way on every attempt.
+  // Before the plain 400: the same prompt would fail the same way on every attempt; the workflow
+  // recovers by compacting the model's view, not by retrying the activity.
   if (CONTEXT_LENGTH_STATUSES.includes(status) && saysContextTooLong([error.code, error.type, bodyMessage, error.message])) {
+    const sizes = contextSizes(error.error, [bodyMessage, error.message]);
+    details.contextWindow = sizes.contextWindow;
+    details.promptTokens = sizes.promptTokens;
+    const facts = [
+      sizes.contextWindow !== null ? `window ${sizes.contextWindow} tokens` : null,
+      sizes.promptTokens !== null ? `prompt ${sizes.promptTokens} tokens` : null,
+    ].filter((f) => f !== null);
     return fail(
       MODEL_CONTEXT_LENGTH_EXCEEDED,
-      `The session's transcript is too long for the model${model}, so retrying cannot help: start a new session, ` +
-        "or use a model with a larger context window (LOOPWRIGHT_MODEL or the session's model). " +
-        'A lower maxTokens, where one is set, also leaves more room for the transcript.',
+      `The session's transcript is too long for the model${model}${facts.length > 0 ? ` (${facts.join(', ')})` : ''}. ` +
+        "The session compacts the model's view of the transcript and retries by itself; if it still does not fit, " +
+        "a model with a larger context window (LOOPWRIGHT_MODEL or the session's model) or a lower output limit " +
+        '(maxOutputTokens) helps.',
       true,
     );
   }
@@ -222,6 +231,37 @@ function saysContextTooLong(texts: readonly unknown[]): boolean {
     const plain = text.toLowerCase().replace(/[_-]/g, ' ');
     return CONTEXT_LENGTH_PHRASES.some((phrase) => plain.includes(phrase));
   });
+}
+
+/** Longest text searched for the sizes (the server's text is untrusted and may be long). */
+const MAX_SIZE_TEXT = 2000;
+
+/**
+ * The window and prompt size a context-length error names: llama.cpp's body has `n_ctx` and
+ * `n_prompt_tokens`; OpenAI and vLLM say "maximum context length is 8192 tokens. However, your
+ * messages resulted in 9000 tokens" (or "you requested 9000 tokens (8000 in the messages, ...)").
+ */
+export function contextSizes(body: unknown, texts: readonly unknown[]): { contextWindow: number | null; promptTokens: number | null } {
+  const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  let contextWindow = positiveInteger(fields.n_ctx);
+  let promptTokens = positiveInteger(fields.n_prompt_tokens);
+  for (const text of texts) {
+    if (typeof text !== 'string') continue;
+    const plain = text.slice(0, MAX_SIZE_TEXT);
+    contextWindow ??= numberAfter(plain, /maximum context length is (\d{1,12}) tokens/i);
+    promptTokens ??=
+      numberAfter(plain, /resulted in (\d{1,12}) tokens/i) ?? numberAfter(plain, /\((\d{1,12}) in the messages/i) ?? numberAfter(plain, /you requested (\d{1,12}) tokens/i);
+  }
+  return { contextWindow, promptTokens };
+}
+
+function numberAfter(text: string, pattern: RegExp): number | null {
+  const match = pattern.exec(text);
+  return match ? positiveInteger(Number(match[1])) : null;
+}
+
+function positiveInteger(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null;
 }
 
 /** The SDK aborts the signal with a CancelledFailure; rethrowing it lets Temporal record a cancellation. */

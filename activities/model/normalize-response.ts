@@ -2,13 +2,18 @@
  * Turning a model server's reply into our AssistantMessage. The reply is checked with zod because
  * OpenAI-compatible servers differ in small ways (missing tool-call ids or types, object arguments,
  * content parts); a reply we cannot use at all (no choices, no message) is a retryable
- * `ModelBadResponse`, since the next sample may well be fine.
+ * `ModelBadResponse`, since the next sample may well be fine. What can be mended is mended and said
+ * in warnings: odd `usage` numbers (sanitize-usage.ts) and tool calls written into the text
+ * (text-tool-calls.ts). A reasoning model's thinking (`reasoning_content`, or `reasoning`) is kept.
  */
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { AssistantMessage, TokenUsage, ToolCall } from '../../common/messages';
+import type { AssistantMessage, ChatMessage, TokenUsage, ToolCall, ToolDefinition } from '../../common/messages';
 import { MODEL_BAD_RESPONSE, MODEL_REPLY_TOO_LARGE, type ModelFailureDetails } from '../../common/model-call';
+import { estimatePromptTokens, estimateTextTokens } from '../../common/token-estimate';
+import { sanitizeUsage } from './sanitize-usage';
+import { parseTextToolCalls } from './text-tool-calls';
 
 const toolCallSchema = z.object({
   id: z.string().min(1).optional(),
@@ -30,16 +35,18 @@ const replySchema = z.object({
       z.object({
         message: z.object({
           content: z.union([z.string(), z.array(contentPartSchema)]).nullish(),
-          refusal: z.string().nullish(),
+          // Anything: a refusal or reasoning of an odd shape is ignored, never a reason to retry.
+          refusal: z.unknown().optional(),
+          reasoning_content: z.unknown().optional(),
+          reasoning: z.unknown().optional(),
           tool_calls: z.array(toolCallSchema).nullish(),
         }),
         finish_reason: z.string().nullish(),
       }),
     )
     .min(1, 'the reply has no choices'),
-  usage: z
-    .object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number().optional() })
-    .nullish(),
+  // Any JSON: a bad usage is mended (sanitize-usage.ts), never a reason to retry a paid call.
+  usage: z.unknown().optional(),
 });
 
 /** The normalised parts of a reply. */
@@ -48,10 +55,22 @@ export interface NormalizedReply {
   usage: TokenUsage | null;
   model: string | undefined;
   finishReason: string | null;
+  /** Set when the message carried a `refusal`. */
+  refusal?: boolean;
+  /** What was mended, when anything was. */
+  warnings?: string[];
+  /** Usage fields replaced, when any were. */
+  usageFixed?: number;
+}
+
+/** The request a reply answers: for the usage estimates and the tools a text tool call may name. */
+export interface ReplyContext {
+  messages?: readonly ChatMessage[];
+  tools?: readonly ToolDefinition[];
 }
 
 /** Normalise a chat-completion reply; throws a retryable ApplicationFailure when it is unusable. */
-export function normalizeReply(reply: unknown): NormalizedReply {
+export function normalizeReply(reply: unknown, request: ReplyContext = {}): NormalizedReply {
   const parsed = replySchema.safeParse(reply);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -64,26 +83,40 @@ export function normalizeReply(reply: unknown): NormalizedReply {
       details: [details],
     });
   }
-  const { choices, usage, model } = parsed.data;
+  const { choices, usage: rawUsage, model } = parsed.data;
   const choice = choices[0]!;
-  const toolCalls = (choice.message.tool_calls ?? []).flatMap(normalizeToolCall);
-  const message: AssistantMessage = {
-    role: 'assistant',
-    // A refusal is the model's answer to the user; it must not disappear as an empty reply.
-    content: contentText(choice.message.content) ?? choice.message.refusal ?? null,
-  };
+  const warnings: string[] = [];
+  const refusal = typeof choice.message.refusal === 'string' && choice.message.refusal !== '' ? choice.message.refusal : undefined;
+  let toolCalls = (choice.message.tool_calls ?? []).flatMap(normalizeToolCall);
+  // A refusal is the model's answer to the user; it must not disappear as an empty reply.
+  let content = contentText(choice.message.content) ?? refusal ?? null;
+  if (toolCalls.length === 0) {
+    const written = parseTextToolCalls(content, new Set((request.tools ?? []).map((t) => t.function.name)));
+    if (written) {
+      toolCalls = written.calls;
+      content = written.content;
+      const names = written.calls.map((c) => c.function.name).join(', ');
+      warnings.push(`The model wrote ${written.calls.length} tool call(s) (${names}) as <tool_call> text, which the server did not parse; they were taken as tool calls`);
+    }
+  }
+  const message: AssistantMessage = { role: 'assistant', content };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  const reasoning = nonEmptyString(choice.message.reasoning_content) ?? nonEmptyString(choice.message.reasoning);
+  if (reasoning !== undefined) message.reasoning_content = reasoning;
+
+  const sanitized = sanitizeUsage(rawUsage, {
+    promptTokens: () => estimatePromptTokens(request.messages ?? [], request.tools ?? []),
+    completionTokens: () => estimateTextTokens([message.content ?? '', ...toolCalls.map((c) => c.function.arguments)].join('')),
+  });
+  warnings.push(...sanitized.warnings);
   return {
     message,
-    usage: usage
-      ? {
-          promptTokens: usage.prompt_tokens,
-          completionTokens: usage.completion_tokens,
-          totalTokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,
-        }
-      : null,
+    usage: sanitized.usage,
     model,
     finishReason: choice.finish_reason ?? null,
+    ...(refusal !== undefined ? { refusal: true } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
+    ...(sanitized.fixed > 0 ? { usageFixed: sanitized.fixed } : {}),
   };
 }
 
@@ -131,4 +164,8 @@ function contentText(content: string | z.infer<typeof contentPartSchema>[] | nul
   if (typeof content === 'string') return content;
   const texts = content.filter((p) => p.type === 'text' && p.text !== undefined).map((p) => p.text);
   return texts.length > 0 ? texts.join('') : null;
+}
+
+function nonEmptyString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }

@@ -234,7 +234,7 @@ describe('classifyModelError', () => {
       // Says what happened and what to do about it.
       expect(failure.message).toContain(`answered ${status}`);
       expect(failure.message).toContain("transcript is too long for the model 'gpt-test'");
-      expect(failure.message).toContain('start a new session');
+      expect(failure.message).toContain('compacts the model\'s view of the transcript and retries by itself');
       expect(failure.message).toContain('larger context');
       expect(details(failure).status).toBe(status);
     });

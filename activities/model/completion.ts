@@ -1,0 +1,89 @@
+/**
+ * One chat-completion request, as every model activity makes it: heartbeating while it waits, the
+ * activity's cancellation handed to the HTTP call, the reply normalised and size-checked, and any
+ * error turned into the failure Temporal should act on (classify-error.ts).
+ */
+import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type { ChatMessage, ToolDefinition } from '../../common/messages';
+import { DEFAULT_MAX_REPLY_BYTES, MODEL_AUTH_ERROR } from '../../common/model-call';
+import { classifyModelError } from './classify-error';
+import { startHeartbeat } from './heartbeat';
+import { noDetails } from './input-check';
+import type { ResolvedModelConfig } from './model-config';
+import { checkReplySize, normalizeReply, type NormalizedReply } from './normalize-response';
+
+/** The part of the openai client the activities use; tests may supply their own. */
+export interface ChatCompletionsClient {
+  chat: {
+    completions: {
+      create(body: ChatCompletionCreateParamsNonStreaming, options?: { signal?: AbortSignal }): PromiseLike<unknown>;
+    };
+  };
+}
+
+/** One request to make. */
+export interface CompletionRequest {
+  body: ChatCompletionCreateParamsNonStreaming;
+  model: string;
+  /** The messages and tools as sent (for the usage estimates and text tool calls). */
+  messages: readonly ChatMessage[];
+  tools: readonly ToolDefinition[];
+  /** Names the call in failure logs (`Model call`, `Compaction summary`). */
+  label: string;
+}
+
+/** The normalised reply and the wall time of the HTTP call. */
+export interface Completion {
+  reply: NormalizedReply;
+  durationMs: number;
+}
+
+/** Fail at once when OpenAI's own API is configured without a key: every request would be refused. */
+export function checkApiKey(config: ResolvedModelConfig): void {
+  if (!config.missingApiKey) return;
+  throw ApplicationFailure.create({
+    type: MODEL_AUTH_ERROR,
+    message: 'OPENAI_API_KEY is not set: set it, or set OPENAI_BASE_URL to an OpenAI-compatible server that needs no key.',
+    nonRetryable: true,
+    details: [noDetails()],
+  });
+}
+
+/** Make the request inside the current activity; throws the classified failure. */
+export async function requestCompletion(client: ChatCompletionsClient, config: ResolvedModelConfig, request: CompletionRequest): Promise<Completion> {
+  const context = Context.current();
+  const { model } = request;
+  const stopHeartbeat = startHeartbeat(config.heartbeatIntervalMs);
+  const started = performance.now();
+  try {
+    const raw = await client.chat.completions.create(request.body, { signal: context.cancellationSignal });
+    const reply = normalizeReply(raw, { messages: request.messages, tools: request.tools });
+    // A reply too large to record would be requested again on every retry, each one paid for.
+    checkReplySize(reply.message, DEFAULT_MAX_REPLY_BYTES);
+    if (reply.usageFixed) {
+      context.metricMeter
+        .createCounter('loopwright_model_usage_fixed', 'fields', 'Usage fields of model replies that were not sane numbers and were replaced')
+        .add(reply.usageFixed, { model });
+    }
+    return { reply, durationMs: Math.round(performance.now() - started) };
+  } catch (err) {
+    const failure = classifyModelError(err, {
+      secrets: [config.apiKey],
+      model,
+      baseURL: config.baseURL,
+      signal: context.cancellationSignal,
+    });
+    const durationMs = Math.round(performance.now() - started);
+    if (failure instanceof ApplicationFailure) {
+      context.metricMeter.createCounter('loopwright_model_call_failures', 'calls', 'Model calls that failed, by failure type').add(1, { model, type: failure.type ?? 'unknown' });
+      log.warn(`${request.label} failed`, { model, durationMs, type: failure.type, nonRetryable: failure.nonRetryable, message: failure.message });
+    } else {
+      log.info(`${request.label} cancelled`, { model, durationMs });
+    }
+    throw failure;
+  } finally {
+    stopHeartbeat();
+  }
+}

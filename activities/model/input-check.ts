@@ -1,0 +1,89 @@
+/**
+ * Checks of the model activities' inputs. A malformed input is a bug in the caller (the workflow),
+ * so it fails at once, non-retryable, naming the field.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+import { MODEL_BAD_REQUEST, type ModelFailureDetails } from '../../common/model-call';
+
+const messageSchema = z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']) }).loose();
+
+export const settingsSchema = z
+  .object({
+    maxOutputTokens: z.number().int().positive().optional(),
+    tokenParameter: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    reasoningEffort: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
+    toolChoice: z.enum(['auto', 'required', 'none']).optional(),
+    extraBody: z.record(z.string(), z.unknown()).optional(),
+    sendReasoning: z.boolean().optional(),
+  })
+  .loose();
+
+export const viewSchema = z
+  .object({
+    head: z.number().int().min(0),
+    from: z.number().int().min(0),
+    summary: z.string().optional(),
+    pruneBefore: z.number().int().min(0),
+    omit: z.array(z.object({ from: z.number().int().min(0), to: z.number().int().min(0) })).optional(),
+    prunedAlso: z.array(z.number().int().min(0)).optional(),
+  })
+  .loose();
+
+export const transcriptRefSchema = z.object({
+  workflowId: z.string().min(1),
+  runId: z.string().min(1),
+  count: z.number().int().min(1, 'at least one message is needed'),
+  hash: z.string().min(1),
+});
+
+export const deltaSchema = z.object({ from: z.number().int().min(0), messages: z.array(z.object({ role: z.string() }).loose()) });
+
+const optionsSchema = z.object({
+  tools: z.array(z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }).loose() })),
+  model: z.string().trim().min(1).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().positive().optional(),
+  settings: settingsSchema.optional(),
+  view: viewSchema.optional(),
+  extra: z.array(messageSchema).optional(),
+});
+
+export const inputSchema = optionsSchema.extend({
+  messages: z.array(messageSchema).min(1, 'at least one message is needed'),
+});
+
+export const refInputSchema = optionsSchema.extend({
+  transcript: transcriptRefSchema,
+  delta: deltaSchema.optional(),
+});
+
+export const summarizeInputSchema = z.object({
+  transcript: transcriptRefSchema,
+  delta: deltaSchema.optional(),
+  view: viewSchema,
+  upTo: z.number().int().min(0),
+  model: z.string().trim().min(1).optional(),
+  settings: settingsSchema.optional(),
+  maxSummaryTokens: z.number().int().positive(),
+});
+
+/** Throw a non-retryable ModelBadRequest naming the first problem when `input` does not fit `schema`. */
+export function checkInput(schema: z.ZodType, input: unknown, what = 'model call'): void {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0]!;
+  const where = issue.path.length > 0 ? issue.path.join('.') : 'input';
+  throw badRequest(`Invalid ${what} input: ${where}: ${issue.message}`);
+}
+
+/** A non-retryable ModelBadRequest failure. */
+export function badRequest(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: MODEL_BAD_REQUEST, message, nonRetryable: true, details: [noDetails()] });
+}
+
+/** Failure details when there was no HTTP response. */
+export function noDetails(): ModelFailureDetails {
+  return { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
+}
