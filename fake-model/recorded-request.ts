@@ -34,4 +34,6 @@ export interface RecordedRequest {
   aborted: boolean;
   /** Status code sent, once a response was sent; null while pending, or after a drop/abort. */
   status: number | null;
+  /** Prompt tokens by the project's estimate (`estimatePromptTokens` of the messages and tools); 0 for a body that is not JSON. */
+  promptTokens: number;
 }

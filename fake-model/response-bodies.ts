@@ -1,8 +1,12 @@
 /**
  * The JSON bodies the fake server sends: ChatCompletion objects and OpenAI-style error objects.
- * Token counts are derived from character counts (about four characters a token) so that they are
- * deterministic and grow with the transcript, like real ones.
+ * Usage is the project's token estimate (common/token-estimate.ts) unless a step overrides it:
+ * `prompt_tokens` is the request's prompt estimate, `completion_tokens` the estimate of the text
+ * sent (content followed by every tool call's arguments, as one text), `total_tokens` their sum.
+ * A reply over the request's output limit is cut (limits.ts) and ends with `finish_reason: "length"`.
  */
+import { estimateTextTokens } from '../common/token-estimate';
+import { cutReply } from './limits';
 import type { ChatCompletionRequestBody } from './recorded-request';
 import type { FaultOptions, ReplyOptions, TextStep, ToolCallsStep } from './steps';
 
@@ -34,11 +38,6 @@ export interface IdCounters {
   toolCall: number;
 }
 
-/** Rough token count of some text: one token per four characters, at least one. */
-export function estimateTokens(chars: number): number {
-  return Math.max(1, Math.ceil(chars / 4));
-}
-
 /** Build the ChatCompletion for a text or tool-calls step. */
 export function buildCompletion(
   step: TextStep | ToolCallsStep,
@@ -46,53 +45,50 @@ export function buildCompletion(
   serverModel: string,
   ids: IdCounters,
   createdAtMs: number,
+  /** The request's prompt tokens by the project's estimate (`promptTokensOf`). */
+  promptTokens: number,
+  /** Most output tokens the reply may have (`outputLimitOf`); undefined for no limit. */
+  outputLimit: number | undefined,
 ): WireChatCompletion {
   ids.completion += 1;
-  let content: string | null;
-  let toolCalls: WireToolCall[] | undefined;
-  if (step.kind === 'text') {
-    content = step.content;
-  } else {
-    content = step.options.content ?? null;
-    toolCalls = step.calls.map((call) => {
-      ids.toolCall += 1;
-      return {
-        id: call.id ?? `call_${ids.toolCall}`,
-        type: 'function' as const,
-        function: {
-          name: call.name,
+  const calls =
+    step.kind === 'text'
+      ? []
+      : step.calls.map((call) => ({
+          call,
           arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
-        },
-      };
+        }));
+  const content = step.kind === 'text' ? step.content : (step.options.content ?? null);
+  const cut = cutReply({ content, calls }, outputLimit);
+  let toolCalls: WireToolCall[] | undefined;
+  if (step.kind === 'tool_calls') {
+    toolCalls = cut.callArguments.map((args, i) => {
+      ids.toolCall += 1;
+      const call = calls[i]!.call;
+      return { id: call.id ?? `call_${ids.toolCall}`, type: 'function' as const, function: { name: call.name, arguments: args } };
     });
   }
   const options: ReplyOptions = step.options;
-  const completionChars =
-    (content?.length ?? 0) + (toolCalls ?? []).reduce((n, c) => n + c.function.name.length + c.function.arguments.length, 0);
-  const promptTokens = options.usage?.prompt_tokens ?? estimateTokens(JSON.stringify(request?.messages ?? []).length);
-  const completionTokens = options.usage?.completion_tokens ?? estimateTokens(completionChars);
-  const message: WireChatCompletion['choices'][number]['message'] = { role: 'assistant', content, refusal: null };
-  if (toolCalls) message.tool_calls = toolCalls;
+  const sent = (cut.content ?? '') + cut.callArguments.join('');
+  const promptUsage = options.usage?.prompt_tokens ?? promptTokens;
+  const completionUsage = options.usage?.completion_tokens ?? estimateTextTokens(sent);
+  const message: WireChatCompletion['choices'][number]['message'] = { role: 'assistant', content: cut.content, refusal: null };
+  // A tool-calls reply cut inside its content has no calls left to send.
+  if (toolCalls && (toolCalls.length > 0 || !cut.truncated)) message.tool_calls = toolCalls;
+  const finishReason = cut.truncated ? 'length' : (options.finishReason ?? (step.kind === 'text' ? 'stop' : 'tool_calls'));
   return {
     id: `chatcmpl-fake-${ids.completion}`,
     object: 'chat.completion',
     created: Math.floor(createdAtMs / 1000),
     model: options.model ?? (typeof request?.model === 'string' ? request.model : serverModel),
-    choices: [
-      {
-        index: 0,
-        message,
-        finish_reason: options.finishReason ?? (step.kind === 'text' ? 'stop' : 'tool_calls'),
-        logprobs: null,
-      },
-    ],
+    choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
     ...(options.omitUsage
       ? {}
       : {
           usage: {
-            prompt_tokens: promptTokens,
-            completion_tokens: completionTokens,
-            total_tokens: options.usage?.total_tokens ?? promptTokens + completionTokens,
+            prompt_tokens: promptUsage,
+            completion_tokens: completionUsage,
+            total_tokens: options.usage?.total_tokens ?? promptUsage + completionUsage,
           },
         }),
   };

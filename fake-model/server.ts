@@ -1,17 +1,32 @@
 /**
  * A fake OpenAI-compatible HTTP server for tests, benchmarks and the quick-start demo. It speaks
- * `POST /v1/chat/completions` (non-streaming) and `GET /v1/models` on 127.0.0.1, answers each
- * chat-completion request with the next scripted step (or a responder's choice), records every
- * request, and notices when a client gives up on one.
+ * `POST /v1/chat/completions` (non-streaming), `GET /v1/models`, `GET /v1/models/<id>` and, when
+ * asked to pass for llama.cpp, `GET /props` on 127.0.0.1; answers each chat-completion request with
+ * the next scripted step (or a responder's choice), records every request, and notices when a
+ * client gives up on one. Like a real server it can have a context window and an output limit
+ * (limits.ts), counted with the project's token estimate.
  */
 import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
+import { parseJson, readBody } from './request-body';
+import {
+  contextErrorBody,
+  exceedsWindow,
+  mergeLimits,
+  modelEntry,
+  outputLimitOf,
+  promptTokensOf,
+  propsBody,
+  type FakeLimits,
+} from './limits';
 import { buildCompletion, buildErrorBody, faultHeaders, type IdCounters } from './response-bodies';
 import type { Responder, Step } from './steps';
 
 export type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
+export { isSummaryRequest } from './limits';
+export type { ContextErrorStyle, FakeLimits } from './limits';
 export { delay, drop, fault, hang, raw, text, toolCalls } from './steps';
 export type { FakeToolCall, FaultOptions, ReplyOptions, Responder, Step } from './steps';
 
@@ -21,8 +36,8 @@ export const FAKE_MODEL = 'loopwright-fake-model';
 /** Message of the 500 reply sent when a request arrives and nothing says how to answer it. */
 export const SCRIPT_EXHAUSTED_MESSAGE = 'fake model script exhausted';
 
-/** Options of `startFakeOpenAI`. */
-export interface FakeOpenAIOptions {
+/** Options of `startFakeOpenAI`; the `FakeLimits` fields set the server's window and output limit. */
+export interface FakeOpenAIOptions extends FakeLimits {
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
   port?: number;
   /** Answers requests once the script is empty. */
@@ -59,7 +74,11 @@ export interface FakeOpenAI {
   waitForAborts(n: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   /** Requests whose client disconnected before the response was complete. */
   abortedCount(): number;
-  /** Forget the script, the responder and the recorded requests (ids keep counting). */
+  /** Change the window, output limit, error style or `/props` (see `FakeLimits`: a field given as undefined removes it). */
+  setLimits(limits: FakeLimits): void;
+  /** The limits in force. */
+  limits(): FakeLimits;
+  /** Forget the script, the responder, the recorded requests and the limits (ids keep counting). */
   reset(): void;
   /** Stop listening, drop open connections and pending timers. */
   close(): Promise<void>;
@@ -68,6 +87,8 @@ export interface FakeOpenAI {
 /** Start a fake OpenAI-compatible server on 127.0.0.1. */
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const fake = new FakeOpenAIServer(options.model ?? FAKE_MODEL, options.responder);
+  const { contextWindow, maxOutputTokens, contextErrorStyle, llamaProps } = options;
+  fake.setLimits({ contextWindow, maxOutputTokens, contextErrorStyle, llamaProps });
   await fake.listen(options.port ?? 0);
   return fake;
 }
@@ -80,6 +101,7 @@ class FakeOpenAIServer implements FakeOpenAI {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly ids: IdCounters = { completion: 0, toolCall: 0 };
   private responder: Responder | undefined;
+  private currentLimits: FakeLimits = {};
   private closing = false;
   private boundPort = 0;
 
@@ -133,10 +155,19 @@ class FakeOpenAIServer implements FakeOpenAI {
     return this.waitFor('aborted', () => this.requests.filter((r) => r.aborted), n, timeoutMs, 'aborted requests');
   }
 
+  setLimits(limits: FakeLimits): void {
+    this.currentLimits = mergeLimits(this.currentLimits, limits);
+  }
+
+  limits(): FakeLimits {
+    return { ...this.currentLimits };
+  }
+
   reset(): void {
     this.script.length = 0;
     this.requests.length = 0;
     this.responder = undefined;
+    this.currentLimits = {};
   }
 
   async close(): Promise<void> {
@@ -177,12 +208,8 @@ class FakeOpenAIServer implements FakeOpenAI {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
-    if (req.method === 'GET' && path === '/v1/models') {
+    if (req.method === 'GET' && this.answerGet(path, res)) {
       req.resume();
-      this.sendJson(res, 200, {
-        object: 'list',
-        data: [{ id: this.model, object: 'model', created: 0, owned_by: 'loopwright-fake' }],
-      });
       return;
     }
     if (req.method !== 'POST' || path !== '/v1/chat/completions') {
@@ -207,6 +234,13 @@ class FakeOpenAIServer implements FakeOpenAI {
       this.respondStatus(res, record, 400, buildErrorBody(400, { message: 'Request body is not valid JSON.' }));
       return;
     }
+    // A prompt over the window is refused before any step or responder is spent on it.
+    const limits = this.currentLimits;
+    if (exceedsWindow(limits, record.promptTokens)) {
+      const refusal = contextErrorBody(limits.contextErrorStyle ?? 'openai', limits.contextWindow!, record.promptTokens);
+      this.respondStatus(res, record, 400, refusal);
+      return;
+    }
     let step: Step;
     try {
       step = await this.nextStep(record);
@@ -215,6 +249,23 @@ class FakeOpenAIServer implements FakeOpenAI {
       return;
     }
     this.perform(step, req, res, record);
+  }
+
+  /** Answer the GET routes (`/v1/models`, `/v1/models/<id>`, `/props`); false when `path` is none of them. */
+  private answerGet(path: string, res: ServerResponse): boolean {
+    const entry = modelEntry(this.model, this.currentLimits);
+    if (path === '/v1/models') {
+      this.sendJson(res, 200, { object: 'list', data: [entry] });
+    } else if (path.startsWith('/v1/models/')) {
+      const id = decodeURIComponent(path.slice('/v1/models/'.length));
+      if (id === this.model) this.sendJson(res, 200, entry);
+      else this.sendJson(res, 404, buildErrorBody(404, { message: `The model '${id}' does not exist or you do not have access to it.` }));
+    } else if (path === '/props' && this.currentLimits.llamaProps) {
+      this.sendJson(res, 200, propsBody(this.currentLimits));
+    } else {
+      return false;
+    }
+    return true;
   }
 
   private record(req: IncomingMessage, path: string, body: ChatCompletionRequestBody | null): RecordedRequest {
@@ -233,6 +284,7 @@ class FakeOpenAIServer implements FakeOpenAI {
       receivedAt: Date.now(),
       aborted: false,
       status: null,
+      promptTokens: promptTokensOf(body),
     };
     this.requests.push(record);
     return record;
@@ -253,9 +305,12 @@ class FakeOpenAIServer implements FakeOpenAI {
     if (res.destroyed || this.closing) return;
     switch (step.kind) {
       case 'text':
-      case 'tool_calls':
-        this.respondStatus(res, record, 200, buildCompletion(step, record.body, this.model, this.ids, record.receivedAt));
+      case 'tool_calls': {
+        const limit = outputLimitOf(this.currentLimits, record.body, record.promptTokens);
+        const completion = buildCompletion(step, record.body, this.model, this.ids, record.receivedAt, record.promptTokens, limit);
+        this.respondStatus(res, record, 200, completion);
         return;
+      }
       case 'fault':
         this.respondStatus(res, record, step.status, buildErrorBody(step.status, step.options), faultHeaders(step.options));
         return;
@@ -319,23 +374,3 @@ class FakeOpenAIServer implements FakeOpenAI {
 
 /** Sockets the server destroyed on purpose (`drop`), so their close is not counted as a client abort. */
 const droppedSockets = new WeakSet<object>();
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function parseJson(text: string): ChatCompletionRequestBody | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as ChatCompletionRequestBody) : null;
-  } catch (err) {
-    // Not JSON: the caller answers 400, as a real server would; the parse error itself is not useful.
-    void err;
-    return null;
-  }
-}

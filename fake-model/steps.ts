@@ -4,7 +4,7 @@
  */
 import type { RecordedRequest } from './recorded-request';
 
-/** Usage numbers that override the ones the server derives from character counts. */
+/** Usage numbers that override the ones the server derives from the project's token estimate. */
 export interface UsageOverride {
   prompt_tokens?: number;
   completion_tokens?: number;
