@@ -3,6 +3,7 @@
  * every request body and answers from a script, a transcript source over an in-memory transcript,
  * and a mock activity environment.
  */
+import type { MetricMeter } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
@@ -56,9 +57,33 @@ export function completion(message: Record<string, unknown>, extra: Record<strin
   };
 }
 
-/** A mock activity environment; log lines go to `logs` when given. */
-export function mockEnv(logs?: LogEntry[]): MockActivityEnvironment {
-  return new MockActivityEnvironment({}, { logger: new DefaultLogger('TRACE', (entry) => logs?.push(entry)) });
+/** Metric values recorded through `recordingMeter`: name -> every value added or recorded. */
+export type RecordedMetrics = Map<string, number[]>;
+
+/** A metric meter that remembers what was recorded. */
+export function recordingMeter(metrics: RecordedMetrics): MetricMeter {
+  const instrument = (name: string): { add: (v: number) => void; record: (v: number) => void; set: (v: number) => void; withTags: () => unknown } => {
+    const push = (value: number): void => {
+      metrics.set(name, [...(metrics.get(name) ?? []), value]);
+    };
+    const self = { add: push, record: push, set: push, withTags: () => self };
+    return self;
+  };
+  const meter = {
+    createCounter: (name: string) => instrument(name),
+    createHistogram: (name: string) => instrument(name),
+    createGauge: (name: string) => instrument(name),
+    withTags: () => meter,
+  };
+  return meter as unknown as MetricMeter;
+}
+
+/** A mock activity environment; log lines go to `logs` and metrics to `metrics` when given. */
+export function mockEnv(logs?: LogEntry[], metrics?: RecordedMetrics): MockActivityEnvironment {
+  return new MockActivityEnvironment(
+    {},
+    { logger: new DefaultLogger('TRACE', (entry) => logs?.push(entry)), ...(metrics ? { metricMeter: recordingMeter(metrics) } : {}) },
+  );
 }
 
 /** Run an activity in `env` (MockActivityEnvironment.run infers unknown). */
