@@ -8,11 +8,13 @@
  * of the Temporal SDK.
  */
 import type { Argument, Command } from 'commander';
-import type { JsonOption } from './commands/session-commands';
+import type { JsonOption } from './commands/command-support';
 import { EXIT_STATUS_HELP } from './exit-codes';
 import { onExitCleanup, setRejoinHint } from './exit-on-signal';
 import type { CommandOutput } from './output';
-import { collect } from './commands/option-values';
+import { collect, jsonObject, models, openFraction, positiveInt, positiveNumber, price, reasoningEffort, temperature, toolChoice, wholeNumber } from './commands/option-values';
+import { DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT, DEFAULT_MAX_CONTINUATIONS } from '../common/defaults';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../common/model-call';
 import type * as TracingModule from '../worker/tracing';
 
 /** Environment variables a command reads: the names, and what they do. */
@@ -41,10 +43,21 @@ export const UI_ENV: EnvironmentHelp = [['TEMPORAL_UI_URL', 'base of Web UI link
 
 export const SESSION_ENV: EnvironmentHelp = [...CONNECTION_ENV, ...MODEL_ENV];
 
+/** Defaults of the model, context and budget flags of the commands that start sessions (an option given wins). */
+export const SESSION_SETTINGS_ENV: EnvironmentHelp = [
+  ['LOOPWRIGHT_MAX_OUTPUT_TOKENS', 'default of --max-output-tokens'],
+  ['LOOPWRIGHT_TEMPERATURE', 'default of --temperature'],
+  ['LOOPWRIGHT_REASONING_EFFORT', 'default of --reasoning-effort'],
+  ['LOOPWRIGHT_CONTEXT_WINDOW', 'default of --context-window'],
+  ['LOOPWRIGHT_FALLBACK_MODELS', 'default of --fallback-model: models, comma-separated'],
+  ['LOOPWRIGHT_TURN_TOKEN_BUDGET', 'default of --turn-token-budget'],
+  ['LOOPWRIGHT_SESSION_TOKEN_BUDGET', 'default of --session-token-budget'],
+];
+
 export const SESSION_ID = ['<id>', 'workflow id of the session (`loopwright list` shows them)'] as const;
 
 /** Commands traced as one span each (`loopwright send`, ...); chat's turns are traces of their own. */
-export const TRACED_COMMANDS = new Set(['run', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'demo']);
+export const TRACED_COMMANDS = new Set(['run', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'compact', 'budget', 'rewind', 'branch', 'end', 'demo']);
 
 /** One run of the command line: where it prints, and what the running command set. */
 export interface Invocation {
@@ -147,4 +160,25 @@ export function addSandboxOptions(command: Command): Command {
     .option('--allow-broad-project-root', 'accept / or the home folder as the project root')
     .option('--allow-secret-files', 'let tools read and write .env*, .ssh/, .git/ and private keys')
     .option('--allow-hard-links', 'let tools read files with more than one hard link');
+}
+
+/** The model, context and budget flags of the commands that start sessions (run and chat). */
+export function addModelSettingOptions(command: Command): Command {
+  return command
+    .option('--max-output-tokens <n>', `longest reply, in tokens (default: ${DEFAULT_MAX_OUTPUT_TOKENS})`, positiveInt)
+    .option('--temperature <x>', "sampling temperature, 0 to 2 (default: the server's)", temperature)
+    .option('--reasoning-effort <level>', 'minimal, low, medium or high, for reasoning models', reasoningEffort)
+    .option('--tool-choice <choice>', 'auto, required or none (default: auto)', toolChoice)
+    .option('--extra-body <json>', 'a JSON object merged into every model request, e.g. \'{"top_k": 40}\'', jsonObject)
+    .option('--send-reasoning', "send earlier replies' reasoning_content back to the model server")
+    .option('--fallback-model <model>', "a model to try when the session's model cannot answer (repeatable, tried in order)", models)
+    .option('--max-continuations <n>', `how often a reply cut off at the output limit is continued (default: ${DEFAULT_MAX_CONTINUATIONS}; 0: never)`, wholeNumber)
+    .option('--context-window <n>', `the model's context window in tokens (default: what the server reports, else ${DEFAULT_CONTEXT_WINDOW})`, positiveInt)
+    .option('--compact-at <fraction>', `compact the context once a prompt passes this share of the window (default: ${DEFAULT_COMPACT_AT})`, openFraction)
+    .option('--keep-recent <n>', `latest exchanges compaction keeps whole (default: ${DEFAULT_KEEP_RECENT})`, wholeNumber)
+    .option('--no-summarize', 'compact by pruning old tool results only, never with a summarising model call')
+    .option('--turn-token-budget <n>', 'tokens one turn may use (default: no limit)', positiveInt)
+    .option('--session-token-budget <n>', 'tokens the session may use (default: no limit)', positiveInt)
+    .option('--cost-budget <x>', 'cost the session may reach, priced by --price (default: no limit)', positiveNumber)
+    .option('--price <model=input,output>', 'price of a model per million input and output tokens (* for any model; repeatable)', price);
 }

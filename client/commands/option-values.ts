@@ -4,7 +4,8 @@
  * Loaded with the command line itself (for `--help` too), so it imports nothing else.
  */
 import { InvalidArgumentError } from 'commander';
-import type { ApprovalPolicy } from '../../common/session-types';
+import type { ModelSettings } from '../../common/model-call';
+import type { ApprovalPolicy, ModelPrice } from '../../common/session-types';
 
 /** A whole number >= 1 (iteration limits, turn numbers, list sizes). */
 export function positiveInt(raw: string): number {
@@ -45,4 +46,76 @@ export function approvalPolicy(raw: string): ApprovalPolicy {
 /** A repeatable option: each use adds a value. */
 export function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
+}
+
+/** A number > 0 (a cost budget). */
+export function positiveNumber(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) throw new InvalidArgumentError('Expected a number > 0.');
+  return value;
+}
+
+/** A sampling temperature, 0 to 2. */
+export function temperature(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 2) throw new InvalidArgumentError('Expected a number from 0 to 2.');
+  return value;
+}
+
+/** A share strictly between 0 and 1 (when the context is compacted). */
+export function openFraction(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0 || value >= 1) throw new InvalidArgumentError('Expected a number between 0 and 1 (not 0 or 1), e.g. 0.8.');
+  return value;
+}
+
+/** Reasoning effort of reasoning models. */
+export function reasoningEffort(raw: string): NonNullable<ModelSettings['reasoningEffort']> {
+  if (raw === 'minimal' || raw === 'low' || raw === 'medium' || raw === 'high') return raw;
+  throw new InvalidArgumentError('Expected minimal, low, medium or high.');
+}
+
+/** `tool_choice` of the model calls. */
+export function toolChoice(raw: string): NonNullable<ModelSettings['toolChoice']> {
+  if (raw === 'auto' || raw === 'required' || raw === 'none') return raw;
+  throw new InvalidArgumentError('Expected auto, required or none.');
+}
+
+/** A JSON object (extra fields of the model request). */
+export function jsonObject(raw: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw new InvalidArgumentError(`Expected a JSON object, e.g. '{"top_k": 40}' (${(err as Error).message}).`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentError(`Expected a JSON object, e.g. '{"top_k": 40}', not ${Array.isArray(value) ? 'a list' : String(value)}.`);
+  return value as Record<string, unknown>;
+}
+
+/** A comma-separated list of model names, none empty. */
+export function modelList(raw: string): string[] {
+  const models = raw.split(',').map((m) => m.trim()).filter(Boolean);
+  if (models.length === 0) throw new InvalidArgumentError('Expected a comma-separated list of models.');
+  return models;
+}
+
+/** A repeatable model option: each use adds a model (or several, comma-separated). */
+export function models(raw: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...modelList(raw)];
+}
+
+/**
+ * A repeatable `model=input,output` price per million tokens (`*` as the model: any other); each
+ * use adds a model (a later one wins for the same model).
+ */
+export function price(raw: string, previous: Record<string, ModelPrice> | undefined): Record<string, ModelPrice> {
+  const match = /^([^=]+)=([^,]+),([^,]+)$/.exec(raw.trim());
+  const model = match?.[1]!.trim();
+  const input = Number(match?.[2]);
+  const output = Number(match?.[3]);
+  if (!match || !model || !Number.isFinite(input) || !Number.isFinite(output) || input < 0 || output < 0 || match[2]!.trim() === '' || match[3]!.trim() === '') {
+    throw new InvalidArgumentError('Expected model=input,output: prices per million input and output tokens, e.g. gpt-4o-mini=0.15,0.6 (* as the model: any other).');
+  }
+  return { ...previous, [model]: { input, output } };
 }
