@@ -1,13 +1,15 @@
 /**
  * The session commands of the `loopwright` command line: `run` and `chat` start sessions; `send`,
- * `interrupt`, `status`, `list`, `transcript`, `approve`, `deny`, `extend`, `rewind`, `branch` and
- * `end` talk to them. Each command's module is loaded only when it runs.
+ * `interrupt`, `status`, `list`, `transcript`, `approve`, `deny`, `extend`, `compact`, `budget`,
+ * `rewind`, `branch` and `end` talk to them. Each command's module is loaded only when it runs.
  */
 import type { Command } from 'commander';
 import type { ChatOptions } from './commands/chat-command';
-import { approvalPolicy, positiveInt, wholeNumber } from './commands/option-values';
-import type { JsonOption, ListOptions, RunOptions } from './commands/session-commands';
-import { addSandboxOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, rejoinHint, SESSION_ENV, SESSION_ID, UI_ENV } from './cli-support';
+import { approvalPolicy, positiveInt, positiveNumber, wholeNumber } from './commands/option-values';
+import type { BudgetOptions, RunOptions } from './commands/session-commands';
+import type { JsonOption } from './commands/command-support';
+import type { ListOptions } from './commands/session-views';
+import { addModelSettingOptions, addSandboxOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, rejoinHint, SESSION_ENV, SESSION_ID, SESSION_SETTINGS_ENV, UI_ENV } from './cli-support';
 
 /** Register the session commands on `program`, in the order the root help lists them. */
 export function addSessionCommands(program: Command, invocation: Invocation): void {
@@ -29,7 +31,7 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .option('--model <model>', 'model for this session (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)')
     .option('--id <id>', 'workflow id (default: loopwright-<agent>-<random>)')
     .option('--no-check', 'skip loading the bundle here first (when it exists only where the worker runs)');
-  addSandboxOptions(run)
+  addModelSettingOptions(addSandboxOptions(run))
     .addHelpText(
       'after',
       helpDetails(
@@ -37,7 +39,7 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
           'loopwright run bundles/requirements-facilitator facilitator "*intake"',
           'loopwright run bundles/requirements-facilitator facilitator "Summarise docs/notes.md" --once --json',
         ],
-        [...SESSION_ENV, ...UI_ENV],
+        [...SESSION_ENV, ...SESSION_SETTINGS_ENV, ...UI_ENV],
       ),
     )
     .action(async (bundle: string, agent: string, message: string, options: RunOptions) => {
@@ -51,7 +53,7 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .summary('talk to an agent in the terminal')
     .description(
       'Talk to an agent in the terminal: a live line while a turn runs, tool results and approvals as they come, slash commands ' +
-        '(/stop /status /approve /deny /extend /end /help). Writes wait for /approve by default. Ctrl-C interrupts a turn, or at the ' +
+        '(/stop /status /approve /deny /extend /compact /budget /end /help). Writes wait for /approve by default. Ctrl-C interrupts a turn, or at the ' +
         'prompt leaves (the session stays; --id rejoins). Piped input: one message per line, replies on stdout.',
     )
     .argument('[bundle]', 'the bundle folder (not when rejoining with --id)')
@@ -60,10 +62,13 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .option('--approve <policy>', 'tool calls that wait for /approve: none, writes, all, or a comma-separated list of tools', approvalPolicy, 'writes')
     .option('--max-iterations <n>', 'most model calls in a turn (default: 50)', positiveInt)
     .option('--model <model>', 'model for this session (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)');
-  addSandboxOptions(chat)
+  addModelSettingOptions(addSandboxOptions(chat))
     .addHelpText(
       'after',
-      helpDetails(['loopwright chat bundles/requirements-facilitator facilitator', 'loopwright chat --id loopwright-facilitator-1a2b3c4d'], SESSION_ENV),
+      helpDetails(
+        ['loopwright chat bundles/requirements-facilitator facilitator', 'loopwright chat --id loopwright-facilitator-1a2b3c4d'],
+        [...SESSION_ENV, ...SESSION_SETTINGS_ENV],
+      ),
     )
     .action(async (bundle: string | undefined, agent: string | undefined, options: ChatOptions) => {
       const { chatCommand } = await import('./commands/chat-command');
@@ -107,7 +112,7 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .addHelpText('after', helpDetails(['loopwright status loopwright-facilitator-1a2b3c4d'], [...SESSION_ENV, ...UI_ENV]))
     .action(async (id: string, options: JsonOption) => {
       rejoinHint(id);
-      const { statusCommand } = await import('./commands/session-commands');
+      const { statusCommand } = await import('./commands/session-views');
       await execute(invocation, 'status', options, () => statusCommand(id, options, out));
     });
 
@@ -121,7 +126,7 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .option('--json', 'print a JSON list')
     .addHelpText('after', helpDetails(['loopwright list --agent facilitator --status waiting_for_user'], CONNECTION_ENV))
     .action(async (options: ListOptions) => {
-      const { listCommand } = await import('./commands/session-commands');
+      const { listCommand } = await import('./commands/session-views');
       await execute(invocation, 'list', options, () => listCommand(options, out));
     });
 
@@ -135,7 +140,7 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .addHelpText('after', helpDetails(['loopwright transcript loopwright-facilitator-1a2b3c4d --from 10'], SESSION_ENV))
     .action(async (id: string, options: JsonOption & { from: number }) => {
       rejoinHint(id);
-      const { transcriptCommand } = await import('./commands/session-commands');
+      const { transcriptCommand } = await import('./commands/session-views');
       await execute(invocation, 'transcript', options, () => transcriptCommand(id, options, out));
     });
 
@@ -180,6 +185,44 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
       rejoinHint(id);
       const { extendCommand } = await import('./commands/session-commands');
       await execute(invocation, 'extend', options, () => extendCommand(id, n, options, out));
+    });
+
+  program
+    .command('compact')
+    .summary("compact the model's view of a session's transcript")
+    .description(
+      "Compact the model's view of the transcript now: old tool results become stubs and, when that is not enough, the oldest part is " +
+        'summarised. The transcript itself keeps every message. Refused (exit status 1) while a turn runs.',
+    )
+    .argument(...SESSION_ID)
+    .option('--json', 'print one JSON object {workflowId, compaction} (compaction null when there was nothing to compact)')
+    .addHelpText('after', helpDetails(['loopwright compact loopwright-facilitator-1a2b3c4d'], SESSION_ENV))
+    .action(async (id: string, options: JsonOption) => {
+      rejoinHint(id);
+      const { compactCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'compact', options, () => compactCommand(id, options, out));
+    });
+
+  program
+    .command('budget')
+    .summary("show or raise a session's token and cost budgets")
+    .description(
+      "Raise a session's budgets by the amounts given (the running turn's too) and show them; without an option, show the budgets " +
+        'and how much of each is used.',
+    )
+    .argument(...SESSION_ID)
+    .option('--turn-tokens <n>', 'raise the tokens one turn may use by n', positiveInt)
+    .option('--session-tokens <n>', 'raise the tokens the session may use by n', positiveInt)
+    .option('--cost <x>', 'raise the cost the session may reach by x', positiveNumber)
+    .option('--json', 'print one JSON object {workflowId, budget}')
+    .addHelpText(
+      'after',
+      helpDetails(['loopwright budget loopwright-facilitator-1a2b3c4d', 'loopwright budget loopwright-facilitator-1a2b3c4d --session-tokens 200000'], SESSION_ENV),
+    )
+    .action(async (id: string, options: BudgetOptions) => {
+      rejoinHint(id);
+      const { budgetCommand } = await import('./commands/session-commands');
+      await execute(invocation, 'budget', options, () => budgetCommand(id, options, out));
     });
 
   program

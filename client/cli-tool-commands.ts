@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import type { CodecServerOptions } from './commands/codec-server-command';
 import type { DemoOptions } from './commands/demo-command';
 import { collect, port, serverPort } from './commands/option-values';
-import type { JsonOption } from './commands/session-commands';
+import type { JsonOption } from './commands/command-support';
 import { CONNECTION_ENV, execute, helpDetails, type Invocation, UI_ENV } from './cli-support';
 import { onSignalGracefully } from './exit-on-signal';
 import type * as ServerModule from './server/server-command';

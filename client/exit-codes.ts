@@ -12,7 +12,7 @@ import { type CommandOutput, describeError, UsageError } from './output';
 export const EXIT = {
   /** The command did what it was asked. */
   OK: 0,
-  /** The turn or the command failed: a failed, stuck, interrupted or max_iterations turn, validation problems, a session's refusal. */
+  /** The turn or the command failed: a failed, stuck, interrupted, max_iterations, truncated, filtered, refused or budget_exceeded turn, validation problems, a session's refusal. */
   FAILED: 1,
   /** Bad usage: an unknown command or option, a missing argument, a bad value. */
   USAGE: 2,
@@ -27,7 +27,7 @@ export const EXIT = {
 /** The exit statuses with what each means, for help texts. */
 export const EXIT_STATUS_HELP: readonly (readonly [number, string])[] = [
   [EXIT.OK, 'success'],
-  [EXIT.FAILED, 'the turn or command failed (a failed, stuck, interrupted or max_iterations turn; validation problems; the session refused the request)'],
+  [EXIT.FAILED, 'the turn or command failed (a failed, stuck, interrupted or max_iterations turn; a reply cut off, filtered or refused; a budget reached; validation problems; the session refused the request)'],
   [EXIT.USAGE, 'bad usage (unknown command or option, missing argument, bad value)'],
   [EXIT.UNREACHABLE, 'the Temporal server is unreachable or could not be started, or the connection settings are bad'],
   [EXIT.SIGINT, 'stopped by Ctrl-C (SIGINT); 143 for SIGTERM. The session stays on the server'],

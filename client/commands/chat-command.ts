@@ -8,29 +8,19 @@
  * call to decide while a turn runs.
  */
 import readline from 'node:readline';
-import type { ChatMessage } from '../../common/messages';
 import type { ApprovalPolicy, SessionState, TurnResult } from '../../common/session-types';
 import { withWorker } from '../in-process-worker';
 import { type CommandOutput, UsageError } from '../output';
 import { onSignalGracefully, setRejoinHint } from '../exit-on-signal';
 import { SessionRejectedError, type SessionHandle } from '../session-client';
 import { type SandboxOptions, sandboxSettings } from './session-commands';
+import { type ModelSettingOptions, modelSessionSettings } from './session-settings';
+import { CHAT_HELP, describeMessage, newBudgetWarnings, parseBudgetArgs, turnEndLines } from './chat-text';
+import { budgetLines, formatCompaction, stateDetailLines } from './session-text';
 import { openTemporal } from '../temporal-session';
 
-const HELP = [
-  'Type a message (a command such as *intake, a number, or free text) and press Enter.',
-  '  /stop              interrupt the running turn (also Ctrl-C)',
-  '  /status            where the session stands',
-  '  /approve [call]    let a waiting tool call run (all waiting calls without a call id)',
-  '  /deny [call|-] [reason]  refuse a waiting tool call; the model sees the reason',
-  '  /extend [n]        raise the running turn\'s iteration limit',
-  '  /end               end the session and leave',
-  '  /help              this list',
-  'Ctrl-C at the prompt leaves the chat; the session stays open and `loopwright chat --id <id>` rejoins it.',
-].join('\n');
-
 /** Options of `loopwright chat`. */
-export interface ChatOptions extends SandboxOptions {
+export interface ChatOptions extends SandboxOptions, ModelSettingOptions {
   /** Rejoin this session (without a bundle and agent), or the id of the new one. */
   id?: string;
   /** Tool calls that wait for /approve (default `writes`). */
@@ -57,6 +47,7 @@ export async function chatCommand(bundlePath: string | undefined, agentId: strin
         ...(options.id ? { workflowId: options.id } : {}),
         approval: { policy: options.approve ?? 'writes' },
         ...sandboxSettings(options),
+        ...modelSessionSettings(options),
         ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}),
         ...(options.model ? { model: options.model } : {}),
       });
@@ -76,6 +67,7 @@ class Chat {
   private seenMessages = 0;
   private lastLive = '';
   private shownApprovals = new Set<string>();
+  private shownBudgetWarnings = new Set<string>();
   private closed = false;
 
   constructor(
@@ -217,15 +209,20 @@ class Chat {
     }
     const result = outcome.result;
     if (result.response) this.out.log(result.response);
-    if (result.status !== 'completed' && result.status !== 'waiting_for_user') {
-      this.info(`  (turn ${result.status}${result.error ? `: ${result.error}` : ''})`);
-    }
+    for (const line of turnEndLines(result)) this.info(line);
+    // A budget passed its warning share during the turn: said once per budget.
+    const state = await this.session.state().catch(() => undefined);
+    for (const line of newBudgetWarnings(state?.budget?.warnings, this.shownBudgetWarnings)) this.info(line);
   }
 
   /** The live line, tool results as they arrive, and calls waiting for approval. */
   private async showProgress(): Promise<void> {
     const state = await this.session.state();
     await this.showNewMessages();
+    for (const line of newBudgetWarnings(state.budget?.warnings, this.shownBudgetWarnings)) {
+      this.clearLive();
+      this.info(line);
+    }
     for (const approval of state.pendingApprovals) {
       if (this.shownApprovals.has(approval.callId)) continue;
       this.shownApprovals.add(approval.callId);
@@ -275,7 +272,7 @@ class Chat {
     try {
       switch (name) {
         case '/help':
-          this.info(HELP);
+          this.info(CHAT_HELP);
           return false;
         case '/stop':
           if (!this.turn) this.info('  (no turn is running)');
@@ -284,6 +281,7 @@ class Chat {
         case '/status': {
           const state = await this.session.state();
           this.info(`  status ${state.status.replace(/_/g, ' ')} · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · ${state.usage.totalTokens} tokens · ${state.messageCount} messages · run ${state.run}`);
+          for (const line of stateDetailLines(state)) this.info(`  ${line}`);
           for (const p of state.pendingApprovals) this.info(`  waiting for approval: ${p.callId} ${p.tool}${p.path ? ` ${p.path}` : ''}`);
           return false;
         }
@@ -299,6 +297,28 @@ class Chat {
           const n = args[0] === undefined ? undefined : Number(args[0]);
           const limit = await this.session.extend(n);
           this.info(`  this turn may now make ${limit} model calls`);
+          return false;
+        }
+        case '/compact': {
+          if (this.turn && this.tty) {
+            this.info('  (a turn is running: /compact once it has ended)');
+            return false;
+          }
+          // Piped: compact after the turn before it, as a message would wait.
+          if (this.turn) await this.finishTurn();
+          const record = await this.session.compact();
+          this.info(`  ${record ? formatCompaction(record) : 'nothing to compact'}`);
+          return false;
+        }
+        case '/budget': {
+          const change = parseBudgetArgs(args);
+          if (typeof change === 'string') {
+            this.info(`  ${change}`);
+            return false;
+          }
+          const budget = Object.keys(change).length ? await this.session.budget(change) : (await this.session.state()).budget;
+          if (!budget) this.info('  this session reports no budgets');
+          for (const line of budget ? budgetLines(budget) : []) this.info(`  ${line}`);
           return false;
         }
         case '/end':
@@ -329,23 +349,6 @@ class Chat {
   private info(line: string): void {
     this.out.error(line);
   }
-}
-
-/** One line for a message worth showing while a turn runs (tool results, notices). */
-function describeMessage(message: ChatMessage): string | undefined {
-  if (message.role === 'system' && message.content.startsWith('[Loopwright]')) return `  ! ${message.content.slice('[Loopwright] '.length)}`;
-  if (message.role !== 'tool') return undefined;
-  let result: Record<string, unknown> = {};
-  try {
-    result = JSON.parse(message.content) as Record<string, unknown>;
-  } catch {
-    return `  · ${message.content.slice(0, 120)}`;
-  }
-  if (result.success === false) return `  ✗ ${String(result.error ?? 'failed').slice(0, 300)}`;
-  const where = typeof result.path === 'string' ? result.path : typeof result.workflow_name === 'string' ? `workflow ${result.workflow_name}` : '';
-  const size = typeof result.size === 'number' ? ` (${result.size} bytes)` : '';
-  if ('answer' in result) return undefined;
-  return `  ✓ ${where}${size}`.trimEnd();
 }
 
 function sleep(ms: number): Promise<void> {

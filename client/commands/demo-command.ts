@@ -15,7 +15,7 @@ import type { SessionHandle } from '../session-client';
 import type { SessionState } from '../../common/session-types';
 import { openTemporal } from '../temporal-session';
 import { defaultStateDir, projectRoot } from '../server/project-paths';
-import { webUiLink } from './session-commands';
+import { webUiLink } from './command-support';
 
 /** The example bundle shipped with the package (found from the package root, so compiled code finds it too). */
 export const demoBundle = (): string => path.join(projectRoot(), 'bundles', 'requirements-facilitator');

@@ -1,28 +1,29 @@
 /**
- * `loopwright run | send | interrupt | status | list | transcript | approve | deny | extend |
- * rewind | branch | end`: start and talk to sessions from a shell. Each command receives its
- * arguments and options parsed (client/cli.ts defines them) and resolves to its exit status; an
- * error it throws is reported by the command line (client/exit-codes.ts).
+ * `loopwright run | send | interrupt | approve | deny | extend | compact | budget | rewind | branch
+ * | end`: start and talk to sessions from a shell (`status`, `list` and `transcript` are in
+ * session-views.ts). Each command receives its arguments and options parsed
+ * (client/cli-session-commands.ts defines them) and resolves to its exit status; an error it throws
+ * is reported by the command line (client/exit-codes.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { MAX_ITERATIONS_EXCEEDED, TURN_FAILED } from '../../common/failure-types';
-import type { ChatMessage } from '../../common/messages';
-import type { SessionInput, SessionState, TurnResult } from '../../common/session-types';
+import type { BudgetChange, BudgetState, SessionInput, TurnResult } from '../../common/session-types';
 import { EXIT, reportFailure } from '../exit-codes';
 import { hasLongLivedWorker, withWorker } from '../in-process-worker';
 import { type CommandOutput, UsageError } from '../output';
 import { watchProgress } from '../progress';
 import type { SessionHandle } from '../session-client';
 import { setRejoinHint } from '../exit-on-signal';
-import { openTemporal, type TemporalSession } from '../temporal-session';
+import { openTemporal } from '../temporal-session';
+import { type JsonOption, updateCommand, webUiLink, withSession, workerNotice } from './command-support';
+import { type ModelSettingOptions, modelSessionSettings } from './session-settings';
+import { budgetLines, formatCompaction, turnExitCode, turnFailed, turnFailureType, turnNotes, turnStatusMessage } from './session-text';
 
-/** Options of commands that print one JSON object with `--json`. */
-export interface JsonOption {
-  json?: boolean;
-}
+export type { JsonOption } from './command-support';
+export { webUiLink } from './command-support';
+export type { ListOptions } from './session-views';
 
 /** The flags that set a session's project and sandbox (run and chat), as the command line parses them. */
 export interface SandboxOptions {
@@ -35,7 +36,7 @@ export interface SandboxOptions {
 }
 
 /** Options of `loopwright run`. */
-export interface RunOptions extends SandboxOptions, JsonOption {
+export interface RunOptions extends SandboxOptions, ModelSettingOptions, JsonOption {
   once?: boolean;
   detach?: boolean;
   maxIterations?: number;
@@ -50,6 +51,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
   if (message.trim() === '') throw new UsageError('the message must not be empty');
   const json = options.json === true;
   const sandbox = sandboxSettings(options);
+  const settings = modelSessionSettings(options);
   // A bundle that cannot be loaded here would only leave a failed workflow behind.
   if (options.check !== false) {
     const problem = await checkBundleLocally(bundlePath, agentId, sandbox);
@@ -70,6 +72,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
       maxIterations: options.maxIterations,
       model: options.model,
       ...sandbox,
+      ...settings,
       // A one-shot or detached run carries its message in the input; an interactive one sends it
       // through the `send` update so that the reply comes back as the update's result.
       ...(oneShot || options.detach ? { firstMessage: message } : {}),
@@ -109,7 +112,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
     if (!json && !oneShot) {
       out.error(`Continue with: loopwright send ${session.workflowId} "<message>"   ·   finish with: loopwright end ${session.workflowId}`);
     }
-    return result.success ? EXIT.OK : EXIT.FAILED;
+    return turnExitCode(result);
   } finally {
     await temporal.close();
   }
@@ -174,7 +177,7 @@ export async function sendCommand(workflowId: string, message: string, options: 
     const session = temporal.loopwright.session(workflowId);
     const result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, json) }, () => sendWithProgress(session, message, out, !json));
     printTurn(result, session, out, json);
-    return result.success ? EXIT.OK : EXIT.FAILED;
+    return turnExitCode(result);
   });
 }
 
@@ -195,6 +198,42 @@ export async function extendCommand(workflowId: string, n: number | undefined, o
     text: `The running turn of ${workflowId} may now make ${limit} model calls`,
     fields: { maxIterations: limit },
   }));
+}
+
+/** `loopwright compact <id>`: compact the model's view of the transcript now (refused while a turn runs). */
+export async function compactCommand(workflowId: string, options: JsonOption, out: CommandOutput): Promise<number> {
+  return updateCommand(workflowId, out, options, (session) => session.compact(), (compaction) => ({
+    text: compaction ? formatCompaction(compaction) : 'nothing to compact',
+    fields: { compaction },
+  }));
+}
+
+/** Options of `loopwright budget`: amounts to raise the budgets by. */
+export interface BudgetOptions extends JsonOption {
+  turnTokens?: number;
+  sessionTokens?: number;
+  cost?: number;
+}
+
+/**
+ * `loopwright budget <id> [--turn-tokens n] [--session-tokens n] [--cost x]`: raise the budgets by
+ * the amounts given and show them; without an amount, show them as the `state` query has them.
+ */
+export async function budgetCommand(workflowId: string, options: BudgetOptions, out: CommandOutput): Promise<number> {
+  const change: BudgetChange = {
+    ...(options.turnTokens !== undefined ? { turnTokens: options.turnTokens } : {}),
+    ...(options.sessionTokens !== undefined ? { sessionTokens: options.sessionTokens } : {}),
+    ...(options.cost !== undefined ? { sessionCost: options.cost } : {}),
+  };
+  const raise = Object.keys(change).length > 0;
+  const describe = (budget: BudgetState | undefined): { text: string; fields: Record<string, unknown> } => ({
+    text: budget
+      ? [`Budgets of ${workflowId}${raise ? ' (raised)' : ''}:`, ...budgetLines(budget).map((line) => `  ${line}`)].join('\n')
+      : `Session ${workflowId} reports no budgets (it started before budgets existed)`,
+    fields: { budget: budget ?? null },
+  });
+  if (raise) return updateCommand(workflowId, out, options, (session) => session.budget(change), describe);
+  return updateCommand(workflowId, out, options, async (session) => (await session.state()).budget, describe);
 }
 
 /** `loopwright rewind <id> --to-turn k`: back to the end of turn k, with Temporal's reset. */
@@ -219,36 +258,6 @@ export async function branchCommand(workflowId: string, options: JsonOption & { 
     out.error(`Session ${branch.workflowId} starts from the first ${turn} turn(s) of ${workflowId}; continue with: loopwright send ${branch.workflowId} "<message>". Files ${workflowId} wrote after that point stay on disk.`);
     return EXIT.OK;
   });
-}
-
-/**
- * Run one update on a session (a worker is run here if none answers) and print its outcome: a line,
- * or with --json `{workflowId, ...fields}`. A refusal is thrown (the command line reports it, exit 1).
- */
-async function updateCommand<T>(
-  workflowId: string,
-  out: CommandOutput,
-  options: JsonOption,
-  call: (session: SessionHandle) => Promise<T>,
-  describe: (result: T) => { text: string; fields: Record<string, unknown> },
-): Promise<number> {
-  return withSession(out, async (temporal) => {
-    const session = temporal.loopwright.session(workflowId);
-    const result = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, options.json === true) }, () => call(session));
-    const { text, fields } = describe(result);
-    out.log(options.json ? JSON.stringify({ workflowId, ...fields }) : text);
-    return EXIT.OK;
-  });
-}
-
-/** Run `fn` with a connection for one command, closed afterwards whatever happens. */
-async function withSession(out: CommandOutput, fn: (temporal: TemporalSession) => Promise<number>): Promise<number> {
-  const temporal = await openTemporal(out);
-  try {
-    return await fn(temporal);
-  } finally {
-    await temporal.close();
-  }
 }
 
 /** `loopwright interrupt <id> [reason]`: says so, with exit status 1, when no turn is running. */
@@ -283,123 +292,6 @@ export async function endCommand(workflowId: string, options: JsonOption, out: C
   });
 }
 
-/** `loopwright transcript <id> [--json] [--from N]`: the whole conversation, across the session's runs. */
-export async function transcriptCommand(workflowId: string, options: JsonOption & { from?: number }, out: CommandOutput): Promise<number> {
-  const json = options.json === true;
-  const from = options.from ?? 0;
-  return withSession(out, async (temporal) => {
-    const session = temporal.loopwright.session(workflowId);
-    // Queries are answered by a worker (a closed session's by replaying it); run one if none polls.
-    const [messages, state] = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, json) }, async () => [await session.messages(from), await session.state()] as const);
-    if (json) {
-      out.log(JSON.stringify({ workflowId, runs: state.run, turns: state.turn, from, messages }));
-      return EXIT.OK;
-    }
-    out.log(`Session ${workflowId}: ${messages.length} message(s), ${state.turn} turn(s), ${state.run} run(s)`);
-    messages.forEach((message, i) => out.log(formatMessage(from + i, message)));
-    return EXIT.OK;
-  });
-}
-
-/** One message for reading in a terminal: index, role, and its text (tool results cut short). */
-function formatMessage(index: number, message: ChatMessage): string {
-  const head = `[${index}] ${message.role}`;
-  switch (message.role) {
-    case 'assistant': {
-      const calls = (message.tool_calls ?? []).map((c) => `${c.function.name} ${truncate(c.function.arguments, 200)}`);
-      return [`${head}: ${message.content ?? ''}`.trimEnd(), ...calls.map((c) => `    → ${c}`)].join('\n');
-    }
-    case 'tool':
-      return `${head} (${message.tool_call_id}): ${truncate(message.content, 300)}`;
-    case 'system':
-      return `${head}: ${truncate(message.content, 300)}`;
-    default:
-      return `${head}: ${message.content}`;
-  }
-}
-
-function truncate(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length} chars)`;
-}
-
-/** Options of `loopwright list`. */
-export interface ListOptions extends JsonOption {
-  agent?: string;
-  status?: string;
-  /** At most this many sessions (default 50). */
-  limit?: number;
-}
-
-/** `loopwright list [--agent A] [--status S] [--limit N] [--json]`: sessions found by their search attributes. */
-export async function listCommand(options: ListOptions, out: CommandOutput): Promise<number> {
-  const json = options.json === true;
-  return withSession(out, async (temporal) => {
-    if (!(await temporal.loopwright.hasSearchAttributes())) {
-      const message =
-        `The namespace ${temporal.namespace} has no Loopwright search attributes; register them once (see README, "Watching a session"), e.g. ` +
-        '`temporal operator search-attribute create --name LoopwrightAgent --type Keyword` (and LoopwrightBundle, LoopwrightStatus Keyword; LoopwrightTurns, LoopwrightTotalTokens Int).';
-      if (json) out.log(JSON.stringify({ error: message, type: 'NoSearchAttributes' }));
-      else out.error(message);
-      return EXIT.FAILED;
-    }
-    const sessions = await temporal.loopwright.list({ agent: options.agent, status: options.status, limit: options.limit ?? 50 });
-    if (json) {
-      out.log(JSON.stringify(sessions));
-      return EXIT.OK;
-    }
-    if (sessions.length === 0) {
-      out.log('No sessions found.');
-      return EXIT.OK;
-    }
-    for (const s of sessions) {
-      out.log(
-        `${s.workflowId}  ${s.agent ?? '?'}  ${s.status ?? s.workflowStatus.toLowerCase()}  ${s.turns ?? 0} turn(s)  ${s.totalTokens ?? 0} tokens  ${s.startTime.toISOString()}`,
-      );
-    }
-    return EXIT.OK;
-  });
-}
-
-/** `loopwright status <id> [--json]`. */
-export async function statusCommand(workflowId: string, options: JsonOption, out: CommandOutput): Promise<number> {
-  const json = options.json === true;
-  const temporal = await openTemporal(out);
-  try {
-    const session = temporal.loopwright.session(workflowId);
-    const description = await session.workflow.describe();
-    let state: SessionState | undefined;
-    try {
-      // Queries are answered by a worker; when none polls, this command runs one for the moment.
-      state = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, json) }, () => session.state());
-    } catch (err) {
-      // A closed workflow whose history cannot be replayed any more still has its description.
-      if (description.status.name === 'RUNNING') throw err;
-    }
-    if (json) {
-      out.log(JSON.stringify({ workflowId, workflowStatus: description.status.name, state }, null, 2));
-      return EXIT.OK;
-    }
-    out.log(`Session ${workflowId}: workflow ${description.status.name.toLowerCase()}`);
-    if (state) {
-      out.log(`  agent:      ${state.agent ? `${state.agent.name} (${state.agent.title})` : '(initialising)'}`);
-      out.log(`  status:     ${state.status}`);
-      out.log(`  turn:       ${state.turn}, iteration ${state.iteration}/${state.maxIterations}`);
-      if (state.runningTools.length) out.log(`  running:    ${state.runningTools.map((t) => (t.detail ? `${t.name} ${t.detail}` : t.name)).join(', ')}`);
-      for (const p of state.pendingApprovals ?? []) out.log(`  approval:   ${p.callId} ${p.tool}${p.path ? ` ${p.path}` : ''} — ${p.preview}  (loopwright approve|deny ${workflowId} ${p.callId})`);
-      if (state.pendingQuestion) out.log(`  question:   ${state.pendingQuestion.question}  (answer with loopwright send)`);
-      out.log(`  tokens:     ${state.usage.totalTokens} (prompt ${state.usage.promptTokens}, completion ${state.usage.completionTokens})`);
-      out.log(`  messages:   ${state.messageCount} (${state.transcriptBytes} bytes)${state.run > 1 ? `, run ${state.run} (continued as new ${state.run - 1} time(s))` : ''}`);
-      if (state.lastTurn) out.log(`  last turn:  ${state.lastTurn.status} after ${state.lastTurn.iterations} iteration(s)`);
-      if (state.error) out.log(`  error:      ${state.error}`);
-      for (const warning of state.warnings ?? []) out.log(`  warning:    ${warning}`);
-    }
-    if (temporal.uiUrl) out.log(`  history:    ${webUiLink(temporal, workflowId)}`);
-    return EXIT.OK;
-  } finally {
-    await temporal.close();
-  }
-}
-
 async function sendWithProgress(session: SessionHandle, message: string, out: CommandOutput, show: boolean): Promise<TurnResult> {
   const progress = show ? watchProgress(session, out) : undefined;
   try {
@@ -428,6 +320,8 @@ async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boo
 }
 
 function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutput, json: boolean): void {
+  const failed = turnFailed(result);
+  const message = turnStatusMessage(result, { workflowId: session.workflowId });
   if (json) {
     out.log(
       JSON.stringify({
@@ -436,26 +330,19 @@ function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutpu
         status: result.status,
         response: result.response,
         iterations: result.iterations,
-        ...(result.error || !result.success ? { error: result.error ?? `the turn ended ${result.status.replace(/_/g, ' ')}` } : {}),
+        ...(result.compactions?.length ? { compactions: result.compactions } : {}),
+        ...(result.continuations ? { continuations: result.continuations } : {}),
+        ...(result.cost !== undefined ? { cost: result.cost } : {}),
+        ...(result.modelWarnings?.length ? { modelWarnings: result.modelWarnings } : {}),
+        ...(result.error || failed ? { error: message ?? result.error ?? `the turn ended ${result.status.replace(/_/g, ' ')}` } : {}),
         // A failed turn is a failure like any other: its type says which (exit status 1).
-        ...(result.success ? {} : { type: result.status === 'max_iterations' ? MAX_ITERATIONS_EXCEEDED : TURN_FAILED }),
+        ...(failed ? { type: turnFailureType(result.status) } : {}),
       }),
     );
     return;
   }
   if (result.response) out.log(result.response);
-  if (!result.success) out.error(`Turn ${result.status}: ${result.error ?? 'no reason given'} (${result.iterations} iteration(s))`);
+  for (const note of turnNotes(result)) out.error(`  (${note})`);
+  if (message) out.error(message);
+  else if (failed) out.error(`Turn ${result.status}: ${result.error ?? 'no reason given'} (${result.iterations} iteration(s))`);
 }
-
-/** Says on stderr (never in --json output) that the command runs a worker of its own, and why. */
-function workerNotice(out: CommandOutput, json: boolean): (reason: string) => void {
-  return (reason) => {
-    if (!json) out.error(`  (${reason}; running one in this process)`);
-  };
-}
-
-/** Link to a session's history in the Temporal Web UI. */
-export function webUiLink(temporal: Pick<TemporalSession, 'uiUrl' | 'namespace'>, workflowId: string): string {
-  return `${temporal.uiUrl}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
-}
-
