@@ -77,7 +77,7 @@ async function getJson(url: string, headers: Record<string, string>, timeoutMs: 
   try {
     response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    return { ok: false, reachable: false, reason: reasonOf(err) };
+    return { ok: false, reachable: false, reason: reasonOf(err, timeoutMs) };
   }
   try {
     if (!response.ok) {
@@ -86,7 +86,7 @@ async function getJson(url: string, headers: Record<string, string>, timeoutMs: 
     }
     return { ok: true, json: await response.json() };
   } catch (err) {
-    return { ok: false, reachable: true, reason: reasonOf(err) };
+    return { ok: false, reachable: true, reason: reasonOf(err, timeoutMs) };
   }
 }
 
@@ -120,13 +120,13 @@ function positiveInteger(value: unknown): number | null {
 }
 
 /** The innermost code or message of a fetch error ("fetch failed" hides ECONNREFUSED). */
-function reasonOf(err: unknown): string {
+function reasonOf(err: unknown, timeoutMs: number): string {
   let current: unknown = err;
   let reason = err instanceof Error ? err.message : String(err);
   for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
     const { code, name, cause } = current as { code?: unknown; name?: unknown; cause?: unknown };
     if (typeof code === 'string' && code !== '') return code;
-    if (name === 'TimeoutError') return `no answer in ${DESCRIBE_TIMEOUT_MS / 1000} s`;
+    if (name === 'TimeoutError') return `no answer in ${timeoutMs} ms`;
     current = cause;
   }
   if (reason === '') reason = 'unknown error';

@@ -43,7 +43,7 @@ describe('summarizeContext', () => {
     const [system, user] = body.messages as ChatMessage[];
     expect(body.messages).toHaveLength(2);
     expect(system!.role).toBe('system');
-    expect(system!.content.startsWith(SUMMARY_PROMPT_MARKER)).toBe(true);
+    expect((system!.content ?? '').startsWith(SUMMARY_PROMPT_MARKER)).toBe(true);
     expect(system!.content).toContain('files read and written');
     expect(user!.role).toBe('user');
     // Messages [1, 5): not the system prompt (head), not what comes after upTo.
@@ -61,7 +61,7 @@ describe('summarizeContext', () => {
     const { fake, activities, input } = setup();
     fake.enqueue(completion({ content: 'New summary.' }));
     await runIn(mockEnv(), activities.summarizeContext, { ...input, view: { head: 1, from: 4, summary: 'EARLIER: the user asked for a Falcon brief.', pruneBefore: 0 }, upTo: 6 });
-    const user = (fake.bodies[0]!.messages as ChatMessage[])[1]!.content;
+    const user = (fake.bodies[0]!.messages as ChatMessage[])[1]!.content ?? '';
     expect(user.startsWith('Summary of the conversation before this part:\nEARLIER: the user asked for a Falcon brief.')).toBe(true);
     expect(user).not.toContain('Please write the brief');
     expect(user).toContain('Good, go on.');
