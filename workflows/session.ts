@@ -264,7 +264,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const runSessionTurn = async (start: TurnStart): Promise<TurnResult | undefined> => {
     busy = true;
     try {
-      await condition(() => init !== undefined || state.status === 'failed');
+      // Ready once initialised, and (for managed sessions) once the context window is known.
+      await condition(() => (init !== undefined && (managed !== undefined || !managedContext)) || state.status === 'failed');
       if (!init) {
         throw ApplicationFailure.nonRetryable(`Agent initialisation failed: ${state.error ?? 'unknown error'}`, AGENT_INIT_FAILED);
       }
