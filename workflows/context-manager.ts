@@ -8,9 +8,9 @@ import { log, metricMeter, workflowInfo } from '@temporalio/workflow';
 import { DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT, DEFAULT_SUMMARY_TOKENS } from '../common/defaults';
 import type { ChatMessage, TokenUsage, ToolDefinition, ToolMessage } from '../common/messages';
 import { DEFAULT_MAX_OUTPUT_TOKENS, type ModelSettings } from '../common/model-call';
-import { fullView, isOmitted, type ModelView, prunedToolMessage, summaryMessage } from '../common/model-view';
+import { cutToolMessage, fullView, isOmitted, type ModelView, prunedToolMessage, summaryMessage } from '../common/model-view';
 import type { CompactionRecord, ContextSettings, ContextState, ContinuedSession } from '../common/session-types';
-import { estimateMessageTokens, estimateToolTokens } from '../common/token-estimate';
+import { BYTES_PER_TOKEN, estimateMessageTokens, estimateToolTokens } from '../common/token-estimate';
 import { type HashedTranscript, INLINE_DELTA_BYTES } from '../common/transcript';
 import type { SessionActivityStubs } from './activity-proxies';
 
@@ -212,12 +212,13 @@ export class ContextManager {
         break;
       }
     }
-    // 3. Last resort: a single result too large for the room becomes a stub, even a recent one.
+    // 3. Last resort: a single result too large for the room is cut to its beginning, even a recent one.
     if (this.estimate(transcript, tools) > room) {
-      const big = this.oversizedResults(transcript, Math.floor(room / 4));
+      const share = Math.floor(room / 4);
+      const big = this.oversizedResults(transcript, share);
       if (big.length > 0) {
         pruned += big.length;
-        this.view = { ...this.view, prunedAlso: [...(this.view.prunedAlso ?? []), ...big] };
+        this.view = { ...this.view, prunedAlso: [...(this.view.prunedAlso ?? []), ...big], oversizeBytes: Math.floor((share * BYTES_PER_TOKEN) / Math.max(1, this.calibration)) };
       }
     }
     const after = this.estimate(transcript, tools);
@@ -331,8 +332,10 @@ export class ContextManager {
     for (let i = Math.max(view.from, view.head); i < messages.length; i++) {
       if (isOmitted(view, i)) continue;
       const message = messages[i]!;
-      if (message.role === 'tool' && (i < view.pruneBefore || prunedAlso?.has(i))) total += estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
-      else total += this.tokensAt(messages, i);
+      if (message.role === 'tool' && i < view.pruneBefore) total += estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
+      else if (message.role === 'tool' && prunedAlso?.has(i)) {
+        total += view.oversizeBytes !== undefined ? estimateMessageTokens(cutToolMessage(message as ToolMessage, view.oversizeBytes)) : estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
+      } else total += this.tokensAt(messages, i);
     }
     return total;
   }

@@ -15,41 +15,27 @@ import {
   metricMeter,
   patched,
   setCurrentDetails,
-  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
   DEFAULT_IDLE_TIMEOUT,
-  DEFAULT_MAX_CONTINUATIONS,
   DEFAULT_MAX_HISTORY_BYTES,
   DEFAULT_MAX_HISTORY_EVENTS,
   DEFAULT_MAX_ITERATIONS,
   MAX_USER_MESSAGE_BYTES,
 } from '../common/defaults';
-import { AGENT_INIT_FAILED, BAD_INPUT, BUSY, SESSION_ENDING, SESSION_FAILED, CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
-import type { BudgetChange, ContinuedSession, InitializeResult, PendingTurn, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
-import { CARRY_INLINE_BYTES, HashedTranscript, TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
+import { AGENT_INIT_FAILED, BAD_INPUT, CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
+import type { ContinuedSession, PendingTurn, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
+import { CARRY_INLINE_BYTES, HashedTranscript, utf8Length } from '../common/transcript';
 import { sessionInputProblem } from '../common/session-input-schema';
 import { isLoopToolName } from '../common/tool-names';
 import { sessionActivities } from './activity-proxies';
 import { approvalControls } from './approvals';
-import { Budgets } from './budgets';
 import { carriedTurns, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
-import { ContextManager } from './context-manager';
-import {
-  awaitTurnUpdate,
-  budgetUpdate,
-  compactUpdate,
-  extendUpdate,
-  endSignal,
-  interruptSignal,
-  messagesQuery,
-  sendUpdate,
-  stateQuery,
-  transcriptPageQuery,
-} from './definitions';
-import type { ManagedModel } from './model-calls';
+import { installControlHandlers, installTurnHandlers } from './session-handlers';
+import { manageContext } from './manage-context';
 import { excerpt, oneShotOutcome, turnSpanEnd } from './session-outcome';
+import type { SessionRuntime } from './session-runtime';
 import { rootMessage } from './tool-calls';
 import { withSpan } from './trace-hook';
 import { isPaused, runTurn, type TurnControls, type TurnStart } from './turn';
@@ -105,13 +91,24 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     run: carried?.run ?? 1,
     ...(carried?.lastTurn ? { lastTurn: carried.lastTurn } : {}),
   };
-  let init: Omit<InitializeResult, 'messages'> | undefined;
-  let busy = false;
-  let endRequested = carried?.endRequested ?? false;
-  let currentTurn: CancellationScope | undefined;
   const recentTurns: TurnResult[] = [...(carried?.recentTurns ?? [])];
-  /** Set when this run hands over to the next one; waiting handlers then tell their clients so. */
-  let continuing = false;
+  const rt: SessionRuntime = {
+    input,
+    state,
+    transcript,
+    activities,
+    maxIterations,
+    init: undefined,
+    managed: undefined,
+    busy: false,
+    endRequested: carried?.endRequested ?? false,
+    currentTurn: undefined,
+    continuing: false,
+    resumingTurn: carried?.pendingTurn?.turn,
+    turnLimit: carried?.pendingTurn?.maxIterations ?? maxIterations,
+    refreshDetails: () => setCurrentDetails(sessionDetails(snapshot())),
+    continuedFailure: (turn) => continuedFailure(turn),
+  };
   let pausedTurn: PendingTurn | undefined;
   let historyBase = { bytes: 0, events: 0 };
 
@@ -134,152 +131,47 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       nonRetryable: true,
       details: [turn === undefined ? {} : { turn }],
     });
-  /** The turn carried over from the previous run, until it has finished here. */
-  let resumingTurn = carried?.pendingTurn?.turn;
   const finishedTurn = (turn: number): TurnResult | undefined => recentTurns.find((t) => t.turn === turn);
 
   /** Upsert the search attributes that changed (agent and bundle once, status, turns and tokens as they move). */
   const refreshSearchAttributes = searchable ? searchAttributeUpdater(input, state) : () => undefined;
   /** The Web UI's live "current details" of the session, in markdown; never whole contents. */
-  const refreshDetails = (): void => setCurrentDetails(sessionDetails(snapshot()));
-  /** Context management and budgets, once the agent is initialised (sessions recorded before them have none). */
-  let managed: ManagedModel | undefined;
+  const refreshDetails = rt.refreshDetails;
   /** The `state` query's answer: the state with the transcript's, context's and budgets' figures. */
   const snapshot = (): SessionState => ({
     ...state,
     messageCount: transcript.length,
     transcriptBytes: transcript.bytes,
-    ...(managed ? { context: managed.context.state(transcript) } : {}),
-    ...(managed?.budgets.active ? { budget: managed.budgets.state() } : {}),
+    ...(rt.managed ? { context: rt.managed.context.state(transcript) } : {}),
+    ...(rt.managed?.budgets.active ? { budget: rt.managed.budgets.state() } : {}),
   });
 
   // Human in the loop: approvals, the turn's (extendable) limit, the model's pending question.
-  let turnLimit = carried?.pendingTurn?.maxIterations ?? maxIterations;
   const controls: TurnControls | undefined = humanLoop
-    ? approvalControls({ input, state, limit: () => turnLimit, variables: () => init?.context.variables ?? {}, refreshDetails })
+    ? approvalControls({ input, state, limit: () => rt.turnLimit, variables: () => rt.init?.context.variables ?? {}, refreshDetails })
     : undefined;
-  setHandler(
-    extendUpdate,
-    (n: number | null) => {
-      turnLimit += n ?? maxIterations;
-      state.maxIterations = turnLimit;
-      return turnLimit;
-    },
-    {
-      validator: (n: number | null) => {
-        if (n !== undefined && n !== null && (!Number.isInteger(n) || n < 1 || n > 10_000)) throw ApplicationFailure.nonRetryable(`n must be a whole number from 1 to 10000, got ${String(n)}`, BAD_INPUT);
-        if (!busy && resumingTurn === undefined) throw ApplicationFailure.nonRetryable('No turn is running to extend; after a turn stopped at its limit, send "continue"', BAD_INPUT);
-      },
-      description: "Raise the running turn's iteration limit by n (default: the session's limit)",
-    },
-  );
-
-  setHandler(stateQuery, snapshot, {
-    description: 'Where the session stands: status, turn, iteration, running tools, pending approvals, tokens, run',
-  });
-  setHandler(messagesQuery, (from = 0) => {
-    if (transcript.bytesBetween(Math.max(0, from)) > TRANSCRIPT_PAGE_BYTES) {
-      throw new Error(`The transcript from message ${from} is over ${TRANSCRIPT_PAGE_BYTES} bytes; read it in pages with the transcriptPage query`);
-    }
-    return transcript.slice(from);
-  }, { description: 'The transcript from an index, for small transcripts (use transcriptPage otherwise)' });
-  setHandler(transcriptPageQuery, (from, maxBytes, to) => {
-    if (!Number.isInteger(from) || from < 0) throw new Error(`from must be a whole number >= 0, got ${String(from)}`);
-    const cap = Math.min(maxBytes ?? TRANSCRIPT_PAGE_BYTES, TRANSCRIPT_PAGE_BYTES);
-    return transcript.page(from, cap, to ?? transcript.length);
-  }, { description: 'A page of the transcript: messages from `from` (to `to`), at most maxBytes (1 MB), with the total and the chain hash' });
-  setHandler(endSignal, () => {
-    endRequested = true;
-  }, { description: 'Complete the session after the current turn (at once when idle)' });
-  setHandler(interruptSignal, (reason?: string) => {
-    if (!currentTurn) {
-      log.info('Interrupt ignored: no turn is running', { reason });
-      return;
-    }
-    log.info('Interrupting the current turn', { turn: state.turn, reason });
-    currentTurn.cancel();
-  }, { description: 'Cancel the model or tool call in flight; the turn ends interrupted and the session waits for the next message' });
-  setHandler(
-    compactUpdate,
-    async () => {
-      busy = true;
-      try {
-        const record = await managed!.context.compact({
-          reason: 'requested',
-          force: true,
-          turn: state.turn,
-          transcript,
-          tools: init!.tools,
-          activities,
-          ...(input.model !== undefined ? { model: input.model } : {}),
-          onUsage: (usage) => {
-            state.usage = addUsage(state.usage, usage);
-            managed!.budgets.record(usage, input.model);
-          },
-        });
-        refreshDetails();
-        return record ?? null;
-      } finally {
-        busy = false;
-      }
-    },
-    {
-      validator: () => {
-        if (!managed || !init) throw ApplicationFailure.nonRetryable('This session has no context management (it started before it existed, or is still initialising)', BAD_INPUT);
-        if (busy || resumingTurn !== undefined) throw ApplicationFailure.nonRetryable('busy: a turn is running; compact once it has finished', BUSY);
-        if (continuing) throw continuedFailure();
-      },
-      description: "Compact the model's view of the transcript now: prune old tool results, summarise the oldest exchanges",
-    },
-  );
-  setHandler(
-    budgetUpdate,
-    (change: BudgetChange) => {
-      managed!.budgets.raise(change);
-      refreshDetails();
-      return managed!.budgets.state();
-    },
-    {
-      validator: (change: BudgetChange) => {
-        if (!managed) throw ApplicationFailure.nonRetryable('This session has no budgets (it started before they existed, or is still initialising)', BAD_INPUT);
-        const c = (change ?? {}) as Record<string, unknown>;
-        const known = ['turnTokens', 'sessionTokens', 'sessionCost'];
-        const unknown = Object.keys(c).find((k) => !known.includes(k));
-        if (unknown !== undefined) throw ApplicationFailure.nonRetryable(`${unknown}: unknown budget (known: ${known.join(', ')})`, BAD_INPUT);
-        for (const key of known) {
-          const v = c[key];
-          if (v === undefined) continue;
-          const whole = key !== 'sessionCost';
-          if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || (whole && !Number.isInteger(v))) {
-            throw ApplicationFailure.nonRetryable(`${key}: expected a ${whole ? 'whole ' : ''}number above 0, got ${String(v)}`, BAD_INPUT);
-          }
-        }
-        if (known.every((k) => c[k] === undefined)) throw ApplicationFailure.nonRetryable('Name a budget to raise: turnTokens, sessionTokens or sessionCost', BAD_INPUT);
-      },
-      description: 'Raise the token and cost budgets by the given amounts (the running turn too)',
-    },
-  );
+  installControlHandlers(rt, snapshot);
 
   /** Run (or resume) a turn in its own cancellable scope so `interrupt` can stop it and the session go on. */
   const runSessionTurn = async (start: TurnStart): Promise<TurnResult | undefined> => {
-    busy = true;
+    rt.busy = true;
     try {
       // Ready once initialised, and (for managed sessions) once the context window is known.
-      await condition(() => (init !== undefined && (managed !== undefined || !managedContext)) || state.status === 'failed');
-      if (!init) {
+      await condition(() => (rt.init !== undefined && (rt.managed !== undefined || !managedContext)) || state.status === 'failed');
+      if (!rt.init) {
         throw ApplicationFailure.nonRetryable(`Agent initialisation failed: ${state.error ?? 'unknown error'}`, AGENT_INIT_FAILED);
       }
-      const ready = init;
+      const ready = rt.init;
       if ('message' in start) {
         state.turn += 1;
         state.iteration = 0;
-        turnLimit = maxIterations;
-        state.maxIterations = turnLimit;
+        rt.turnLimit = maxIterations;
+        state.maxIterations = rt.turnLimit;
         state.status = 'thinking';
         refreshSearchAttributes();
       }
       const scope = new CancellationScope({ cancellable: true });
-      currentTurn = scope;
+      rt.currentTurn = scope;
       // A span when tracing is on (see trace-hook.ts); the activities the turn schedules are its children.
       const spanAttributes = {
         'loopwright.session_id': workflowInfo().workflowId,
@@ -303,7 +195,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
               transcriptRef,
               localReads,
               controls,
-              ...(managed ? { managed } : {}),
+              ...(rt.managed ? { managed: rt.managed } : {}),
               shouldPause: shouldContinueAsNew,
               observer: {
                 onThinking: (iteration) => {
@@ -329,7 +221,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       state.runningTools = [];
       if (isPaused(outcome)) {
         pausedTurn = outcome.paused;
-        continuing = true;
+        rt.continuing = true;
         return undefined;
       }
       if (outcome.question) {
@@ -345,67 +237,12 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       refreshSearchAttributes();
       return outcome;
     } finally {
-      currentTurn = undefined;
-      busy = false;
+      rt.currentTurn = undefined;
+      rt.busy = false;
     }
   };
 
-  setHandler(
-    sendUpdate,
-    async (message: string) => {
-      // The answer to the model's pending question becomes that call's tool result.
-      const answers = state.pendingQuestion;
-      delete state.pendingQuestion;
-      const result = await runSessionTurn(answers ? { message, answers } : { message });
-      if (!result) throw continuedFailure(state.turn);
-      return result;
-    },
-    {
-      description: 'Run one turn for a user message and return its result (refused when empty, too large, busy or ending)',
-      validator: (message: string) => {
-        if (typeof message !== 'string' || message.trim() === '') {
-          throw ApplicationFailure.nonRetryable('message must be a non-empty string', BAD_INPUT);
-        }
-        const bytes = utf8Length(message);
-        if (bytes > MAX_USER_MESSAGE_BYTES) {
-          throw ApplicationFailure.nonRetryable(
-            `The message is ${bytes} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes; send a shorter message or put the text in a file the agent can read`,
-            TOO_LARGE,
-          );
-        }
-        if (continuing) throw continuedFailure();
-        if (endRequested) throw ApplicationFailure.nonRetryable('the session is ending and takes no more messages', SESSION_ENDING);
-        if (state.status === 'failed') {
-          throw ApplicationFailure.nonRetryable(`the session failed: ${state.error ?? 'unknown error'}`, SESSION_FAILED);
-        }
-        if (busy || resumingTurn !== undefined) {
-          throw ApplicationFailure.nonRetryable('busy: a turn is running; wait for it to finish or send interrupt', BUSY);
-        }
-      },
-    },
-  );
-
-  setHandler(
-    awaitTurnUpdate,
-    async (turn: number) => {
-      await condition(() => finishedTurn(turn) !== undefined || continuing);
-      const result = finishedTurn(turn);
-      if (result) return result;
-      throw continuedFailure(turn);
-    },
-    {
-      description: 'Wait for turn n to finish (in this run or an earlier one) and return its result',
-      validator: (turn: number) => {
-        if (!Number.isInteger(turn) || turn < 1) throw ApplicationFailure.nonRetryable(`turn must be a positive whole number, got ${String(turn)}`, BAD_INPUT);
-        if (finishedTurn(turn)) return;
-        if (turn > state.turn) throw ApplicationFailure.nonRetryable(`turn ${turn} has not started (the session is at turn ${state.turn})`, BAD_INPUT);
-        if (turn < state.turn || !(busy || resumingTurn === turn)) {
-          throw ApplicationFailure.nonRetryable(`the result of turn ${turn} is no longer kept (the session keeps the last ${RECENT_TURNS})`, BAD_INPUT);
-        }
-        if (continuing) throw continuedFailure(turn);
-      },
-    },
-  );
+  installTurnHandlers(rt, runSessionTurn, finishedTurn);
 
   if (!carried && input.firstMessage !== undefined && utf8Length(input.firstMessage) > MAX_USER_MESSAGE_BYTES) {
     throw ApplicationFailure.nonRetryable(
@@ -414,7 +251,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     );
   }
   if (carried) {
-    init = carried.init;
+    rt.init = carried.init;
     await loadCarriedTranscript(activities, carried, transcript);
   } else {
     try {
@@ -440,7 +277,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       } else {
         transcript.push(...messages);
       }
-      init = rest;
+      rt.init = rest;
       if (warnings && warnings.length > 0) state.warnings = warnings;
     } catch (err) {
       state.status = 'failed';
@@ -452,10 +289,10 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         cause: err instanceof Error ? err : undefined,
       });
     }
-    log.info('Agent initialised', { agent: init.agent.id, systemMessages: transcript.length });
+    log.info('Agent initialised', { agent: rt.init.agent.id, systemMessages: transcript.length });
   }
-  if (managedContext) managed = await manageContext(input, activities, transcript, init, carried, () => state.usage.totalTokens, refreshDetails);
-  state.agent = init.agent;
+  if (managedContext) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
+  state.agent = rt.init.agent;
   state.status = 'waiting_for_user';
   refreshDetails();
   refreshSearchAttributes();
@@ -463,9 +300,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   historyBase = { bytes: workflowInfo().historySize, events: workflowInfo().historyLength };
 
   const handOver = async (): Promise<never> => {
-    continuing = true;
+    rt.continuing = true;
     await condition(allHandlersFinished);
-    const ready = init!;
+    const ready = rt.init!;
     const next: ContinuedSession = {
       fromRunId: workflowInfo().runId,
       run: state.run + 1,
@@ -479,12 +316,12 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       turn: state.turn,
       usage: state.usage,
       ...(state.lastTurn ? { lastTurn: state.lastTurn } : {}),
-      endRequested,
+      endRequested: rt.endRequested,
       ...(pausedTurn ? { pendingTurn: pausedTurn } : {}),
       recentTurns: carriedTurns(recentTurns),
       ...(state.pendingQuestion ? { pendingQuestion: state.pendingQuestion } : {}),
       ...(state.warnings ? { warnings: state.warnings } : {}),
-      ...(managed ? { context: managed.context.carry(), budget: managed.budgets.carry() } : {}),
+      ...(rt.managed ? { context: rt.managed.context.carry(), budget: rt.managed.budgets.carry() } : {}),
     };
     log.info('Continuing as new', {
       run: state.run,
@@ -499,7 +336,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
 
   if (carried?.pendingTurn) {
     const result = await runSessionTurn({ resume: carried.pendingTurn });
-    resumingTurn = undefined;
+    rt.resumingTurn = undefined;
     if (!result) return handOver();
     if (input.oneShot) {
       state.status = 'completed';
@@ -522,12 +359,12 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
 
   const idleTimeout = (input.idleTimeout ?? DEFAULT_IDLE_TIMEOUT) as Duration;
   for (;;) {
-    if (endRequested && !busy) break;
+    if (rt.endRequested && !rt.busy) break;
     if (pausedTurn) return handOver();
-    if (!busy && shouldContinueAsNew()) return handOver();
+    if (!rt.busy && shouldContinueAsNew()) return handOver();
     const seen = state.turn;
     const woke = await condition(
-      () => (endRequested && !busy) || pausedTurn !== undefined || state.turn !== seen || busy || (!busy && shouldContinueAsNew()),
+      () => (rt.endRequested && !rt.busy) || pausedTurn !== undefined || state.turn !== seen || rt.busy || (!rt.busy && shouldContinueAsNew()),
       idleTimeout,
       { summary: `idle timeout: the session ends after ${String(idleTimeout)} without a message` },
     );
@@ -537,52 +374,10 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       refreshSearchAttributes();
       return { turns: state.turn, lastTurn: recentTurns.at(-1), usage: state.usage, endedBy: 'idle_timeout' };
     }
-    await condition(() => !busy || pausedTurn !== undefined);
+    await condition(() => !rt.busy || pausedTurn !== undefined);
   }
   await condition(allHandlersFinished);
   state.status = 'completed';
   refreshSearchAttributes();
   return { turns: state.turn, lastTurn: recentTurns.at(-1), usage: state.usage, endedBy: 'end_signal' };
-}
-
-/**
- * Context management and budgets of a session: the window (the session's, else the server's, else
- * the default), the model's view carried from the previous run, and the budgets raised so far.
- */
-async function manageContext(
-  input: SessionInput,
-  activities: ReturnType<typeof sessionActivities>,
-  transcript: HashedTranscript,
-  init: Omit<InitializeResult, 'messages'>,
-  carried: ContinuedSession | undefined,
-  sessionTokens: () => number,
-  refreshDetails: () => void,
-): Promise<ManagedModel> {
-  const settings = input.modelSettings ?? {};
-  const head = carried?.context?.view.head ?? Math.min(transcript.length, countLeadingSystem(transcript));
-  const context = new ContextManager(input.context ?? {}, settings, head, carried?.context);
-  if (!carried && context.windowUnknown) {
-    const described = await activities.describeModel({ ...(input.model !== undefined ? { model: input.model } : {}) });
-    if (described.contextWindow !== null && Number.isInteger(described.contextWindow) && described.contextWindow > 0) {
-      context.setWindow(described.contextWindow, `server: ${described.source}`);
-    } else {
-      log.info('Context window unknown; using the default', { source: described.source, window: context.window });
-    }
-  }
-  log.info('Context window', { window: context.window, source: context.windowSource, tools: init.tools.length });
-  return {
-    context,
-    budgets: new Budgets(input.budget ?? {}, sessionTokens, carried?.budget),
-    settings,
-    fallbackModels: input.fallbackModels ?? [],
-    maxContinuations: input.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS,
-    onCompaction: () => refreshDetails(),
-  };
-}
-
-/** Messages at the start of the transcript that are system messages (the prompt and what critical actions loaded). */
-function countLeadingSystem(transcript: HashedTranscript): number {
-  let n = 0;
-  while (n < transcript.length && transcript.messages[n]!.role === 'system') n += 1;
-  return n;
 }

@@ -194,8 +194,9 @@ test('session: interrupt aborts a slow model call, keeps the transcript, and the
   h.fake.enqueue(text('Back again.'));
   const resumed = await session.send('go on');
   expect(resumed).toMatchObject({ success: true, response: 'Back again.', turn: 2 });
+  // Both messages reach the model in order; two user messages in a row are sent as one, which strict chat templates need.
   const seen = h.fake.requests[1].body!.messages!.filter((m) => m.role === 'user').map((m) => m.content);
-  expect(seen).toEqual(['take your time', 'go on']);
+  expect(seen).toEqual(['take your time\n\ngo on']);
   await session.end();
 });
 
