@@ -175,7 +175,7 @@ export function addModelSettingOptions(command: Command): Command {
     .option('--max-continuations <n>', `how often a reply cut off at the output limit is continued (default: ${DEFAULT_MAX_CONTINUATIONS}; 0: never)`, wholeNumber)
     .option('--context-window <n>', `the model's context window in tokens (default: what the server reports, else ${DEFAULT_CONTEXT_WINDOW})`, positiveInt)
     .option('--compact-at <fraction>', `compact the context once a prompt passes this share of the window (default: ${DEFAULT_COMPACT_AT})`, openFraction)
-    .option('--keep-recent <n>', `latest exchanges compaction keeps whole (default: ${DEFAULT_KEEP_RECENT})`, wholeNumber)
+    .option('--keep-recent <n>', `latest exchanges compaction keeps whole (default: ${DEFAULT_KEEP_RECENT})`, positiveInt)
     .option('--no-summarize', 'compact by pruning old tool results only, never with a summarising model call')
     .option('--turn-token-budget <n>', 'tokens one turn may use (default: no limit)', positiveInt)
     .option('--session-token-budget <n>', 'tokens the session may use (default: no limit)', positiveInt)

@@ -154,7 +154,11 @@ const SESSION_INPUT = object(
 /** The first problem with `input`, as `field: what is wrong`, or undefined when it is a valid SessionInput. */
 export function sessionInputProblem(input: unknown): string | undefined {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) return `the session input must be an object, got ${describe(input)}`;
-  return SESSION_INPUT(input, '');
+  const problem = SESSION_INPUT(input, '');
+  if (problem) return problem;
+  const budget = (input as SessionInput).budget;
+  if (budget?.sessionCost !== undefined && budget.prices === undefined) return 'budget.sessionCost: a cost budget needs budget.prices (the price of each model used, or "*")';
+  return undefined;
 }
 
 /** Type guard over {@link sessionInputProblem}. */

@@ -91,6 +91,9 @@ export function modelSessionSettings(options: ModelSettingOptions, env: NodeJS.P
     sessionCost: o.costBudget,
     prices: o.price && Object.keys(o.price).length ? o.price : undefined,
   });
+  if (budget.sessionCost !== undefined && budget.prices === undefined) {
+    throw new UsageError('--cost-budget needs the price of the models used: --price <model=input,output> (per million tokens; * for any model)');
+  }
   return {
     ...(Object.keys(modelSettings).length ? { modelSettings } : {}),
     ...(o.fallbackModel?.length ? { fallbackModels: o.fallbackModel } : {}),

@@ -120,9 +120,9 @@ test('run: every option reaches the session input, in its field', async () => {
 });
 
 test('run: one option of a group sets that group only, with that field only', async () => {
-  const options = await runStarts('--temperature', '0', '--keep-recent', '0');
+  const options = await runStarts('--temperature', '0', '--keep-recent', '1');
   expect(options.modelSettings).toEqual({ temperature: 0 });
-  expect(options.context).toEqual({ keepRecent: 0 });
+  expect(options.context).toEqual({ keepRecent: 1 });
   expect(options).not.toHaveProperty('budget');
   expect(options).not.toHaveProperty('fallbackModels');
   expect(options).not.toHaveProperty('maxContinuations');
@@ -179,7 +179,8 @@ test.each([
   ['--compact-at', '1', /Expected a number between 0 and 1/],
   ['--compact-at', '0', /Expected a number between 0 and 1/],
   ['--compact-at', '80%', /Expected a number between 0 and 1/],
-  ['--keep-recent', 'three', /Expected a whole number >= 0/],
+  ['--keep-recent', 'three', /Expected a positive whole number/],
+  ['--keep-recent', '0', /Expected a positive whole number/],
   ['--turn-token-budget', '0', /Expected a positive whole number/],
   ['--session-token-budget', '1e', /Expected a positive whole number/],
   ['--cost-budget', '0', /Expected a number > 0/],
@@ -269,7 +270,11 @@ test('run: a repeated --price for the same model keeps the last one', async () =
 });
 
 test('modelSessionSettings: the environment is read from the argument; false flags set nothing', () => {
-  expect(modelSessionSettings({ costBudget: 3 }, { LOOPWRIGHT_TURN_TOKEN_BUDGET: '7' })).toEqual({ budget: { turnTokens: 7, sessionCost: 3 } });
+  expect(modelSessionSettings({ costBudget: 3, price: { '*': { input: 1, output: 1 } } }, { LOOPWRIGHT_TURN_TOKEN_BUDGET: '7' })).toEqual({
+    budget: { turnTokens: 7, sessionCost: 3, prices: { '*': { input: 1, output: 1 } } },
+  });
+  // A cost budget cannot be kept without prices: refused before anything starts.
+  expect(() => modelSessionSettings({ costBudget: 3 }, {})).toThrow(/--cost-budget needs the price/);
   expect(modelSessionSettings({}, { LOOPWRIGHT_FALLBACK_MODELS: 'x,y' })).toEqual({ fallbackModels: ['x', 'y'] });
   expect(modelSessionSettings({ summarize: true, sendReasoning: false }, {})).toEqual({});
 });
