@@ -9,6 +9,9 @@
  *                initialisation, read_file, execute_workflow on the example bundle);
  *   history      the history one durable turn leaves (10 and 50 iterations, small and 10 KB reads)
  *                and its size against the session's transcript;
+ *   context      a 100-turn session reading a 10 KB file per turn, over an 8,192-token window with
+ *                compaction and over a window it never reaches: prompt tokens per turn, the largest
+ *                prompt against the window, compactions and what their summaries cost;
  *   concurrency  10, 100 and 1,000 sessions at once against a model with 200 ms per call, served by
  *                one worker in a child process: wall time, throughput, worker CPU and memory;
  *   idle         10,000 (`--idle-sessions`) initialised sessions waiting for a message on one
@@ -32,6 +35,7 @@ import { startBenchServer } from './bench/bench-server';
 import { measureBundleRuntime } from './bench/bundle-runtime';
 import { CleanupStack } from './bench/cleanup-stack';
 import { measureConcurrency } from './bench/concurrency';
+import { measureContextWindow } from './bench/context-window';
 import { startDurableBench, type DurableBench } from './bench/durable-loop';
 import { measureEngineOverhead, type EngineBenchInput } from './bench/engine-overhead';
 import { measureHistoryTurns } from './bench/history-turns';
@@ -152,6 +156,10 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     resetFake(fake);
   });
 
+  await timed('context', async () => {
+    report.context = await measureContextWindow(server, bundle.bundlePath, EXAMPLE_AGENT, LARGE_FILE, cleanup, progress);
+  });
+
   await timed('concurrency', async () => {
     const slow = await startFakeOpenAI({ responder: delayedBenchResponder(MODEL_LATENCY_MS) });
     cleanup.push('slow fake model server', () => slow.close());
@@ -260,7 +268,7 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  'usage: bench.ts [--json] [--only engine|history|concurrency|idle|startup[,...]] [--levels 10,100,1000]' +
+  'usage: bench.ts [--json] [--only engine|history|context|concurrency|idle|startup[,...]] [--levels 10,100,1000]' +
   ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { BundleTiming } from './bundle-runtime';
 import { CPU_PER_ITERATION_TARGET_MS, type ConcurrencyFigures } from './concurrency';
+import { CONTEXT_WINDOW, type ContextRunFigures } from './context-window';
 import type { OverheadFigures } from './engine-overhead';
 import { isModelActivity } from './history-size';
 import type { TimelineFigures } from './history-timeline';
@@ -27,7 +28,7 @@ export interface MachineInfo {
 }
 
 /** The parts of the bench, in the order they run. */
-export const PARTS = ['engine', 'history', 'concurrency', 'idle', 'startup'] as const;
+export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup'] as const;
 export type BenchPart = (typeof PARTS)[number];
 
 /** Everything one bench run measured; a part that did not run is absent. */
@@ -38,6 +39,7 @@ export interface BenchReport {
   engine?: OverheadFigures[];
   bundle?: BundleTiming[];
   history?: HistoryTurnFigures[];
+  context?: ContextRunFigures[];
   concurrency?: ConcurrencyFigures;
   idle?: IdleFigures;
   startup?: StartupFigures;
@@ -77,6 +79,7 @@ export function formatReport(report: BenchReport): string {
   const timeline = timelineColumns(report);
   if (timeline.length > 0) sections.push(formatTimeline(timeline));
   if (report.history) sections.push(formatHistory(report.history));
+  if (report.context) sections.push(formatContext(report.context));
   if (report.concurrency) sections.push(formatConcurrency(report.concurrency));
   if (report.idle) sections.push(formatIdle(report.idle));
   if (report.bundle) sections.push(formatBundle(report.bundle));
@@ -328,6 +331,27 @@ function formatStartup(s: StartupFigures): string {
           target === undefined ? '' : beyondModel <= target ? 'met' : 'not met',
         ];
       }),
+    ),
+  ].join('\n');
+}
+
+function formatContext(runs: ContextRunFigures[]): string {
+  return [
+    `Context window: one ${runs[0]?.turns ?? 0}-turn session, each turn reading a 10 KB file (zero-latency fake model; the server enforces the ${CONTEXT_WINDOW}-token window in the first run)`,
+    textTable(
+      ['run', 'turns completed', 'prompt tokens/turn first · median · last · mean', 'prompt tokens in all', `largest prompt (share of ${CONTEXT_WINDOW})`, 'compactions', 'summaries', 'summary ms', 'summary tokens', 'session s'],
+      runs.map((r) => [
+        r.label,
+        `${r.completed}/${r.turns}`,
+        `${r.promptPerTurn.first} · ${r.promptPerTurn.median} · ${r.promptPerTurn.last} · ${r.promptPerTurn.mean}`,
+        String(r.promptTotal),
+        `${r.largestPrompt} (${(100 * r.largestShare).toFixed(0)} %)`,
+        String(r.compactions),
+        String(r.summaries),
+        String(r.compactionMs),
+        String(r.compactionTokens),
+        r.sessionSeconds.toFixed(1),
+      ]),
     ),
   ].join('\n');
 }
