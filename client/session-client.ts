@@ -27,6 +27,7 @@ import {
   sendUpdate,
   stateQuery,
   transcriptPageQuery,
+  TRANSCRIPT_LOADING,
 } from '../workflows/definitions';
 
 /** How long the client keeps following a session that is moving to a new run before giving up. */
@@ -309,7 +310,7 @@ export class SessionHandle {
     const messages: ChatMessage[] = [];
     let next = from;
     for (;;) {
-      const page = await this.workflow.query(transcriptPageQuery, next, TRANSCRIPT_PAGE_BYTES, to);
+      const page = await whileLoading(() => this.workflow.query(transcriptPageQuery, next, TRANSCRIPT_PAGE_BYTES, to));
       messages.push(...page.messages);
       next = page.from + page.messages.length;
       if (page.messages.length === 0 || next >= (to ?? page.total)) return messages;
@@ -387,4 +388,16 @@ function rejection(err: unknown): unknown {
 
 function slug(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'agent';
+}
+
+/** Ask again while the session's new run is still paging its transcript in (a moment, at most about 30 s). */
+async function whileLoading<T>(ask: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await ask();
+    } catch (err) {
+      if (attempt >= 120 || !(err instanceof Error) || !err.message.includes(TRANSCRIPT_LOADING)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }

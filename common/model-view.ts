@@ -27,8 +27,10 @@ export interface ModelView {
   pruneBefore: number;
   /** Transcript ranges `[from, to)` left out of the view entirely (a turn whose message could not fit). */
   omit?: { from: number; to: number }[];
-  /** Tool messages at these indexes are sent as stubs too (single results too large for the window). */
+  /** Tool messages at these indexes are too large for the window on their own: sent cut to `oversizeBytes`. */
   prunedAlso?: number[];
+  /** Bytes of content an oversized tool message keeps (its beginning), with a note saying it was cut. */
+  oversizeBytes?: number;
 }
 
 /** The view of a transcript nothing has been compacted in yet. */
@@ -79,6 +81,25 @@ export function prunedToolMessage(message: ToolMessage, call: ToolCall | undefin
   };
 }
 
+/** An oversized tool result: its first `bytes` bytes of content (never splitting a character) and a note. */
+export function cutToolMessage(message: ToolMessage, bytes: number): ToolMessage {
+  const total = utf8Length(message.content);
+  let end = 0;
+  let used = 0;
+  while (end < message.content.length) {
+    const code = message.content.charCodeAt(end);
+    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code >= 0xd800 && code <= 0xdbff ? 4 : 3;
+    if (used + size > bytes) break;
+    used += size;
+    end += size === 4 ? 2 : 1;
+  }
+  return {
+    role: 'tool',
+    tool_call_id: message.tool_call_id,
+    content: `${message.content.slice(0, end)}\n[Loopwright] This result was cut to its first ${used} of ${total} bytes to fit the model's context window; the full result is kept in the transcript.`,
+  };
+}
+
 /** The messages `view` sends, from the transcript's `messages` (the whole transcript, index 0 first). */
 export function viewMessages(messages: readonly ChatMessage[], view: ModelView | undefined): ChatMessage[] {
   if (!view) return messages.slice();
@@ -91,7 +112,9 @@ export function viewMessages(messages: readonly ChatMessage[], view: ModelView |
     if (isOmitted(view, i)) continue;
     const message = messages[i]!;
     if (message.role === 'assistant') for (const call of message.tool_calls ?? []) calls.set(call.id, call);
-    if (message.role === 'tool' && (i < view.pruneBefore || prunedAlso.has(i))) out.push(prunedToolMessage(message, calls.get(message.tool_call_id)));
+    if (message.role === 'tool' && prunedAlso.has(i) && i >= view.pruneBefore) {
+      out.push(view.oversizeBytes !== undefined ? cutToolMessage(message, view.oversizeBytes) : prunedToolMessage(message, calls.get(message.tool_call_id)));
+    } else if (message.role === 'tool' && i < view.pruneBefore) out.push(prunedToolMessage(message, calls.get(message.tool_call_id)));
     else out.push(message);
   }
   return out;

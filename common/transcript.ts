@@ -15,8 +15,8 @@ export const EMPTY_TRANSCRIPT_HASH = '0'.repeat(32);
 /** Messages added since the model's last call travel inline only up to this many bytes; more are fetched by query. */
 export const INLINE_DELTA_BYTES = 4 * 1024;
 
-/** Largest page the `transcriptPage` query returns (a page holds at least one message). */
-export const TRANSCRIPT_PAGE_BYTES = 1_000_000;
+/** Largest page the `transcriptPage` query returns (a page holds at least one message): under the 512 KB at which Temporal warns of a large payload. */
+export const TRANSCRIPT_PAGE_BYTES = 384 * 1024;
 
 /** A transcript this small travels inline in the continue-as-new input; a larger one is paged over. */
 export const CARRY_INLINE_BYTES = 256 * 1024;

@@ -26,6 +26,16 @@ const TARGET_SHARE = 0.5;
 /** Tokens of a message in the summariser's input at most (the activity cuts tool results to about this). */
 const SUMMARY_INPUT_TOKENS_PER_MESSAGE = 450;
 
+/** After a compaction, the view is compacted again once it grew by this share of the window (or no longer fits). */
+const REGROWTH_SHARE = 0.1;
+
+/** A part smaller than this many tokens (or this share of the window) is not worth a summarising call. */
+const MIN_SUMMARY_PART_TOKENS = 256;
+const MIN_SUMMARY_PART_SHARE = 0.1;
+
+/** Tokens of a pruned result's stub, roughly (its wording names the tool, the path and the size). */
+const STUB_TOKENS = 80;
+
 /** The calibration factor (server tokens per estimated token) stays within these bounds. */
 const CALIBRATION_BOUNDS = [0.25, 4] as const;
 
@@ -62,6 +72,8 @@ export class ContextManager {
   /** Estimated tokens of each transcript message, filled as the transcript grows. */
   private readonly tokens: number[] = [];
   private toolTokens: { tools: ToolDefinition[]; tokens: number } | undefined;
+  /** The estimate a compaction of this run left the view at. */
+  private leftAt: number | undefined;
   /** The last estimate of the next prompt, for the state query. */
   promptTokens = 0;
 
@@ -159,9 +171,16 @@ export class ContextManager {
     else this.calibration = Math.min(CALIBRATION_BOUNDS[1], this.calibration * 1.25);
   }
 
-  /** True when the next call would pass the threshold. */
+  /**
+   * True when the next call would pass the threshold, and either the view grew by a tenth of the
+   * window since the last compaction left it or it no longer fits at all: a view whose kept part
+   * alone is over the threshold is not compacted again on every call.
+   */
   needsCompaction(transcript: HashedTranscript, tools: ToolDefinition[]): boolean {
-    return this.estimate(transcript, tools) > this.threshold();
+    const estimate = this.estimate(transcript, tools);
+    if (estimate <= this.threshold()) return false;
+    if (this.leftAt === undefined || estimate > this.window - this.outputReserve()) return true;
+    return estimate >= this.leftAt + this.window * REGROWTH_SHARE;
   }
 
   /** Leave the messages `[from, to)` out of every later view (a turn that could not fit). */
@@ -194,7 +213,8 @@ export class ContextManager {
     // 2. Summarise the oldest exchanges, in rounds small enough for the summariser's own window.
     for (let round = 0; this.summarize && round < MAX_SUMMARY_ROUNDS && this.estimate(transcript, tools) > target; round++) {
       const upTo = this.summaryEnd(transcript.messages, keepFrom);
-      if (upTo <= this.view.from) break;
+      // A summary costs a model call: only worth it for a part of some size.
+      if (upTo <= this.view.from || this.partTokens(transcript.messages, this.view.from, upTo) < Math.max(MIN_SUMMARY_PART_TOKENS, this.window * MIN_SUMMARY_PART_SHARE)) break;
       const started = Date.now();
       try {
         const result = await this.summarise(request, upTo);
@@ -222,6 +242,7 @@ export class ContextManager {
       }
     }
     const after = this.estimate(transcript, tools);
+    this.leftAt = after;
     if (pruned === 0 && summarized === 0) return undefined;
     const record: CompactionRecord = { turn: request.turn, reason: request.reason, beforeTokens: before, afterTokens: after, pruned, summarized, summaryCallTokens, durationMs };
     this.compactions += 1;
@@ -296,6 +317,16 @@ export class ContextManager {
       if (messages[i]!.role === 'tool' && !stubbed.has(i) && !isOmitted(this.view, i) && this.tokensAt(messages, i) > limit) out.push(i);
     }
     return out;
+  }
+
+  /** Estimated tokens the view spends on transcript messages `[from, to)` (stubs for pruned results). */
+  private partTokens(messages: readonly ChatMessage[], from: number, to: number): number {
+    let total = 0;
+    for (let i = from; i < to && i < messages.length; i++) {
+      if (isOmitted(this.view, i)) continue;
+      total += messages[i]!.role === 'tool' && i < this.view.pruneBefore ? STUB_TOKENS : this.tokensAt(messages, i);
+    }
+    return total;
   }
 
   private countUnpruned(messages: readonly ChatMessage[], from: number, to: number): number {

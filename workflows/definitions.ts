@@ -24,7 +24,7 @@ export const messagesQuery = defineQuery<ChatMessage[], [from?: number]>('messag
 
 /**
  * One page of the transcript: messages from `from` (up to `to`), at most `maxBytes` of JSON (default
- * and cap 1 MB; always at least one message), with the total count and the chain hash after the page.
+ * and cap 384 KB; always at least one message), with the total count and the chain hash after the page.
  */
 export const transcriptPageQuery = defineQuery<TranscriptPage, [from: number, maxBytes?: number, to?: number]>('transcriptPage');
 
@@ -55,3 +55,6 @@ export const compactUpdate = defineUpdate<CompactionRecord | null, []>('compact'
 
 /** Raise the session's budgets by the given amounts (the running turn's too); returns the budgets now. */
 export const budgetUpdate = defineUpdate<BudgetState, [change: BudgetChange]>('budget');
+
+/** What the transcript queries answer while a new run pages its transcript in; clients ask again. */
+export const TRANSCRIPT_LOADING = 'The session is moving to a new run and its transcript is still loading; ask again in a moment';

@@ -9,7 +9,7 @@ import { BAD_INPUT, BUSY, SESSION_ENDING, SESSION_FAILED, TOO_LARGE } from '../c
 import type { BudgetChange, SessionState, TurnResult } from '../common/session-types';
 import { TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
 import { RECENT_TURNS } from './carry-over';
-import { awaitTurnUpdate, budgetUpdate, compactUpdate, endSignal, extendUpdate, interruptSignal, messagesQuery, sendUpdate, stateQuery, transcriptPageQuery } from './definitions';
+import { TRANSCRIPT_LOADING, awaitTurnUpdate, budgetUpdate, compactUpdate, endSignal, extendUpdate, interruptSignal, messagesQuery, sendUpdate, stateQuery, transcriptPageQuery } from './definitions';
 import type { TurnStart } from './turn';
 import type { SessionRuntime } from './session-runtime';
 import { addUsage } from './usage';
@@ -36,6 +36,7 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
     description: 'Where the session stands: status, turn, iteration, running tools, pending approvals, tokens, run',
   });
   setHandler(messagesQuery, (from = 0) => {
+    if (rt.transcriptLoading) throw new Error(TRANSCRIPT_LOADING);
     if (rt.transcript.bytesBetween(Math.max(0, from)) > TRANSCRIPT_PAGE_BYTES) {
       throw new Error(`The transcript from message ${from} is over ${TRANSCRIPT_PAGE_BYTES} bytes; read it in pages with the transcriptPage query`);
     }
@@ -43,9 +44,10 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
   }, { description: 'The transcript from an index, for small transcripts (use transcriptPage otherwise)' });
   setHandler(transcriptPageQuery, (from, maxBytes, to) => {
     if (!Number.isInteger(from) || from < 0) throw new Error(`from must be a whole number >= 0, got ${String(from)}`);
+    if (rt.transcriptLoading) throw new Error(TRANSCRIPT_LOADING);
     const cap = Math.min(maxBytes ?? TRANSCRIPT_PAGE_BYTES, TRANSCRIPT_PAGE_BYTES);
     return rt.transcript.page(from, cap, to ?? rt.transcript.length);
-  }, { description: 'A page of the transcript: messages from `from` (to `to`), at most maxBytes (1 MB), with the total and the chain hash' });
+  }, { description: 'A page of the transcript: messages from `from` (to `to`), at most maxBytes (384 KB), with the total and the chain hash' });
   setHandler(endSignal, () => {
     rt.endRequested = true;
   }, { description: 'Complete the session after the current turn (at once when idle)' });

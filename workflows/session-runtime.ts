@@ -30,6 +30,8 @@ export interface SessionRuntime {
   continuing: boolean;
   /** The turn carried over from the previous run, until it has finished here. */
   resumingTurn: number | undefined;
+  /** The transcript of the run before (or of the branched session) is still paging in. */
+  transcriptLoading: boolean;
   /** The running turn's iteration limit (`extend` raises it). */
   turnLimit: number;
   /** Show the session's details in the Web UI. */

@@ -92,6 +92,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     ...(carried?.lastTurn ? { lastTurn: carried.lastTurn } : {}),
   };
   const recentTurns: TurnResult[] = [...(carried?.recentTurns ?? [])];
+  /** Initialisation (or the carried transcript) is complete: turns may run. */
+  let initialised = false;
   const rt: SessionRuntime = {
     input,
     state,
@@ -105,6 +107,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     currentTurn: undefined,
     continuing: false,
     resumingTurn: carried?.pendingTurn?.turn,
+    transcriptLoading: false,
     turnLimit: carried?.pendingTurn?.maxIterations ?? maxIterations,
     refreshDetails: () => setCurrentDetails(sessionDetails(snapshot())),
     continuedFailure: (turn) => continuedFailure(turn),
@@ -156,8 +159,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const runSessionTurn = async (start: TurnStart): Promise<TurnResult | undefined> => {
     rt.busy = true;
     try {
-      // Ready once initialised, and (for managed sessions) once the context window is known.
-      await condition(() => (rt.init !== undefined && (rt.managed !== undefined || !managedContext)) || state.status === 'failed');
+      // Ready once initialised: the agent loaded (or the carried transcript paged in) and, for
+      // managed sessions, the context window known.
+      await condition(() => initialised || state.status === 'failed');
       if (!rt.init) {
         throw ApplicationFailure.nonRetryable(`Agent initialisation failed: ${state.error ?? 'unknown error'}`, AGENT_INIT_FAILED);
       }
@@ -252,7 +256,11 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   }
   if (carried) {
     rt.init = carried.init;
+    // The carried view needs no transcript: the state query shows it while the transcript pages in.
+    if (managedContext && carried.context) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
+    rt.transcriptLoading = true;
     await loadCarriedTranscript(activities, carried, transcript);
+    rt.transcriptLoading = false;
   } else {
     try {
       const result = await activities.initializeAgent({
@@ -291,9 +299,10 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     }
     log.info('Agent initialised', { agent: rt.init.agent.id, systemMessages: transcript.length });
   }
-  if (managedContext) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
+  if (managedContext && !rt.managed) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
   state.agent = rt.init.agent;
   state.status = 'waiting_for_user';
+  initialised = true;
   refreshDetails();
   refreshSearchAttributes();
   // What this run adds is measured from here: a carried transcript is not growth.
