@@ -8,17 +8,24 @@
  *
  * With --continue-as-new the session continues as new after a few events (mid-turn and between
  * turns), and every run of the chain is written as <name>-run<k>.json.
+ *
+ * With --context the session is one of context management instead: a server with a 4,096-token
+ * window and a 64-token output limit, turns that read a 6 KB file (compactions with summaries), a
+ * reply cut off and continued, a compaction on demand, a budget raised.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { findTemporalCli } from '../client/server/find-temporal';
-import { hang, text, toolCalls } from '../fake-model/server';
+import type { ChatMessage } from '../common/messages';
+import { hang, isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../fake-model/server';
+import type { SessionHandle } from '../client/session-client';
 import { copyExampleBundle, startSessionHarness } from '../test/support/session-harness';
 
 async function main(): Promise<void> {
   const name = process.argv[2];
   const chain = process.argv.includes('--continue-as-new');
+  const context = process.argv.includes('--context');
   if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> [--continue-as-new] (lower-case letters, digits, dashes)');
   const dir = path.resolve(__dirname, '../test/fixtures/histories');
   const existing = fs.readdirSync(dir).filter((f) => f === `${name}.json` || f.startsWith(`${name}-run`));
@@ -28,7 +35,8 @@ async function main(): Promise<void> {
   const bundle = copyExampleBundle();
   try {
     const { loopwright } = await h.startWorker();
-    h.fake.enqueue(
+    const session = context ? await recordContextSession(loopwright, h.fake, bundle.bundle, name, chain) : undefined;
+    if (!session) h.fake.enqueue(
       toolCalls([
         { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
         { id: 'call_2', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } },
@@ -39,33 +47,19 @@ async function main(): Promise<void> {
       hang(),
       text('Resumed.'),
     );
-    const session = await loopwright.start({
-      bundlePath: bundle.bundle,
-      agentId: 'facilitator',
-      workflowId: `fixture-${name}`,
-      ...(chain ? { continueAsNew: { maxHistoryEvents: 20 } } : {}),
-    });
-    const first = await session.send('*intake');
-    if (!first.success) throw new Error(`first turn failed: ${first.error}`);
-    const second = session.send('take your time');
-    await h.fake.waitForRequests(4, 20_000);
-    await session.interrupt('recording an interrupt');
-    if ((await second).status !== 'interrupted') throw new Error('the second turn was not interrupted');
-    const third = await session.send('go on');
-    if (!third.success) throw new Error(`third turn failed: ${third.error}`);
-    await session.end();
-    await session.result();
+    if (!session) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
+    const workflowId = `fixture-${name}`;
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
     const cli = findTemporalCli();
     const runs: string[] = [];
-    for await (const execution of h.client.workflow.list({ query: `WorkflowId = '${session.workflowId}'` })) runs.push(execution.runId);
+    for await (const execution of h.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(execution.runId);
     // Oldest first: run ids are time-ordered UUIDv7s.
     runs.sort();
     if (chain && runs.length < 2) throw new Error('the session did not continue as new');
     for (const [i, runId] of runs.entries()) {
       const json = execFileSync(
         cli.path,
-        ['workflow', 'show', '--address', h.server.address, '--workflow-id', session.workflowId, '--run-id', runId, '--output', 'json'],
+        ['workflow', 'show', '--address', h.server.address, '--workflow-id', workflowId, '--run-id', runId, '--output', 'json'],
         { encoding: 'utf8' },
       );
       const file = path.join(dir, runs.length === 1 ? `${name}.json` : `${name}-run${i + 1}.json`);
@@ -76,6 +70,66 @@ async function main(): Promise<void> {
     await h.close();
     bundle.cleanup();
   }
+}
+
+type Loopwright = Awaited<ReturnType<Awaited<ReturnType<typeof startSessionHarness>>['startWorker']>>['loopwright'];
+type Fake = Awaited<ReturnType<typeof startSessionHarness>>['fake'];
+
+/** Parallel tool calls, a bad call, an interrupt, a second turn, end. */
+async function recordBasicSession(loopwright: Loopwright, fake: Fake, bundle: string, name: string, chain: boolean): Promise<void> {
+  const session = await loopwright.start({
+    bundlePath: bundle,
+    agentId: 'facilitator',
+    workflowId: `fixture-${name}`,
+    ...(chain ? { continueAsNew: { maxHistoryEvents: 20 } } : {}),
+  });
+  const first = await session.send('*intake');
+  if (!first.success) throw new Error(`first turn failed: ${first.error}`);
+  const second = session.send('take your time');
+  await fake.waitForRequests(4, 20_000);
+  await session.interrupt('recording an interrupt');
+  if ((await second).status !== 'interrupted') throw new Error('the second turn was not interrupted');
+  const third = await session.send('go on');
+  if (!third.success) throw new Error(`third turn failed: ${third.error}`);
+  await session.end();
+  await session.result();
+}
+
+/** Context management: compactions with summaries, a continued reply, compact on demand, a raised budget. */
+async function recordContextSession(loopwright: Loopwright, fake: Fake, bundle: string, name: string, chain: boolean): Promise<SessionHandle> {
+  fs.writeFileSync(path.join(bundle, 'notes.md'), 'Every answer is written down and read back to the user.\n'.repeat(110));
+  fake.setLimits({ contextWindow: 4096, maxOutputTokens: 64 });
+  fake.setResponder((request: RecordedRequest): Step => {
+    if (isSummaryRequest(request)) return text('Summary: the user had the notes read several times.');
+    const messages = (request.body?.messages ?? []) as ChatMessage[];
+    const last = messages[messages.length - 1]!;
+    const user = String([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+    if (user.includes('cut off at the output limit')) return text(' and that is the end.');
+    if (user.startsWith('write long')) return text('A long answer. '.repeat(30));
+    if (user.startsWith('read') && last.role === 'user') return toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/notes.md' } }]);
+    return text('Noted.');
+  });
+  const session = await loopwright.start({
+    bundlePath: bundle,
+    agentId: 'facilitator',
+    workflowId: `fixture-${name}`,
+    context: { window: 4096, keepRecent: 1 },
+    budget: { turnTokens: 50_000, sessionTokens: 1_000_000 },
+    maxContinuations: 1,
+    ...(chain ? { continueAsNew: { maxHistoryEvents: 60 } } : {}),
+  });
+  for (let turn = 1; turn <= 4; turn++) {
+    const result = await session.send(`read the notes (${turn})`);
+    if (result.status !== 'completed') throw new Error(`turn ${turn}: ${result.status} ${result.error ?? ''}`);
+  }
+  const long = await session.send('write long');
+  if (!long.continuations) throw new Error('the long reply was not continued');
+  await session.compact();
+  await session.budget({ sessionTokens: 1000 });
+  await session.send('read the notes (last)');
+  await session.end();
+  await session.result();
+  return session;
 }
 
 main().catch((err) => {
