@@ -3,7 +3,7 @@
  * append its message, run all requested tools in parallel, append their results in tool-call order,
  * and decide what comes next. Only recorded facts (activity results, workflow time) drive it.
  */
-import { isCancellation, log } from '@temporalio/workflow';
+import { isCancellation, log, metricMeter } from '@temporalio/workflow';
 import { MAX_TRANSCRIPT_BYTES } from '../common/defaults';
 import type { TokenUsage, ToolCall, ToolDefinition, ToolMessage, ToolResult } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
@@ -171,7 +171,10 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       if (managed) {
         // Budgets are checked before a call: the turn never starts a call it may not afford.
         const stop = managed.budgets.exhausted();
-        if (stop) return finish('budget_exceeded', lastAssistantText(transcript, firstIndex), stop.message);
+        if (stop) {
+          metricMeter.createCounter('loopwright_budget_stops', 'turns', 'Turns a budget stopped, by budget').add(1, { budget: stop.which });
+          return finish('budget_exceeded', lastAssistantText(transcript, firstIndex), stop.message);
+        }
       } else if (transcript.bytes > maxTranscriptBytes) {
         return finish(
           'failed',
@@ -201,6 +204,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       });
       if (managed) {
         for (const warning of managed.budgets.newWarnings()) {
+          metricMeter.createCounter('loopwright_budget_warnings', 'warnings', 'Budgets that passed their warning share').add(1);
           transcript.push({ role: 'system', content: `[Loopwright] Budget warning: ${warning}. Finish the task soon, or tell the user what is left.` });
         }
         if (reply.refusal) return finish('refused', reply.message.content, `The model refused: ${reply.message.content ?? 'no reason given'}`);
