@@ -9,24 +9,12 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { main } from '../../../client/cli';
 import { EXIT } from '../../../client/exit-codes';
-import type { CommandOutput } from '../../../client/output';
+import { cli } from './cli-capture';
 
 const REPO = path.resolve(__dirname, '../../..');
 const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 
-function capture(): CommandOutput & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return { out, err, log: (line: string) => out.push(line), error: (line: string) => err.push(line) };
-}
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = capture();
-  const code = await main(args, io);
-  return { code, stdout: io.out.join('\n'), stderr: io.err.join('\n') };
-}
 
 const COMMANDS = ['run', 'chat', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'worker', 'server', 'codec-server', 'demo', 'inspect', 'validate'];
 

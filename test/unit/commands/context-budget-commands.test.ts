@@ -3,9 +3,8 @@
  * server): what they print for compactions, budgets and the turn statuses that are not plain
  * failures, their --json objects and exit statuses.
  */
-import { main } from '../../../client/cli';
 import { EXIT } from '../../../client/exit-codes';
-import type { CommandOutput } from '../../../client/output';
+import { cli } from './cli-capture';
 import { SessionRejectedError } from '../../../client/session-client';
 import type { BudgetState, CompactionRecord, SessionState, TurnResult } from '../../../common/session-types';
 
@@ -59,17 +58,6 @@ function turn(fields: Partial<TurnResult>): TurnResult {
   };
 }
 
-function capture(): CommandOutput & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return { out, err, log: (line: string) => out.push(line), error: (line: string) => err.push(line) };
-}
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = capture();
-  const code = await main(args, io);
-  return { code, stdout: io.out.join('\n'), stderr: io.err.join('\n') };
-}
 
 const savedOtel: Record<string, string | undefined> = {};
 beforeAll(() => {

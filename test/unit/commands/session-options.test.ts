@@ -5,10 +5,9 @@
  * and a bad variable named. No server: the Temporal connection is replaced by one whose `start`
  * records its options and stops the command there.
  */
-import { main } from '../../../client/cli';
 import { modelSessionSettings, SESSION_SETTINGS_ENV_NAMES } from '../../../client/commands/session-settings';
 import { EXIT } from '../../../client/exit-codes';
-import type { CommandOutput } from '../../../client/output';
+import { cli } from './cli-capture';
 import type { StartSessionOptions } from '../../../client/session-client';
 
 const started: StartSessionOptions[] = [];
@@ -54,17 +53,6 @@ afterEach(() => {
   }
 });
 
-function capture(): CommandOutput & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return { out, err, log: (line: string) => out.push(line), error: (line: string) => err.push(line) };
-}
-
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const io = capture();
-  const code = await main(args, io);
-  return { code, stdout: io.out.join('\n'), stderr: io.err.join('\n') };
-}
 
 /** The options `run` starts its session with (the fake connection stops the command right after). */
 async function runStarts(...options: string[]): Promise<StartSessionOptions> {
