@@ -28,6 +28,7 @@ import {
   stateQuery,
   transcriptPageQuery,
   TRANSCRIPT_LOADING,
+  TURN_END_MEMO,
 } from '../workflows/definitions';
 
 /** How long the client keeps following a session that is moving to a new run before giving up. */
@@ -120,7 +121,8 @@ export class LoopwrightClient {
     const sourceInput = this.client.options.loadedDataConverter.payloadConverter.fromPayload(started) as SessionInput;
     const { continued: _c, firstMessage: _f, oneShot: _o, branchFrom: _b, searchAttributes: _s, ...settings } = sourceInput;
     const to = ended.result.messageRange.to;
-    const page = await source.workflow.query(transcriptPageQuery, to - 1, 1, to);
+    // The run the turn ended in holds the transcript up to there (later runs carry it on).
+    const page = await whileLoading(() => this.client.workflow.getHandle(sourceId, runId).query(transcriptPageQuery, to - 1, 1, to));
     return this.start({
       ...settings,
       ...(options.workflowId ? { workflowId: options.workflowId } : {}),
@@ -250,11 +252,16 @@ export class SessionHandle {
    * Return the session to the end of turn `turn` with Temporal's own reset (the Web UI shows it): a
    * new run replays the history up to there, and the later turns' messages are gone from the
    * transcript; no signal or message sent after that point is re-applied. Files written after that
-   * point stay on disk. Turn `turn` must have ended in the session's current run, through `send`.
+   * point stay on disk. Turn `turn` may have ended in any run of the session, a first message too;
+   * resetting a run the session continued from ends the later runs.
    */
   async rewind(turn: number): Promise<{ runId: string }> {
     const client = this.client;
     const { runId, events, ended } = await this.turnEnd(turn);
+    const { turn: latest, status } = await this.state();
+    if (turn >= latest && status !== 'thinking' && status !== 'executing_tool' && status !== 'waiting_for_approval') {
+      throw new SessionRejectedError(`Turn ${turn} is the session's latest turn: there is nothing to rewind`);
+    }
     // The next workflow task after the turn ended is where turn `turn + 1` began: reset to it.
     const next = events.slice(ended.index + 1).find((event) => event.workflowTaskCompletedEventAttributes);
     if (!next?.eventId) throw new SessionRejectedError(`Turn ${turn} is the session's latest turn: there is nothing to rewind`);
@@ -273,23 +280,30 @@ export class SessionHandle {
   }
 
   /**
-   * Where turn `turn` ended in the current run: its event and its result. Only turns that ended
-   * through `send` (or `awaitTurn`) in this run are found.
+   * Where turn `turn` ended: the run, that run's history, the event and the turn's result (its
+   * `turn` and `messageRange` at least). Runs are searched newest first, so turns of runs the
+   * session continued from are found too; a turn ended through `send` (or `awaitTurn`) is found by
+   * its update's result, a first message or a turn resumed in a new run by the mark the session
+   * leaves in its memo.
    */
-  async turnEnd(turn: number): Promise<{ runId: string; events: temporal.api.history.v1.IHistoryEvent[]; ended: { index: number; result: TurnResult } }> {
-    const { runId } = await this.workflow.describe();
-    const history = await this.client.workflow.getHandle(this.workflowId, runId).fetchHistory();
-    const events = history.events ?? [];
+  async turnEnd(turn: number): Promise<{ runId: string; events: temporal.api.history.v1.IHistoryEvent[]; ended: { index: number; result: Pick<TurnResult, 'turn' | 'messageRange'> } }> {
     const converter = this.client.options.loadedDataConverter.payloadConverter;
-    for (const [index, event] of events.entries()) {
-      const payload = event.workflowExecutionUpdateCompletedEventAttributes?.outcome?.success?.payloads?.[0];
-      if (!payload) continue;
-      const result = converter.fromPayload(payload) as TurnResult | undefined;
-      if (result?.turn === turn && result.messageRange) return { runId, events, ended: { index, result } };
+    // The current run, then the run it continued from, and so on: the session's own line of runs
+    // (runs a rewind left behind are not on it).
+    let runId: string | null | undefined = (await this.workflow.describe()).runId;
+    while (runId) {
+      const history: temporal.api.history.v1.IHistory = await this.client.workflow.getHandle(this.workflowId, runId).fetchHistory();
+      const events: temporal.api.history.v1.IHistoryEvent[] = history.events ?? [];
+      for (const [index, event] of events.entries()) {
+        const payload = event.workflowExecutionUpdateCompletedEventAttributes?.outcome?.success?.payloads?.[0];
+        const marked = event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[TURN_END_MEMO];
+        const found = payload ? converter.fromPayload(payload) : marked ? converter.fromPayload(marked) : undefined;
+        const result = found as Pick<TurnResult, 'turn' | 'messageRange'> | undefined;
+        if (result?.turn === turn && result.messageRange) return { runId, events, ended: { index, result } };
+      }
+      runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
     }
-    throw new SessionRejectedError(
-      `Turn ${turn} did not end through send in the session's current run (it may be older than the session's last continue-as-new, still running, or a first message given at start)`,
-    );
+    throw new SessionRejectedError(`Turn ${turn} did not end in any run of the session (it may still be running, or not have started)`);
   }
 
   /** Complete the session after the current turn. */

@@ -58,3 +58,9 @@ export const budgetUpdate = defineUpdate<BudgetState, [change: BudgetChange]>('b
 
 /** What the transcript queries answer while a new run pages its transcript in; clients ask again. */
 export const TRANSCRIPT_LOADING = 'The session is moving to a new run and its transcript is still loading; ask again in a moment';
+
+/**
+ * Memo key a session upserts when a turn that no `send` update answers ends (a first message, a
+ * turn resumed in a new run): `{ turn, messageRange, status }`, so its end can be found in history.
+ */
+export const TURN_END_MEMO = 'loopwrightTurnEnd';

@@ -14,6 +14,7 @@ import {
   log,
   metricMeter,
   patched,
+  upsertMemo,
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -32,6 +33,7 @@ import { isLoopToolName } from '../common/tool-names';
 import { sessionActivities } from './activity-proxies';
 import { approvalControls } from './approvals';
 import { carriedTurns, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
+import { TURN_END_MEMO } from './definitions';
 import { installControlHandlers, installTurnHandlers } from './session-handlers';
 import { manageContext } from './manage-context';
 import { excerpt, oneShotOutcome, turnSpanEnd } from './session-outcome';
@@ -49,6 +51,7 @@ const LOCAL_READS_PATCH = 'loopwright-local-reads';
 const HUMAN_LOOP_PATCH = 'loopwright-human-loop';
 const SEARCH_ATTRIBUTES_PATCH = 'loopwright-search-attributes';
 const MANAGED_CONTEXT_PATCH = 'loopwright-managed-context';
+const TURN_END_MEMO_PATCH = 'loopwright-turn-end-memo';
 
 /** With the server's own suggestion alone, a run continues as new only once it added this much (so a large carried transcript cannot loop). */
 const SUGGESTED_MIN_BYTES = 1024 * 1024;
@@ -75,6 +78,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const searchable = input.searchAttributes === true && patched(SEARCH_ATTRIBUTES_PATCH);
   // Context management, budgets, model settings and reply checks (statuses such as `truncated`).
   const managedContext = patched(MANAGED_CONTEXT_PATCH);
+  // Turns no `send` answers leave a mark in history (a memo), for rewind and branch.
+  const turnEndMemos = patched(TURN_END_MEMO_PATCH);
   const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
@@ -343,10 +348,19 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     return continueAsNew<typeof agentSession>({ ...settings, continued: next });
   };
 
+  /**
+   * Mark in history where a turn that no `send` update answers ended (a first message, a turn
+   * resumed in a new run), so rewind and branch find it as they find the others.
+   */
+  const markTurnEnd = (result: TurnResult): void => {
+    if (turnEndMemos) upsertMemo({ [TURN_END_MEMO]: { turn: result.turn, messageRange: result.messageRange, status: result.status } });
+  };
+
   if (carried?.pendingTurn) {
     const result = await runSessionTurn({ resume: carried.pendingTurn });
     rt.resumingTurn = undefined;
     if (!result) return handOver();
+    markTurnEnd(result);
     if (input.oneShot) {
       state.status = 'completed';
       refreshSearchAttributes();
@@ -358,12 +372,14 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     }
     const result = await runSessionTurn({ message: input.firstMessage });
     if (!result) return handOver();
+    markTurnEnd(result);
     state.status = 'completed';
     refreshSearchAttributes();
     return oneShotOutcome(result, state.turn);
   } else if (!carried && input.firstMessage) {
     const result = await runSessionTurn({ message: input.firstMessage });
     if (!result) return handOver();
+    markTurnEnd(result);
   }
 
   const idleTimeout = (input.idleTimeout ?? DEFAULT_IDLE_TIMEOUT) as Duration;

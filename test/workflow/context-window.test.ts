@@ -50,7 +50,7 @@ test('a 100-turn session that reads 40 KB files over an 8k-token window complete
   const statuses: string[] = [];
   for (let turn = 1; turn <= 100; turn++) {
     const result = await session.send(`turn ${turn}: read ${file}`);
-    statuses.push(result.status);
+    statuses.push(result.status === 'completed' ? result.status : `${turn}: ${result.status} ${result.error ?? ''}`);
   }
   expect(statuses.filter((s) => s !== 'completed')).toEqual([]);
   // No request the server saw was over its window (a 400 would have been retried by compaction, and counted here).

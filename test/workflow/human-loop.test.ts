@@ -186,6 +186,37 @@ test('rewind: Temporal reset takes a session back to the end of a turn; later tu
   await session.end();
 });
 
+test('rewind and branch reach a first message given at start and turns of runs the session continued from', async () => {
+  shared.h.fake.setResponder((request) => {
+    const users = (request.body?.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);
+    return text(`turn ${users.length}: ${users.at(-1)}`);
+  });
+  // A first message, then enough turns that the session continues as new twice.
+  const session = await startSession({ firstMessage: 'opening', continueAsNew: { maxHistoryEvents: 12 } });
+  await waitForState(session, (s) => s.status === 'waiting_for_user' && s.turn === 1);
+  const afterOpening = await session.messages();
+  for (const word of ['two', 'three', 'four', 'five']) await session.send(word);
+  const state = await session.state();
+  expect(state.run).toBeGreaterThan(1);
+  const runOfTurn1 = (await session.turnEnd(1)).runId;
+  expect(runOfTurn1).not.toBe((await session.workflow.describe()).runId);
+
+  // Branch at the first message: the new session holds the opening turn alone.
+  const branch = await shared.loopwright.branch(session.workflowId, 1);
+  await waitForState(branch, (s) => s.status === 'waiting_for_user');
+  expect(await branch.messages()).toEqual(afterOpening);
+  await expect(branch.send('elsewhere')).resolves.toMatchObject({ turn: 2, response: 'turn 2: elsewhere' });
+  await branch.end();
+
+  // Rewind to the end of the first message's turn, in the session's first run.
+  await session.rewind(1);
+  const back = await waitForState(session, (s) => s.status === 'waiting_for_user');
+  expect(back.turn).toBe(1);
+  expect(await session.messages()).toEqual(afterOpening);
+  await expect(session.send('second try')).resolves.toMatchObject({ turn: 2, response: 'turn 2: second try' });
+  await session.end();
+});
+
 test('branch: a new session starts from the first k turns of another; the source is untouched', async () => {
   shared.h.fake.setResponder((request) => {
     const users = (request.body?.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);

@@ -6,6 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createActivities } from '../../activities/session-activities';
+import { templateSafeMessages } from '../../activities/model/template-safety';
 import { toToolActivity, type ToolFunction } from '../../activities/tools/activity-wrapper';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -64,6 +65,18 @@ function loopResponder(request: { body: { messages?: ChatMessage[] } | null }): 
   return toolCalls([{ id: `call_${lastUser}_${call}`, name: 'read_file', arguments: { file_path: match[2] } }]);
 }
 
+/**
+ * The shortest start of `transcript` that goes on the wire as `count` messages: what a request of
+ * that length carried, made safe for strict chat templates (leading system messages merged).
+ */
+function asSent(transcript: ChatMessage[], count: number): ChatMessage[] {
+  for (let n = count; n <= transcript.length; n++) {
+    const sent = templateSafeMessages(transcript.slice(0, n));
+    if (sent.length === count) return sent;
+  }
+  throw new Error(`no start of the transcript goes out as ${count} messages`);
+}
+
 function scheduled(history: temporal.api.history.v1.IHistory, type: string): temporal.api.history.v1.IHistoryEvent[] {
   return (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type);
 }
@@ -79,7 +92,8 @@ function startSession(extra: Partial<Parameters<typeof loopwright.start>[0]> = {
 test('history: model calls name the transcript instead of carrying it, so history grows with the transcript', async () => {
   const file = makeFile('ten-kb.md', 10_000);
   h.fake.setResponder(loopResponder);
-  const session = await startSession();
+  // A window the 200 KB turn fits in: this is about history, not about the model's window.
+  const session = await startSession({ context: { window: 1_000_000 } });
   const result = await session.send(`iterations=20 file=${file}`);
   expect(result).toMatchObject({ success: true, iterations: 20, toolCalls: 19 });
 
@@ -93,7 +107,7 @@ test('history: model calls name the transcript instead of carrying it, so histor
   // Every request still carried the whole transcript to the model.
   const transcript = await session.messages();
   const last = h.fake.requests.at(-1)!.body!.messages!;
-  expect(last).toEqual(transcript.slice(0, last.length));
+  expect(last).toEqual(asSent(transcript, last.length));
   const transcriptBytes = Buffer.byteLength(JSON.stringify(transcript));
   const historyBytes = temporal.api.history.v1.History.encode(history).finish().length;
   expect(historyBytes).toBeLessThan(2 * transcriptBytes);
@@ -143,7 +157,7 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
   // Every model request, in whichever run and on whichever worker, saw exactly the transcript so far.
   for (const request of h.fake.requests) {
     const sent = request.body!.messages!;
-    expect(sent).toEqual(transcript.slice(0, sent.length));
+    expect(sent).toEqual(asSent(transcript, sent.length));
   }
   // The runs form one chain under one workflow id.
   const runs = new Set<string>();
@@ -166,7 +180,8 @@ test('limits: three reads of a 700 KB file in one turn complete, and the turn re
     toolCalls([1, 2, 3].map((i) => ({ id: `call_big_${i}`, name: 'read_file', arguments: { file_path: big } }))),
     text('Read it three times.'),
   );
-  const session = await startSession();
+  // A window large enough for 2.1 MB of results: this is about payloads, not the model's window.
+  const session = await startSession({ context: { window: 2_000_000 } });
   const result = await session.send('read the big file three times');
   expect(result).toMatchObject({ success: true, response: 'Read it three times.', iterations: 2 });
   expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThan(2_000);
@@ -174,7 +189,7 @@ test('limits: three reads of a 700 KB file in one turn complete, and the turn re
   const tools = second.filter((m): m is ToolMessage => m.role === 'tool');
   expect(tools.map((t) => t.tool_call_id)).toEqual(['call_big_1', 'call_big_2', 'call_big_3']);
   for (const tool of tools) expect((JSON.parse(tool.content) as { content: string }).content.length).toBe(700_000);
-  expect(await session.messages()).toHaveLength(second.length + 1);
+  expect(templateSafeMessages(await session.messages())).toHaveLength(second.length + 1);
   await session.end();
 });
 
@@ -196,7 +211,8 @@ test('limits: a 5 MB user message is refused with a clear error, and nothing rea
 
 test('limits: a model reply over the limit fails the turn at once without asking again', async () => {
   h.fake.enqueue(text('z'.repeat(1_200_000)));
-  const session = await startSession();
+  // An output limit the reply fits in: a server that ignores the limit, as far as the loop can tell.
+  const session = await startSession({ modelSettings: { maxOutputTokens: 1_000_000 } });
   const result = await session.send('say a lot');
   expect(result).toMatchObject({ success: false, status: 'failed' });
   expect(result.error).toMatch(/over the limit of 1000000 bytes/);
@@ -206,17 +222,19 @@ test('limits: a model reply over the limit fails the turn at once without asking
   await session.end();
 });
 
-test('limits: a context-length error from the model server is a typed failure that is not retried', async () => {
-  h.fake.enqueue(
-    fault(400, {
-      body: { error: { message: "This model's maximum context length is 8192 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded' } },
-    }),
-  );
+test('limits: a context-length error from the model server is a typed failure, compacted for and asked again once, not retried', async () => {
+  const tooLong = fault(400, {
+    body: { error: { message: "This model's maximum context length is 8192 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded' } },
+  });
+  h.fake.enqueue(tooLong, tooLong);
   const session = await startSession();
   const result = await session.send('hello');
   expect(result).toMatchObject({ success: false, status: 'failed' });
   expect(result.error).toMatch(/too long for the model/);
-  expect(h.fake.requests).toHaveLength(1);
+  // Once as sent, once after compacting; Temporal's retries are not used on it.
+  expect(h.fake.requests).toHaveLength(2);
+  h.fake.enqueue(text('Fits now.'));
+  await expect(session.send('hello again')).resolves.toMatchObject({ success: true, response: 'Fits now.' });
   await session.end();
 });
 
