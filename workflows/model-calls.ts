@@ -69,8 +69,10 @@ export class ModelCaller {
     return this.fallbackIndex >= 0 ? this.managed!.fallbackModels[this.fallbackIndex] : this.input.model;
   }
 
-  /** One step: compact if needed, call (with recovery and fallbacks), continue a cut-off reply. */
-  /** `onUsage` gets each call's usage (compaction and continuation calls too), with the model that answered. */
+  /**
+   * One step: compact if needed, call (with recovery and fallbacks), continue a cut-off reply.
+   * `onUsage` gets each call's usage (compaction and continuation calls too), with the model that answered.
+   */
   async step(afterLastReply: number | undefined, iteration: number, onUsage: (usage: TokenUsage, model?: string) => void): Promise<ModelStep> {
     const label = (extra = ''): string => `turn ${this.input.turn} · iteration ${iteration} · callModel ${this.model ?? 'default model'}${extra}`;
     const managed = this.managed;

@@ -188,7 +188,8 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       const reply = await caller.step(afterLastReply, iterations, (callUsage, model) => {
         usage = addUsage(usage, callUsage);
         observer.onUsage(callUsage);
-        managed?.budgets.record(callUsage, model ?? caller.model);
+        // Priced by the model the session asked for (servers often answer with a longer name).
+        managed?.budgets.record(callUsage, caller.model ?? model);
       });
       transcript.push(reply.message);
       // A reply joined from several calls replaces the first part the worker recorded: send it along.

@@ -207,6 +207,30 @@ test('a session budget stops the next turn before it calls the model', async () 
   await session.end();
 });
 
+test('a cost budget prices each call by the model the session asked for, and stops the session once reached', async () => {
+  const { fake } = shared.h;
+  fake.setResponder(readingResponder);
+  // 1,000 per million tokens: a call of some thousand tokens costs a few units.
+  const session = await start({ model: 'priced-model', budget: { sessionCost: 1, prices: { 'priced-model': { input: 1000, output: 1000 } } } });
+  const first = await session.send('hello');
+  expect(first.status).toBe('completed');
+  expect(first.cost).toBeCloseTo((first.usage.promptTokens + first.usage.completionTokens) / 1000, 6);
+  const state = await session.state();
+  expect(state.budget?.cost.used).toBeGreaterThan(1);
+  expect(state.budget?.cost.limit).toBe(1);
+  const second = await session.send('again');
+  expect(second.status).toBe('budget_exceeded');
+  expect(second.error).toMatch(/cost/);
+  // A cost budget without prices could never be kept: the session refuses it at once.
+  const unpriced = await start({ budget: { sessionCost: 1 } });
+  const failure = (await unpriced.result().then(
+    () => undefined,
+    (err: unknown) => err,
+  )) as (Error & { cause?: Error }) | undefined;
+  expect(failure?.cause?.message).toMatch(/budget\.sessionCost: a cost budget needs budget\.prices/);
+  await session.end();
+});
+
 test('a model the server does not know falls back to the next one', async () => {
   const { fake } = shared.h;
   fake.enqueue(fault(404, { code: 'model_not_found', message: 'The model `missing-model` does not exist' }), text('from the fallback'));
