@@ -27,9 +27,8 @@ import {
   sendUpdate,
   stateQuery,
   transcriptPageQuery,
-  TRANSCRIPT_LOADING,
-  TURN_END_MEMO,
 } from '../workflows/definitions';
+import { findTurnEnd, type TurnEnd, whileLoading } from './turn-history';
 
 /** How long the client keeps following a session that is moving to a new run before giving up. */
 const FOLLOW_TIMEOUT_MS = 60_000;
@@ -279,31 +278,11 @@ export class SessionHandle {
     return { runId: response.runId ?? '' };
   }
 
-  /**
-   * Where turn `turn` ended: the run, that run's history, the event and the turn's result (its
-   * `turn` and `messageRange` at least). Runs are searched newest first, so turns of runs the
-   * session continued from are found too; a turn ended through `send` (or `awaitTurn`) is found by
-   * its update's result, a first message or a turn resumed in a new run by the mark the session
-   * leaves in its memo.
-   */
-  async turnEnd(turn: number): Promise<{ runId: string; events: temporal.api.history.v1.IHistoryEvent[]; ended: { index: number; result: Pick<TurnResult, 'turn' | 'messageRange'> } }> {
-    const converter = this.client.options.loadedDataConverter.payloadConverter;
-    // The current run, then the run it continued from, and so on: the session's own line of runs
-    // (runs a rewind left behind are not on it).
-    let runId: string | null | undefined = (await this.workflow.describe()).runId;
-    while (runId) {
-      const history: temporal.api.history.v1.IHistory = await this.client.workflow.getHandle(this.workflowId, runId).fetchHistory();
-      const events: temporal.api.history.v1.IHistoryEvent[] = history.events ?? [];
-      for (const [index, event] of events.entries()) {
-        const payload = event.workflowExecutionUpdateCompletedEventAttributes?.outcome?.success?.payloads?.[0];
-        const marked = event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[TURN_END_MEMO];
-        const found = payload ? converter.fromPayload(payload) : marked ? converter.fromPayload(marked) : undefined;
-        const result = found as Pick<TurnResult, 'turn' | 'messageRange'> | undefined;
-        if (result?.turn === turn && result.messageRange) return { runId, events, ended: { index, result } };
-      }
-      runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-    }
-    throw new SessionRejectedError(`Turn ${turn} did not end in any run of the session (it may still be running, or not have started)`);
+  /** Where turn `turn` ended, in any run of the session (see `findTurnEnd`); a SessionRejectedError when it did not. */
+  async turnEnd(turn: number): Promise<TurnEnd> {
+    const found = await findTurnEnd(this.client, this.workflow, turn);
+    if (!found) throw new SessionRejectedError(`Turn ${turn} did not end in any run of the session (it may still be running, or not have started)`);
+    return found;
   }
 
   /** Complete the session after the current turn. */
@@ -402,16 +381,4 @@ function rejection(err: unknown): unknown {
 
 function slug(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'agent';
-}
-
-/** Ask again while the session's new run is still paging its transcript in (a moment, at most about 30 s). */
-async function whileLoading<T>(ask: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await ask();
-    } catch (err) {
-      if (attempt >= 120 || !(err instanceof Error) || !err.message.includes(TRANSCRIPT_LOADING)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
 }

@@ -5,10 +5,11 @@
  */
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { TRANSCRIPT_MISMATCH } from '../common/failure-types';
-import type { TurnResult } from '../common/session-types';
+import type { ContinuedSession, PendingTurn, TurnResult } from '../common/session-types';
 import type { ChatMessage } from '../common/messages';
-import { type HashedTranscript, TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
+import { CARRY_INLINE_BYTES, type HashedTranscript, TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
 import type { SessionActivityStubs } from './activity-proxies';
+import type { SessionRuntime } from './session-runtime';
 
 /** Results of this many latest turns travel to the next run, for clients collecting them there. */
 export const RECENT_TURNS = 8;
@@ -66,4 +67,29 @@ export async function loadCarriedTranscript(
       nonRetryable: true,
     });
   }
+}
+
+/** What run `runId` hands the next one: the transcript (inline when small), counters, the unfinished turn, the view and budgets. */
+export function continuedSession(rt: SessionRuntime, runId: string, pendingTurn: PendingTurn | undefined, recentTurns: TurnResult[]): ContinuedSession {
+  const { state, transcript } = rt;
+  return {
+    fromRunId: runId,
+    run: state.run + 1,
+    init: rt.init!,
+    transcript: {
+      count: transcript.length,
+      hash: transcript.hashAt(),
+      bytes: transcript.bytes,
+      ...(transcript.bytes <= CARRY_INLINE_BYTES ? { messages: transcript.slice() } : {}),
+    },
+    turn: state.turn,
+    usage: state.usage,
+    ...(state.lastTurn ? { lastTurn: state.lastTurn } : {}),
+    endRequested: rt.endRequested,
+    ...(pendingTurn ? { pendingTurn } : {}),
+    recentTurns,
+    ...(state.pendingQuestion ? { pendingQuestion: state.pendingQuestion } : {}),
+    ...(state.warnings ? { warnings: state.warnings } : {}),
+    ...(rt.managed ? { context: rt.managed.context.carry(), budget: rt.managed.budgets.carry() } : {}),
+  };
 }

@@ -26,13 +26,13 @@ import {
   MAX_USER_MESSAGE_BYTES,
 } from '../common/defaults';
 import { AGENT_INIT_FAILED, BAD_INPUT, CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
-import type { ContinuedSession, PendingTurn, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
-import { CARRY_INLINE_BYTES, HashedTranscript, utf8Length } from '../common/transcript';
+import type { PendingTurn, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
+import { HashedTranscript, utf8Length } from '../common/transcript';
 import { sessionInputProblem } from '../common/session-input-schema';
 import { isLoopToolName } from '../common/tool-names';
 import { sessionActivities } from './activity-proxies';
 import { approvalControls } from './approvals';
-import { carriedTurns, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
+import { carriedTurns, continuedSession, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
 import { TURN_END_MEMO } from './definitions';
 import { installControlHandlers, installTurnHandlers } from './session-handlers';
 import { manageContext } from './manage-context';
@@ -316,27 +316,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const handOver = async (): Promise<never> => {
     rt.continuing = true;
     await condition(allHandlersFinished);
-    const ready = rt.init!;
-    const next: ContinuedSession = {
-      fromRunId: workflowInfo().runId,
-      run: state.run + 1,
-      init: ready,
-      transcript: {
-        count: transcript.length,
-        hash: transcript.hashAt(),
-        bytes: transcript.bytes,
-        ...(transcript.bytes <= CARRY_INLINE_BYTES ? { messages: transcript.slice() } : {}),
-      },
-      turn: state.turn,
-      usage: state.usage,
-      ...(state.lastTurn ? { lastTurn: state.lastTurn } : {}),
-      endRequested: rt.endRequested,
-      ...(pausedTurn ? { pendingTurn: pausedTurn } : {}),
-      recentTurns: carriedTurns(recentTurns),
-      ...(state.pendingQuestion ? { pendingQuestion: state.pendingQuestion } : {}),
-      ...(state.warnings ? { warnings: state.warnings } : {}),
-      ...(rt.managed ? { context: rt.managed.context.carry(), budget: rt.managed.budgets.carry() } : {}),
-    };
+    const next = continuedSession(rt, workflowInfo().runId, pausedTurn, carriedTurns(recentTurns));
     log.info('Continuing as new', {
       run: state.run,
       historyBytes: workflowInfo().historySize,
