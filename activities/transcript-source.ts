@@ -11,9 +11,25 @@ import type { TranscriptPage } from '../common/transcript';
 import { transcriptPageQuery } from '../workflows/definitions';
 import type { TranscriptPageSource } from './model/transcript-cache';
 
-/** A page source that queries the session run through `client`. */
+/** Runs followed back at most, for messages a run does not hold (each run continued from the one before). */
+const MAX_EARLIER_RUNS = 10_000;
+
+/**
+ * A page source that queries the session run through `client`. Messages a run does not hold (its
+ * gap) are read from the run it points to, and so on back.
+ */
 export function queryTranscriptSource(client: Client): TranscriptPageSource {
-  return (ref, from, to, maxBytes) => client.workflow.getHandle(ref.workflowId, ref.runId).query(transcriptPageQuery, from, maxBytes, to);
+  return async (ref, from, to, maxBytes) => {
+    let runId = ref.runId;
+    let end = to;
+    for (let hop = 0; hop < MAX_EARLIER_RUNS; hop++) {
+      const page = await client.workflow.getHandle(ref.workflowId, runId).query(transcriptPageQuery, from, maxBytes, end);
+      if (!page.earlier) return page;
+      runId = page.earlier.runId;
+      end = Math.min(end, page.earlier.to);
+    }
+    throw new Error(`Messages from ${from} of session ${ref.workflowId} were not found within ${MAX_EARLIER_RUNS} runs`);
+  };
 }
 
 /** The `loadTranscriptPage` activity over `source`. */

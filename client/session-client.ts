@@ -13,7 +13,7 @@ import { CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
 import type { ChatMessage } from '../common/messages';
 import type { BudgetChange, BudgetState, CompactionRecord, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
 import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, SESSION_SEARCH_ATTRIBUTES, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
-import { TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
+import { utf8Length } from '../common/transcript';
 import {
   approveUpdate,
   awaitTurnUpdate,
@@ -28,7 +28,7 @@ import {
   stateQuery,
   transcriptPageQuery,
 } from '../workflows/definitions';
-import { findTurnEnd, type TurnEnd, whileLoading } from './turn-history';
+import { findTurnEnd, readTranscript, type TurnEnd, whileLoading } from './turn-history';
 
 /** How long the client keeps following a session that is moving to a new run before giving up. */
 const FOLLOW_TIMEOUT_MS = 60_000;
@@ -300,14 +300,7 @@ export class SessionHandle {
    * with the whole transcript of the run before it.
    */
   async messages(from = 0, to?: number): Promise<ChatMessage[]> {
-    const messages: ChatMessage[] = [];
-    let next = from;
-    for (;;) {
-      const page = await whileLoading(() => this.workflow.query(transcriptPageQuery, next, TRANSCRIPT_PAGE_BYTES, to));
-      messages.push(...page.messages);
-      next = page.from + page.messages.length;
-      if (page.messages.length === 0 || next >= (to ?? page.total)) return messages;
-    }
+    return readTranscript(this.client, this.workflow, from, to);
   }
 
   /** The messages of one turn (its user message, then assistant and tool messages). */

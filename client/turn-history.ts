@@ -4,8 +4,10 @@
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import type { ChatMessage } from '../common/messages';
 import type { TurnResult } from '../common/session-types';
-import { TRANSCRIPT_LOADING, TURN_END_MEMO } from '../workflows/definitions';
+import { TRANSCRIPT_PAGE_BYTES } from '../common/transcript';
+import { TRANSCRIPT_LOADING, TURN_END_MEMO, transcriptPageQuery } from '../workflows/definitions';
 
 /** Where a turn ended: the run, that run's history, the event's index and the turn's result (its `turn` and `messageRange` at least). */
 export interface TurnEnd {
@@ -48,5 +50,29 @@ export async function whileLoading<T>(ask: () => Promise<T>): Promise<T> {
       if (attempt >= 120 || !(err instanceof Error) || !err.message.includes(TRANSCRIPT_LOADING)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
+  }
+}
+
+/**
+ * Messages `[from, to)` (to the end without `to`) of the session run `workflow` names, page by page.
+ * Messages a run does not hold (its gap: it continued from a compacted run) are read from the run
+ * it points to, and so on back.
+ */
+export async function readTranscript(client: Client, workflow: WorkflowHandle, from: number, to?: number): Promise<ChatMessage[]> {
+  const messages: ChatMessage[] = [];
+  let next = from;
+  for (;;) {
+    const page = await whileLoading(() => workflow.query(transcriptPageQuery, next, TRANSCRIPT_PAGE_BYTES, to));
+    const end = to ?? page.total;
+    if (page.earlier) {
+      const upTo = Math.min(page.earlier.to, end);
+      messages.push(...(await readTranscript(client, client.workflow.getHandle(workflow.workflowId, page.earlier.runId), next, upTo)));
+      next = upTo;
+    } else {
+      messages.push(...page.messages);
+      next = page.from + page.messages.length;
+      if (page.messages.length === 0) return messages;
+    }
+    if (next >= end) return messages;
   }
 }

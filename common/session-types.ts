@@ -1,6 +1,7 @@
 import type { ChatMessage, SystemMessage, TokenUsage, ToolDefinition } from './messages';
 import type { ModelSettings } from './model-call';
 import type { ModelView } from './model-view';
+import type { TranscriptGap } from './transcript';
 import type { RuntimeContext } from './runtime-context';
 
 /** Where a session is now; the `state` query returns it. */
@@ -253,8 +254,12 @@ export interface ContinuedSession {
   run: number;
   /** The agent, tools and runtime context from initialisation (the messages are in the transcript). */
   init: Omit<InitializeResult, 'messages'>;
-  /** The whole transcript: inline when small, else paged over from `fromRunId` by an activity. */
-  transcript: { count: number; hash: string; bytes: number; messages?: ChatMessage[] };
+  /**
+   * The transcript: inline when small, else paged over from `fromRunId` by an activity. With `gap`,
+   * only what the model's view still needs travels: `head` (the messages before the gap) and the
+   * messages from `gap.to` on; the gap's messages stay in the earlier runs.
+   */
+  transcript: { count: number; hash: string; bytes: number; messages?: ChatMessage[]; gap?: TranscriptGap; head?: ChatMessage[] };
   turn: number;
   usage: TokenUsage;
   lastTurn?: TurnSummary;

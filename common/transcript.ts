@@ -27,12 +27,24 @@ export const CARRY_INLINE_BYTES = 256 * 1024;
  */
 export const MAX_MESSAGE_BYTES = 1_000_000;
 
-/** Where the transcript stands: run, message count and chain hash. */
+/**
+ * Messages `[from, to)` a run does not hold: they stand in the run it continued from (and the chain
+ * hash after them is `hash`). A run continued from a compacted one carries only the messages the
+ * model's view still needs.
+ */
+export interface TranscriptGap {
+  from: number;
+  to: number;
+  hash: string;
+}
+
+/** Where the transcript stands: run, message count and chain hash (and the gap of messages the run does not hold). */
 export interface TranscriptRef {
   workflowId: string;
   runId: string;
   count: number;
   hash: string;
+  gap?: TranscriptGap;
 }
 
 /** Messages `[from, from + messages.length)` of a transcript. */
@@ -47,6 +59,8 @@ export interface TranscriptPage extends TranscriptSlice {
   total: number;
   /** Chain hash after the last message of this page. */
   hash: string;
+  /** Set (with no messages) when `from` is in the run's gap: messages up to `to` are in run `runId`. */
+  earlier?: { runId: string; to: number };
 }
 
 /**
@@ -101,6 +115,7 @@ export class HashedTranscript {
   private readonly hashes: string[] = [];
   private readonly sizes: number[] = [];
   private totalBytes = 0;
+  private missing: TranscriptGap | undefined;
 
   constructor(messages: readonly ChatMessage[] = []) {
     for (const message of messages) this.push(message);
@@ -108,6 +123,32 @@ export class HashedTranscript {
 
   get length(): number {
     return this.items.length;
+  }
+
+  /** The messages this transcript does not hold, if any (see TranscriptGap). */
+  get gap(): TranscriptGap | undefined {
+    return this.missing;
+  }
+
+  /**
+   * Start an empty transcript as `head` followed by a gap up to `to`, whose chain hash there is
+   * `hash`: the messages `[head.length, to)` are not held. Pushes go on from `to`.
+   */
+  startWithGap(head: readonly ChatMessage[], to: number, hash: string): void {
+    if (this.items.length > 0) throw new Error('startWithGap needs an empty transcript');
+    this.push(...head);
+    if (to <= head.length) return;
+    this.missing = { from: head.length, to, hash };
+    // A holey array: the gap costs no memory per message.
+    this.items.length = to;
+    this.hashes.length = to;
+    this.sizes.length = to;
+    this.hashes[to - 1] = hash;
+  }
+
+  /** True when message `index` is in the gap (not held). */
+  inGap(index: number): boolean {
+    return this.missing !== undefined && index >= this.missing.from && index < this.missing.to;
   }
 
   /** UTF-8 bytes of every message's JSON. */
@@ -123,12 +164,15 @@ export class HashedTranscript {
   /** Hash after the first `count` messages. */
   hashAt(count: number = this.items.length): string {
     if (count < 0 || count > this.items.length) throw new RangeError(`no hash at ${count}: the transcript has ${this.items.length} messages`);
-    return count === 0 ? EMPTY_TRANSCRIPT_HASH : this.hashes[count - 1]!;
+    if (count === 0) return EMPTY_TRANSCRIPT_HASH;
+    const hash = this.hashes[count - 1];
+    if (hash === undefined) throw new RangeError(`no hash at ${count}: messages ${this.missing?.from}-${(this.missing?.to ?? 0) - 1} are not held by this run`);
+    return hash;
   }
 
-  /** Bytes of message `index`. */
+  /** Bytes of message `index` (0 in the gap). */
   sizeAt(index: number): number {
-    return this.sizes[index]!;
+    return this.sizes[index] ?? 0;
   }
 
   push(...messages: ChatMessage[]): void {
@@ -143,10 +187,11 @@ export class HashedTranscript {
 
   /** Drop every message from `count` on. */
   truncate(count: number): void {
+    if (this.missing && count < this.missing.to) throw new RangeError(`cannot truncate to ${count}: messages ${this.missing.from}-${this.missing.to - 1} are not held`);
     while (this.items.length > count) {
       this.items.pop();
       this.hashes.pop();
-      this.totalBytes -= this.sizes.pop()!;
+      this.totalBytes -= this.sizes.pop() ?? 0;
     }
   }
 
@@ -157,14 +202,15 @@ export class HashedTranscript {
   /** Bytes of messages `[from, to)`. */
   bytesBetween(from: number, to = this.items.length): number {
     let bytes = 0;
-    for (let i = from; i < to; i++) bytes += this.sizes[i]!;
+    for (let i = from; i < to; i++) bytes += this.sizes[i] ?? 0;
     return bytes;
   }
 
   /** Messages from `from` (up to `to`), stopping before `maxBytes` would be passed; at least one message. */
   page(from: number, maxBytes = TRANSCRIPT_PAGE_BYTES, to = this.items.length): TranscriptPage {
     const start = Math.max(0, Math.min(from, this.items.length));
-    const end = Math.min(to, this.items.length);
+    // A page stops where the gap starts (a page inside the gap is the caller's to answer).
+    const end = Math.min(to, this.items.length, this.missing && start < this.missing.from ? this.missing.from : Infinity);
     let stop = start;
     let bytes = 0;
     while (stop < end && (stop === start || bytes + this.sizes[stop]! <= maxBytes)) {

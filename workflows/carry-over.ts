@@ -7,7 +7,7 @@ import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { TRANSCRIPT_MISMATCH } from '../common/failure-types';
 import type { ContinuedSession, PendingTurn, TurnResult } from '../common/session-types';
 import type { ChatMessage } from '../common/messages';
-import { CARRY_INLINE_BYTES, type HashedTranscript, TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
+import { CARRY_INLINE_BYTES, type HashedTranscript, TRANSCRIPT_PAGE_BYTES, type TranscriptGap, utf8Length } from '../common/transcript';
 import type { SessionActivityStubs } from './activity-proxies';
 import type { SessionRuntime } from './session-runtime';
 
@@ -40,10 +40,11 @@ export function carriedTurns(turns: TurnResult[]): TurnResult[] {
  */
 export async function loadCarriedTranscript(
   activities: SessionActivityStubs,
-  carried: { fromRunId: string; fromWorkflowId?: string; transcript: { count: number; hash: string; messages?: ChatMessage[] } },
+  carried: { fromRunId: string; fromWorkflowId?: string; transcript: { count: number; hash: string; messages?: ChatMessage[]; gap?: TranscriptGap; head?: ChatMessage[] } },
   transcript: HashedTranscript,
 ): Promise<void> {
   const expected = carried.transcript;
+  if (expected.gap) transcript.startWithGap(expected.head ?? [], expected.gap.to, expected.gap.hash);
   if (expected.messages) {
     transcript.push(...expected.messages);
   } else {
@@ -70,8 +71,11 @@ export async function loadCarriedTranscript(
 }
 
 /** What run `runId` hands the next one: the transcript (inline when small), counters, the unfinished turn, the view and budgets. */
-export function continuedSession(rt: SessionRuntime, runId: string, pendingTurn: PendingTurn | undefined, recentTurns: TurnResult[]): ContinuedSession {
+export function continuedSession(rt: SessionRuntime, runId: string, pendingTurn: PendingTurn | undefined, recentTurns: TurnResult[], carryView: boolean): ContinuedSession {
   const { state, transcript } = rt;
+  const gap = carryView ? carriedGap(rt, pendingTurn) : undefined;
+  const from = gap ? gap.to : 0;
+  const bytes = transcript.bytesBetween(from);
   return {
     fromRunId: runId,
     run: state.run + 1,
@@ -79,8 +83,9 @@ export function continuedSession(rt: SessionRuntime, runId: string, pendingTurn:
     transcript: {
       count: transcript.length,
       hash: transcript.hashAt(),
-      bytes: transcript.bytes,
-      ...(transcript.bytes <= CARRY_INLINE_BYTES ? { messages: transcript.slice() } : {}),
+      bytes,
+      ...(gap ? { gap, head: transcript.slice(0, gap.from) } : {}),
+      ...(bytes <= CARRY_INLINE_BYTES ? { messages: transcript.slice(from) } : {}),
     },
     turn: state.turn,
     usage: state.usage,
@@ -92,4 +97,17 @@ export function continuedSession(rt: SessionRuntime, runId: string, pendingTurn:
     ...(state.warnings ? { warnings: state.warnings } : {}),
     ...(rt.managed ? { context: rt.managed.context.carry(), budget: rt.managed.budgets.carry() } : {}),
   };
+}
+
+/**
+ * The messages the next run need not hold: those between the view's head and the first message the
+ * view (or the unfinished turn) still uses. Undefined when there are none.
+ */
+function carriedGap(rt: SessionRuntime, pendingTurn: PendingTurn | undefined): TranscriptGap | undefined {
+  const view = rt.managed?.context.view;
+  if (!view) return undefined;
+  const { transcript } = rt;
+  const to = Math.min(view.from, pendingTurn?.firstIndex ?? Infinity, transcript.length);
+  if (to <= view.head) return undefined;
+  return { from: view.head, to, hash: transcript.hashAt(to) };
 }

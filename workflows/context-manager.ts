@@ -270,7 +270,7 @@ export class ContextManager {
     const summaryTokens = Math.max(64, Math.min(this.summaryTokens, Math.floor(this.window / 10)));
     return request.activities.summarizeContext.executeWithOptions({ summary: `turn ${request.turn} · context summary of messages ${this.view.from}-${upTo - 1}` }, [
       {
-        transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count) },
+        transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count), ...(transcript.gap ? { gap: transcript.gap } : {}) },
         ...(delta ? { delta } : {}),
         view: this.view,
         upTo,
@@ -347,8 +347,8 @@ export class ContextManager {
   }
 
   private tokensAt(messages: readonly ChatMessage[], index: number): number {
-    while (this.tokens.length <= index) this.tokens.push(estimateMessageTokens(messages[this.tokens.length]!));
-    return this.tokens[index]!;
+    // Filled as asked (a run continued from another holds no messages in its gap).
+    return (this.tokens[index] ??= estimateMessageTokens(messages[index]!));
   }
 
   private rawEstimate(transcript: HashedTranscript, tools: ToolDefinition[], view: ModelView): number {

@@ -177,7 +177,7 @@ export class ModelCaller {
     const view = managed?.context.viewForCall();
     return input.activities.callModelV2.executeWithOptions({ summary }, [
       {
-        transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count) },
+        transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count), ...(transcript.gap ? { gap: transcript.gap } : {}) },
         ...(delta ? { delta } : {}),
         tools: input.tools,
         model: this.model,

@@ -6,11 +6,12 @@
 import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import { MAX_USER_MESSAGE_BYTES } from '../common/defaults';
 import { BAD_INPUT, BUSY, SESSION_ENDING, SESSION_FAILED, TOO_LARGE } from '../common/failure-types';
-import type { BudgetChange, SessionState, TurnResult } from '../common/session-types';
+import type { BudgetChange, BudgetState, SessionState, TurnResult } from '../common/session-types';
 import { TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
 import { RECENT_TURNS } from './carry-over';
 import { TRANSCRIPT_LOADING, awaitTurnUpdate, budgetUpdate, compactUpdate, endSignal, extendUpdate, interruptSignal, messagesQuery, sendUpdate, stateQuery, transcriptPageQuery } from './definitions';
 import type { TurnStart } from './turn';
+import type { ManagedModel } from './model-calls';
 import type { SessionRuntime } from './session-runtime';
 import { addUsage } from './usage';
 
@@ -37,6 +38,8 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
   });
   setHandler(messagesQuery, (from = 0) => {
     if (rt.transcriptLoading) throw new Error(TRANSCRIPT_LOADING);
+    const gap = rt.transcript.gap;
+    if (gap && from < gap.to) throw new Error(`Messages ${gap.from}-${gap.to - 1} are held by the run this one continued from; read the transcript with the transcriptPage query`);
     if (rt.transcript.bytesBetween(Math.max(0, from)) > TRANSCRIPT_PAGE_BYTES) {
       throw new Error(`The transcript from message ${from} is over ${TRANSCRIPT_PAGE_BYTES} bytes; read it in pages with the transcriptPage query`);
     }
@@ -45,6 +48,9 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
   setHandler(transcriptPageQuery, (from, maxBytes, to) => {
     if (!Number.isInteger(from) || from < 0) throw new Error(`from must be a whole number >= 0, got ${String(from)}`);
     if (rt.transcriptLoading) throw new Error(TRANSCRIPT_LOADING);
+    // Messages this run does not hold stand in the run it continued from.
+    const gap = rt.transcript.gap;
+    if (gap && rt.transcript.inGap(from)) return { from, messages: [], total: rt.transcript.length, hash: rt.transcript.hashAt(gap.to), earlier: { runId: rt.input.continued!.fromRunId, to: gap.to } };
     const cap = Math.min(maxBytes ?? TRANSCRIPT_PAGE_BYTES, TRANSCRIPT_PAGE_BYTES);
     return rt.transcript.page(from, cap, to ?? rt.transcript.length);
   }, { description: 'A page of the transcript: messages from `from` (to `to`), at most maxBytes (384 KB), with the total and the chain hash' });
@@ -64,7 +70,9 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
     async () => {
       rt.busy = true;
       try {
-        const record = await rt.managed!.context.compact({
+        // No await once the session is ready: recorded histories replay with the same commands in the same order.
+        const managed = rt.ready && rt.managed ? rt.managed : await whenReady(rt, 'context management');
+        const record = await managed.context.compact({
           reason: 'requested',
           force: true,
           turn: rt.state.turn,
@@ -74,7 +82,7 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
           ...(rt.input.model !== undefined ? { model: rt.input.model } : {}),
           onUsage: (usage) => {
             rt.state.usage = addUsage(rt.state.usage, usage);
-            rt.managed!.budgets.record(usage, rt.input.model);
+            managed.budgets.record(usage, rt.input.model);
           },
         });
         rt.refreshDetails();
@@ -85,7 +93,7 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
     },
     {
       validator: () => {
-        if (!rt.managed || !rt.init) throw ApplicationFailure.nonRetryable('This session has no context management (it started before it existed, or is still initialising)', BAD_INPUT);
+        if (rt.ready && !rt.managed) throw ApplicationFailure.nonRetryable('This session has no context management (it started before it existed)', BAD_INPUT);
         if (rt.busy || rt.resumingTurn !== undefined) throw ApplicationFailure.nonRetryable('busy: a turn is running; compact once it has finished', BUSY);
         if (rt.continuing) throw rt.continuedFailure();
       },
@@ -95,13 +103,17 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
   setHandler(
     budgetUpdate,
     (change: BudgetChange) => {
-      rt.managed!.budgets.raise(change);
-      rt.refreshDetails();
-      return rt.managed!.budgets.state();
+      const raise = (managed: ManagedModel): BudgetState => {
+        managed.budgets.raise(change);
+        rt.refreshDetails();
+        return managed.budgets.state();
+      };
+      // At once when the session is ready (as recorded histories have it); else once it is.
+      return rt.ready && rt.managed ? raise(rt.managed) : whenReady(rt, 'budgets').then(raise);
     },
     {
       validator: (change: BudgetChange) => {
-        if (!rt.managed) throw ApplicationFailure.nonRetryable('This session has no budgets (it started before they existed, or is still initialising)', BAD_INPUT);
+        if (rt.ready && !rt.managed) throw ApplicationFailure.nonRetryable('This session has no budgets (it started before they existed)', BAD_INPUT);
         const c = (change ?? {}) as Record<string, unknown>;
         const known = ['turnTokens', 'sessionTokens', 'sessionCost'];
         const unknown = Object.keys(c).find((k) => !known.includes(k));
@@ -183,4 +195,11 @@ export function installTurnHandlers(
       },
     },
   );
+}
+
+/** The session's context management and budgets, once it is initialised (an update that arrives while it starts waits). */
+async function whenReady(rt: SessionRuntime, what: string): Promise<ManagedModel> {
+  await condition(() => rt.ready || rt.state.status === 'failed');
+  if (!rt.managed) throw ApplicationFailure.nonRetryable(`This session has no ${what} (it started before they existed, or failed to start)`, BAD_INPUT);
+  return rt.managed;
 }

@@ -20,6 +20,8 @@ export interface SessionRuntime {
   init: Omit<InitializeResult, 'messages'> | undefined;
   /** Context management and budgets, once initialised (sessions recorded before them have none). */
   managed: ManagedModel | undefined;
+  /** Initialisation (or the carried transcript) is complete: turns may run. */
+  ready: boolean;
   /** A turn (or a compaction) is running. */
   busy: boolean;
   /** The session completes after the current turn. */

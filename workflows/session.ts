@@ -52,6 +52,7 @@ const HUMAN_LOOP_PATCH = 'loopwright-human-loop';
 const SEARCH_ATTRIBUTES_PATCH = 'loopwright-search-attributes';
 const MANAGED_CONTEXT_PATCH = 'loopwright-managed-context';
 const TURN_END_MEMO_PATCH = 'loopwright-turn-end-memo';
+const CARRY_VIEW_PATCH = 'loopwright-carry-view';
 
 /** With the server's own suggestion alone, a run continues as new only once it added this much (so a large carried transcript cannot loop). */
 const SUGGESTED_MIN_BYTES = 1024 * 1024;
@@ -80,6 +81,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const managedContext = patched(MANAGED_CONTEXT_PATCH);
   // Turns no `send` answers leave a mark in history (a memo), for rewind and branch.
   const turnEndMemos = patched(TURN_END_MEMO_PATCH);
+  // A run hands the next one only the messages the model's view still needs, and a reference to the rest.
+  const carryView = patched(CARRY_VIEW_PATCH);
   const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
@@ -97,8 +100,6 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     ...(carried?.lastTurn ? { lastTurn: carried.lastTurn } : {}),
   };
   const recentTurns: TurnResult[] = [...(carried?.recentTurns ?? [])];
-  /** Initialisation (or the carried transcript) is complete: turns may run. */
-  let initialised = false;
   const rt: SessionRuntime = {
     input,
     state,
@@ -107,12 +108,14 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     maxIterations,
     init: undefined,
     managed: undefined,
+    ready: false,
     busy: false,
     endRequested: carried?.endRequested ?? false,
     currentTurn: undefined,
     continuing: false,
     resumingTurn: carried?.pendingTurn?.turn,
-    transcriptLoading: false,
+    // A run that starts from another's transcript answers "still loading" until it holds it.
+    transcriptLoading: Boolean(carried || input.branchFrom),
     turnLimit: carried?.pendingTurn?.maxIterations ?? maxIterations,
     refreshDetails: () => setCurrentDetails(sessionDetails(snapshot())),
     continuedFailure: (turn) => continuedFailure(turn),
@@ -166,7 +169,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     try {
       // Ready once initialised: the agent loaded (or the carried transcript paged in) and, for
       // managed sessions, the context window known.
-      await condition(() => initialised || state.status === 'failed');
+      await condition(() => rt.ready || state.status === 'failed');
       if (!rt.init) {
         throw ApplicationFailure.nonRetryable(`Agent initialisation failed: ${state.error ?? 'unknown error'}`, AGENT_INIT_FAILED);
       }
@@ -263,7 +266,6 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     rt.init = carried.init;
     // The carried view needs no transcript: the state query shows it while the transcript pages in.
     if (managedContext && carried.context) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
-    rt.transcriptLoading = true;
     await loadCarriedTranscript(activities, carried, transcript);
     rt.transcriptLoading = false;
   } else {
@@ -286,6 +288,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           { fromRunId: input.branchFrom.runId, fromWorkflowId: input.branchFrom.workflowId, transcript: { count: input.branchFrom.to, hash: input.branchFrom.hash } },
           transcript,
         );
+        rt.transcriptLoading = false;
         state.turn = input.branchFrom.turns;
       } else {
         transcript.push(...messages);
@@ -295,6 +298,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     } catch (err) {
       state.status = 'failed';
       state.error = rootMessage(err);
+      rt.transcriptLoading = false;
       throw ApplicationFailure.create({
         type: AGENT_INIT_FAILED,
         message: `Agent initialisation failed: ${state.error}`,
@@ -307,7 +311,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   if (managedContext && !rt.managed) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
   state.agent = rt.init.agent;
   state.status = 'waiting_for_user';
-  initialised = true;
+  rt.ready = true;
   refreshDetails();
   refreshSearchAttributes();
   // What this run adds is measured from here: a carried transcript is not growth.
@@ -316,7 +320,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const handOver = async (): Promise<never> => {
     rt.continuing = true;
     await condition(allHandlersFinished);
-    const next = continuedSession(rt, workflowInfo().runId, pausedTurn, carriedTurns(recentTurns));
+    const next = continuedSession(rt, workflowInfo().runId, pausedTurn, carriedTurns(recentTurns), carryView);
     log.info('Continuing as new', {
       run: state.run,
       historyBytes: workflowInfo().historySize,

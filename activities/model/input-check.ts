@@ -36,6 +36,7 @@ export const transcriptRefSchema = z.object({
   runId: z.string().min(1),
   count: z.number().int().min(1, 'at least one message is needed'),
   hash: z.string().min(1),
+  gap: z.object({ from: z.number().int().min(0), to: z.number().int().min(1), hash: z.string().min(1) }).optional(),
 });
 
 export const deltaSchema = z.object({ from: z.number().int().min(0), messages: z.array(z.object({ role: z.string() }).loose()) });

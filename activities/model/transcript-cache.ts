@@ -5,7 +5,7 @@
  * `transcriptPage` query; the chain hash proves it matches what the workflow holds.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { AssistantMessage } from '../../common/messages';
+import type { AssistantMessage, ChatMessage } from '../../common/messages';
 import { HashedTranscript, TRANSCRIPT_PAGE_BYTES, type TranscriptPage, type TranscriptRef, type TranscriptSlice } from '../../common/transcript';
 
 /** Reads one page of a session run's transcript (the `transcriptPage` query). */
@@ -63,7 +63,7 @@ export class TranscriptCache {
         await this.fill(transcript, ref, onPage);
         if (transcript.length === ref.count && transcript.hashAt() === ref.hash) return this.done(transcript, 'synced');
       }
-      transcript = new HashedTranscript();
+      transcript = await this.startFor(ref, onPage);
       await this.fill(transcript, ref, onPage);
       if (transcript.length === ref.count && transcript.hashAt() === ref.hash) return this.done(transcript, 'refilled');
       throw ApplicationFailure.create({
@@ -94,6 +94,24 @@ export class TranscriptCache {
   private done(transcript: HashedTranscript, outcome: CacheOutcome): { transcript: HashedTranscript; outcome: CacheOutcome } {
     this.stats[outcome] += 1;
     return { transcript, outcome };
+  }
+
+  /**
+   * An empty copy for `ref`: for a run that holds only part of the transcript (a gap), the messages
+   * before the gap and the gap itself, so that filling goes on after it.
+   */
+  private async startFor(ref: TranscriptRef, onPage: () => void): Promise<HashedTranscript> {
+    const transcript = new HashedTranscript();
+    if (!ref.gap) return transcript;
+    const head: ChatMessage[] = [];
+    while (head.length < ref.gap.from) {
+      const page = await this.source(ref, head.length, ref.gap.from, TRANSCRIPT_PAGE_BYTES);
+      onPage();
+      if (page.from !== head.length || page.messages.length === 0) break;
+      head.push(...page.messages);
+    }
+    transcript.startWithGap(head, ref.gap.to, ref.gap.hash);
+    return transcript;
   }
 
   private async fill(transcript: HashedTranscript, ref: TranscriptRef, onPage: () => void): Promise<void> {

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ChatMessage } from '../../common/messages';
+import type { SessionInput } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
 import { fault, isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
@@ -68,6 +69,18 @@ test('a 100-turn session that reads 40 KB files over an 8k-token window complete
   expect(results.every((m) => m.content.length > 40_000)).toBe(true);
   // Summaries were asked for, and what the model saw stayed small.
   expect(fake.requests.some((r) => isSummaryRequest(r))).toBe(true);
+  // The session continued as new carrying only what the view needs: the later runs hold a gap
+  // whose messages the earlier runs answer for (the transcript above was read across them).
+  expect(state.run).toBeGreaterThan(1);
+  const started = (await session.workflow.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!;
+  const input = shared.h.client.options.loadedDataConverter.payloadConverter.fromPayload(started.input!.payloads![0]!) as SessionInput;
+  const carried = input.continued!.transcript;
+  expect(carried.gap!.to).toBeGreaterThan(carried.gap!.from);
+  expect(carried.bytes).toBeLessThan(Buffer.byteLength(JSON.stringify(messages)) / 4);
+  // A branch at a turn inside that gap reads its messages from the earlier runs.
+  const branch = await shared.loopwright.branch(session.workflowId, 3);
+  expect(await branch.messages(0)).toEqual(messages.slice(0, (await session.turnEnd(3)).ended.result.messageRange.to));
+  await branch.end();
   await session.end();
 });
 

@@ -112,3 +112,43 @@ test('cache: least recently used sessions are evicted past the byte budget', asy
   expect((await cache.resolve({ workflowId: 'wf', runId: 'r3', count: 2, hash: a.hashAt() }, undefined)).outcome).toBe('hit');
   expect((await cache.resolve({ workflowId: 'wf', runId: 'r1', count: 2, hash: a.hashAt() }, undefined)).outcome).toBe('refilled');
 });
+
+describe('a transcript with a gap (a run continued from a compacted one)', () => {
+  const messages: ChatMessage[] = Array.from({ length: 10 }, (_, i) => ({ role: i === 0 ? 'system' : i % 2 ? 'user' : 'assistant', content: `message ${i}` }) as ChatMessage);
+  const whole = new HashedTranscript(messages);
+
+  test('holds the head and the messages after the gap, with the same chain hashes', () => {
+    const part = new HashedTranscript();
+    part.startWithGap(messages.slice(0, 1), 6, whole.hashAt(6));
+    part.push(...messages.slice(6));
+    expect(part.length).toBe(10);
+    expect(part.hashAt()).toBe(whole.hashAt());
+    expect(part.hashAt(1)).toBe(whole.hashAt(1));
+    expect(part.gap).toEqual({ from: 1, to: 6, hash: whole.hashAt(6) });
+    expect(part.inGap(3)).toBe(true);
+    expect(part.inGap(6)).toBe(false);
+    expect(() => part.hashAt(3)).toThrow(/not held/);
+    expect(part.bytes).toBe(whole.bytes - whole.bytesBetween(1, 6));
+    // A page stops where the gap starts; the caller answers for the gap.
+    expect(part.page(0).messages).toEqual(messages.slice(0, 1));
+    expect(part.page(6).messages).toEqual(messages.slice(6));
+    expect(() => part.truncate(4)).toThrow(/not held/);
+  });
+
+  test('the cache fills a run with a gap from its head and the messages after it, and checks the hash', async () => {
+    const part = new HashedTranscript();
+    part.startWithGap(messages.slice(0, 1), 6, whole.hashAt(6));
+    part.push(...messages.slice(6));
+    const asked: number[] = [];
+    const cache = new TranscriptCache(async (_ref, from, to) => {
+      asked.push(from);
+      // What the session run answers: the head, or the messages from the gap's end.
+      return part.page(from, 1_000_000, to);
+    });
+    const ref = { workflowId: 'w', runId: 'r', count: 10, hash: whole.hashAt(), gap: part.gap! };
+    const { transcript, outcome } = await cache.resolve(ref, undefined);
+    expect(outcome).toBe('refilled');
+    expect(transcript.hashAt()).toBe(whole.hashAt());
+    expect(asked).toEqual([0, 6]);
+  });
+});
