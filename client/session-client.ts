@@ -27,6 +27,7 @@ import {
   sendUpdate,
   stateQuery,
   transcriptPageQuery,
+  BUDGET_MEMO,
 } from '../workflows/definitions';
 import { findTurnEnd, readTranscript, type TurnEnd, whileLoading } from './turn-history';
 
@@ -102,6 +103,7 @@ export class LoopwrightClient {
         status: attributes.get(STATUS_ATTRIBUTE),
         turns: attributes.get(TURNS_ATTRIBUTE),
         totalTokens: attributes.get(TOKENS_ATTRIBUTE),
+        ...(execution.memo?.[BUDGET_MEMO] ? { budget: execution.memo[BUDGET_MEMO] as BudgetState } : {}),
       });
       if (sessions.length >= (filter.limit ?? 100)) break;
     }
@@ -326,6 +328,8 @@ export interface SessionSummary {
   /** The session's own status when it last changed (thinking, waiting_for_user, completed, ...). */
   status?: string;
   turns?: number;
+  /** Budgets and their use after the last turn, for sessions that have budgets. */
+  budget?: BudgetState;
   totalTokens?: number;
 }
 

@@ -64,3 +64,6 @@ export const TRANSCRIPT_LOADING = 'The session is moving to a new run and its tr
  * turn resumed in a new run): `{ turn, messageRange, status }`, so its end can be found in history.
  */
 export const TURN_END_MEMO = 'loopwrightTurnEnd';
+
+/** Memo key a session with budgets upserts when they change after a turn: the BudgetState, for `list`. */
+export const BUDGET_MEMO = 'loopwrightBudget';

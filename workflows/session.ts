@@ -33,7 +33,7 @@ import { isLoopToolName } from '../common/tool-names';
 import { sessionActivities } from './activity-proxies';
 import { approvalControls } from './approvals';
 import { carriedTurns, continuedSession, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
-import { TURN_END_MEMO } from './definitions';
+import { BUDGET_MEMO, TURN_END_MEMO } from './definitions';
 import { installControlHandlers, installTurnHandlers } from './session-handlers';
 import { manageContext } from './manage-context';
 import { excerpt, oneShotOutcome, turnSpanEnd } from './session-outcome';
@@ -53,6 +53,7 @@ const SEARCH_ATTRIBUTES_PATCH = 'loopwright-search-attributes';
 const MANAGED_CONTEXT_PATCH = 'loopwright-managed-context';
 const TURN_END_MEMO_PATCH = 'loopwright-turn-end-memo';
 const CARRY_VIEW_PATCH = 'loopwright-carry-view';
+const BUDGET_MEMO_PATCH = 'loopwright-budget-memo';
 
 /** With the server's own suggestion alone, a run continues as new only once it added this much (so a large carried transcript cannot loop). */
 const SUGGESTED_MIN_BYTES = 1024 * 1024;
@@ -83,6 +84,17 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const turnEndMemos = patched(TURN_END_MEMO_PATCH);
   // A run hands the next one only the messages the model's view still needs, and a reference to the rest.
   const carryView = patched(CARRY_VIEW_PATCH);
+  // Budgets are written to the memo after each turn, so `list` shows them.
+  const budgetMemos = patched(BUDGET_MEMO_PATCH);
+  let budgetMemo = '';
+  const memoBudgets = (): void => {
+    if (!budgetMemos || !rt.managed?.budgets.active) return;
+    const budget = rt.managed.budgets.state();
+    const key = JSON.stringify(budget);
+    if (key === budgetMemo) return;
+    budgetMemo = key;
+    upsertMemo({ [BUDGET_MEMO]: budget });
+  };
   const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
@@ -247,6 +259,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       state.status = outcome.status === 'interrupted' ? 'interrupted' : 'waiting_for_user';
       refreshDetails();
       refreshSearchAttributes();
+      memoBudgets();
       return outcome;
     } finally {
       rt.currentTurn = undefined;

@@ -71,6 +71,15 @@ export function budgetLines(budget: BudgetState): string[] {
   ];
 }
 
+/** The budgets with a limit, short, for one line of `list` (e.g. `session tokens 12,000 / 50,000 (24%)`); empty without limits. */
+export function budgetSummary(budget: BudgetState): string {
+  const parts: string[] = [];
+  if (budget.turnTokens.limit !== undefined) parts.push(`turn tokens ${use(budget.turnTokens, count)}`);
+  if (budget.sessionTokens.limit !== undefined) parts.push(`session tokens ${use(budget.sessionTokens, count)}`);
+  if (budget.cost.limit !== undefined || budget.cost.used > 0) parts.push(`cost ${use(budget.cost, formatCost)}`);
+  return parts.join(', ');
+}
+
 /** Where the message is read: the shell (run, send) or chat, for the advice on what to do next. */
 export interface TurnStatusContext {
   workflowId?: string;

@@ -10,7 +10,7 @@ import { withWorker } from '../in-process-worker';
 import type { CommandOutput } from '../output';
 import { openTemporal } from '../temporal-session';
 import { type JsonOption, webUiLink, withSession, workerNotice } from './command-support';
-import { stateDetailLines } from './session-text';
+import { budgetSummary, stateDetailLines } from './session-text';
 
 /** `loopwright transcript <id> [--json] [--from N]`: the whole conversation, across the session's runs. */
 export async function transcriptCommand(workflowId: string, options: JsonOption & { from?: number }, out: CommandOutput): Promise<number> {
@@ -81,8 +81,9 @@ export async function listCommand(options: ListOptions, out: CommandOutput): Pro
       return EXIT.OK;
     }
     for (const s of sessions) {
+      const budget = s.budget ? budgetSummary(s.budget) : '';
       out.log(
-        `${s.workflowId}  ${s.agent ?? '?'}  ${s.status ?? s.workflowStatus.toLowerCase()}  ${s.turns ?? 0} turn(s)  ${s.totalTokens ?? 0} tokens  ${s.startTime.toISOString()}`,
+        `${s.workflowId}  ${s.agent ?? '?'}  ${s.status ?? s.workflowStatus.toLowerCase()}  ${s.turns ?? 0} turn(s)  ${s.totalTokens ?? 0} tokens  ${s.startTime.toISOString()}${budget ? `  budget: ${budget}` : ''}`,
       );
     }
     return EXIT.OK;

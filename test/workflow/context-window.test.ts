@@ -217,6 +217,13 @@ test('a session budget stops the next turn before it calls the model', async () 
   expect(fake.requests.length).toBe(before);
   await session.budget({ sessionTokens: 1_000_000 });
   expect((await session.send('and now')).status).toBe('completed');
+  // The list shows the budgets as the last turn left them (visibility catches up within moments).
+  let listed: Awaited<ReturnType<typeof shared.loopwright.list>>[number] | undefined;
+  for (let i = 0; i < 50 && !listed?.budget?.sessionTokens.limit; i++) {
+    listed = (await shared.loopwright.list({ limit: 100 })).find((s) => s.workflowId === session.workflowId);
+    if (!listed?.budget?.sessionTokens.limit) await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(listed?.budget?.sessionTokens.limit).toBe(1_000_001);
   await session.end();
 });
 

@@ -5,6 +5,7 @@
 import { CHAT_HELP, newBudgetWarnings, parseBudgetArgs, turnEndLines } from '../../../client/commands/chat-text';
 import {
   budgetLines,
+  budgetSummary,
   contextLine,
   formatCompaction,
   formatContinuations,
@@ -72,6 +73,11 @@ describe('budgets', () => {
       'cost:           0.0412 / 5 (0%)',
       'warning:        session tokens 82%',
     ]);
+  });
+
+  test('the list line names only the budgets with a limit (and the cost once there is one)', () => {
+    expect(budgetSummary(budget)).toBe('turn tokens 1,234 / 10,000 (12%), cost 0.0412 / 5 (0%)');
+    expect(budgetSummary({ turnTokens: { used: 5 }, sessionTokens: { used: 5 }, cost: { used: 0 } })).toBe('');
   });
 
   test('a budget passed shows over 100%', () => {
