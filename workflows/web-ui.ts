@@ -15,6 +15,7 @@ export function sessionDetails(state: SessionState): string {
   for (const tool of state.runningTools) lines.push(`running: \`${tool.name}\`${tool.detail ? ` ${tool.detail}` : ''}`);
   for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId})`);
   if (state.pendingQuestion) lines.push(`question for the user: ${state.pendingQuestion.question.slice(0, 200)}`);
+  if (state.lastTurn && state.lastTurn.status !== 'completed') lines.push(`last turn ${state.lastTurn.turn}: **${state.lastTurn.status.replace(/_/g, ' ')}**${state.lastTurn.error ? ` · ${state.lastTurn.error.slice(0, 200)}` : ''}`);
   if (state.lastTurn?.response) lines.push(`last reply: ${state.lastTurn.response.replace(/\s+/g, ' ').slice(0, 200)}`);
   const context = state.context;
   if (context) {

@@ -154,6 +154,9 @@ test('a reply cut off at the output limit is continued and joined; with continui
   expect(cut.success).toBe(false);
   expect(cut.response).toBe(long.slice(0, 40));
   expect(cut.error).toMatch(/cut off at the output limit/);
+  // The Web UI's details say so too.
+  const metadata = (await strict.workflow.query('__temporal_workflow_metadata')) as { currentDetails: string };
+  expect(metadata.currentDetails).toMatch(/last turn 1: \*\*truncated\*\* · The reply was cut off/);
   await strict.end();
 });
 
