@@ -118,9 +118,12 @@ test('chat: --id rejoins an open session and shows its last exchange; closing th
 test('chat: without a terminal, Ctrl-C (SIGINT) during a turn interrupts the turn and the chat goes on', async () => {
   const id = `chat-sigint-${process.pid}`;
   fake.enqueue({ kind: 'hang' });
+  const before = fake.requests.length;
   const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none'], `chat-sigint-${process.pid}`);
   chat.write('take your time');
   await chat.waitFor(/… iteration 1\/50/);
+  // Interrupt once the model call hangs on the server (not before it was sent, which would leave the hang for the next turn).
+  await fake.waitForRequests(before + 1, 20_000);
   chat.signal('SIGINT');
   await chat.waitFor(/turn interrupted/);
   chat.write('and now?');
