@@ -69,7 +69,8 @@ export async function startDurableBench(options: DurableBenchOptions, server: Be
 
   return {
     async runTurn(message, maxIterations) {
-      const session = await loopwright.start({ bundlePath: options.bundlePath, agentId: options.agentId, maxIterations });
+      // A window no turn here reaches: these parts measure the engine and its history, not compaction (the context part does).
+      const session = await loopwright.start({ bundlePath: options.bundlePath, agentId: options.agentId, maxIterations, context: { window: 10_000_000 } });
       await waitUntilReady(session, options.turnTimeoutMs);
       const started = performance.now();
       const turn = await withTimeout(session.send(message), options.turnTimeoutMs, 'durable turn');
