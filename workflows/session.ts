@@ -14,7 +14,6 @@ import {
   log,
   metricMeter,
   patched,
-  upsertMemo,
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -33,8 +32,8 @@ import { isLoopToolName } from '../common/tool-names';
 import { sessionActivities } from './activity-proxies';
 import { approvalControls } from './approvals';
 import { carriedTurns, continuedSession, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
-import { BUDGET_MEMO, TURN_END_MEMO } from './definitions';
 import { installControlHandlers, installTurnHandlers } from './session-handlers';
+import { sessionMemos } from './session-memos';
 import { manageContext } from './manage-context';
 import { excerpt, oneShotOutcome, turnSpanEnd } from './session-outcome';
 import type { SessionRuntime } from './session-runtime';
@@ -85,16 +84,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   // A run hands the next one only the messages the model's view still needs, and a reference to the rest.
   const carryView = patched(CARRY_VIEW_PATCH);
   // Budgets are written to the memo after each turn, so `list` shows them.
-  const budgetMemos = patched(BUDGET_MEMO_PATCH);
-  let budgetMemo = '';
-  const memoBudgets = (): void => {
-    if (!budgetMemos || !rt.managed?.budgets.active) return;
-    const budget = rt.managed.budgets.state();
-    const key = JSON.stringify(budget);
-    if (key === budgetMemo) return;
-    budgetMemo = key;
-    upsertMemo({ [BUDGET_MEMO]: budget });
-  };
+  const memos = sessionMemos(turnEndMemos, patched(BUDGET_MEMO_PATCH));
   const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
@@ -259,7 +249,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       state.status = outcome.status === 'interrupted' ? 'interrupted' : 'waiting_for_user';
       refreshDetails();
       refreshSearchAttributes();
-      memoBudgets();
+      memos.budgets(rt.managed);
       return outcome;
     } finally {
       rt.currentTurn = undefined;
@@ -345,19 +335,11 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     return continueAsNew<typeof agentSession>({ ...settings, continued: next });
   };
 
-  /**
-   * Mark in history where a turn that no `send` update answers ended (a first message, a turn
-   * resumed in a new run), so rewind and branch find it as they find the others.
-   */
-  const markTurnEnd = (result: TurnResult): void => {
-    if (turnEndMemos) upsertMemo({ [TURN_END_MEMO]: { turn: result.turn, messageRange: result.messageRange, status: result.status } });
-  };
-
   if (carried?.pendingTurn) {
     const result = await runSessionTurn({ resume: carried.pendingTurn });
     rt.resumingTurn = undefined;
     if (!result) return handOver();
-    markTurnEnd(result);
+    memos.markTurnEnd(result);
     if (input.oneShot) {
       state.status = 'completed';
       refreshSearchAttributes();
@@ -369,14 +351,14 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     }
     const result = await runSessionTurn({ message: input.firstMessage });
     if (!result) return handOver();
-    markTurnEnd(result);
+    memos.markTurnEnd(result);
     state.status = 'completed';
     refreshSearchAttributes();
     return oneShotOutcome(result, state.turn);
   } else if (!carried && input.firstMessage) {
     const result = await runSessionTurn({ message: input.firstMessage });
     if (!result) return handOver();
-    markTurnEnd(result);
+    memos.markTurnEnd(result);
   }
 
   const idleTimeout = (input.idleTimeout ?? DEFAULT_IDLE_TIMEOUT) as Duration;
