@@ -10,7 +10,7 @@
  *                                              `pruneBefore` are sent as short stubs
  */
 import type { ChatMessage, ToolCall, ToolMessage, UserMessage } from './messages';
-import { utf8Length } from './transcript';
+import { utf8Length, utf8Prefix } from './transcript';
 
 /** The summarising call's system message starts with this, so a server (or a test's fake) can tell it apart. */
 export const SUMMARY_PROMPT_MARKER = '[Loopwright summary request]';
@@ -83,20 +83,11 @@ export function prunedToolMessage(message: ToolMessage, call: ToolCall | undefin
 
 /** An oversized tool result: its first `bytes` bytes of content (never splitting a character) and a note. */
 export function cutToolMessage(message: ToolMessage, bytes: number): ToolMessage {
-  const total = utf8Length(message.content);
-  let end = 0;
-  let used = 0;
-  while (end < message.content.length) {
-    const code = message.content.charCodeAt(end);
-    const size = code < 0x80 ? 1 : code < 0x800 ? 2 : code >= 0xd800 && code <= 0xdbff ? 4 : 3;
-    if (used + size > bytes) break;
-    used += size;
-    end += size === 4 ? 2 : 1;
-  }
+  const kept = utf8Prefix(message.content, bytes);
   return {
     role: 'tool',
     tool_call_id: message.tool_call_id,
-    content: `${message.content.slice(0, end)}\n[Loopwright] This result was cut to its first ${used} of ${total} bytes to fit the model's context window; the full result is kept in the transcript.`,
+    content: `${kept}\n[Loopwright] This result was cut to its first ${utf8Length(kept)} of ${utf8Length(message.content)} bytes to fit the model's context window; the full result is kept in the transcript.`,
   };
 }
 
@@ -123,14 +114,4 @@ export function viewMessages(messages: readonly ChatMessage[], view: ModelView |
 /** True when transcript message `index` is in one of the view's omitted ranges. */
 export function isOmitted(view: ModelView, index: number): boolean {
   return (view.omit ?? []).some((r) => index >= r.from && index < r.to);
-}
-
-/**
- * True when `index` may start the kept part of a view: a user or assistant message, or the end of
- * the transcript. Every tool call before it has its result before it too, so no pair is split.
- */
-export function isExchangeBoundary(messages: readonly ChatMessage[], index: number): boolean {
-  if (index >= messages.length) return true;
-  const role = messages[index]!.role;
-  return role === 'user' || role === 'assistant';
 }

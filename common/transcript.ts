@@ -106,6 +106,20 @@ export function utf8Length(text: string): number {
   return bytes;
 }
 
+/** The longest prefix of `text` of at most `maxBytes` UTF-8 bytes, cut between characters. */
+export function utf8Prefix(text: string, maxBytes: number): string {
+  if (utf8Length(text) <= maxBytes) return text;
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    const size = utf8Length(char);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
 /**
  * An append-only list of messages with the chain hash after each one. The workflow's transcript
  * and the worker's copy are both this.

@@ -7,7 +7,7 @@
 import type { ChatMessage, ToolDefinition } from '../common/messages';
 import { SUMMARY_PROMPT_MARKER } from '../common/model-view';
 import { BYTES_PER_TOKEN, estimatePromptTokens, estimateTextTokens } from '../common/token-estimate';
-import { utf8Length } from '../common/transcript';
+import { utf8Length, utf8Prefix } from '../common/transcript';
 import type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
 
 /** How the server words its refusal of a prompt over the window. */
@@ -116,20 +116,6 @@ function validCount(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined;
 }
 
-/** The longest prefix of `text` of at most `maxBytes` UTF-8 bytes, cut between characters. */
-export function cutToBytes(text: string, maxBytes: number): string {
-  if (utf8Length(text) <= maxBytes) return text;
-  let bytes = 0;
-  let end = 0;
-  for (const char of text) {
-    const size = utf8Length(char);
-    if (bytes + size > maxBytes) break;
-    bytes += size;
-    end += char.length;
-  }
-  return text.slice(0, end);
-}
-
 /** What the server sends of a reply: its content and tool-call arguments, in generation order. */
 export interface ReplyText {
   content: string | null;
@@ -157,12 +143,12 @@ export function cutReply(reply: ReplyText, limit: number | undefined): CutReply 
   let budget = limit * BYTES_PER_TOKEN;
   if (utf8Length(sent) <= budget) return whole;
 
-  const content = reply.content === null ? null : cutToBytes(reply.content, budget);
+  const content = reply.content === null ? null : utf8Prefix(reply.content, budget);
   if (content !== null) budget -= utf8Length(content);
   const callArguments: string[] = [];
   if (content === reply.content) {
     for (const call of reply.calls) {
-      const args = cutToBytes(call.arguments, budget);
+      const args = utf8Prefix(call.arguments, budget);
       callArguments.push(args);
       budget -= utf8Length(args);
       if (args !== call.arguments) break;

@@ -18,8 +18,6 @@ export interface BudgetStop {
 
 /** The budgets of one session. */
 export class Budgets {
-  /** Session tokens used, as the session's usage counts them. */
-  private sessionUsed: () => number;
   private turnUsed = 0;
   private turnExtra = 0;
   private sessionTokensExtra: number;
@@ -31,12 +29,12 @@ export class Budgets {
   /** Warnings for the user, shown by `state`. */
   warnings: string[] = [];
 
+  /** `sessionUsed`: session tokens used, as the session's usage counts them. */
   constructor(
     private readonly settings: BudgetSettings,
-    sessionUsed: () => number,
+    private readonly sessionUsed: () => number,
     carried?: CarriedBudget,
   ) {
-    this.sessionUsed = sessionUsed;
     this.sessionTokensExtra = carried?.sessionTokensExtra ?? 0;
     this.sessionCostExtra = carried?.sessionCostExtra ?? 0;
     this.cost = carried?.cost ?? 0;

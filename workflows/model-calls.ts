@@ -31,7 +31,7 @@ export interface ManagedModel {
 const FALLBACK_FAILURES: readonly string[] = [MODEL_NOT_FOUND, MODEL_PERMISSION_DENIED, MODEL_UNPROCESSABLE, MODEL_BAD_REQUEST];
 
 /** What the loop tells the model when its reply was cut off and is to be continued. */
-export const CONTINUE_NOTICE = '[Loopwright] Your reply was cut off at the output limit. Continue exactly where it stopped, without repeating anything already written.';
+const CONTINUE_NOTICE = '[Loopwright] Your reply was cut off at the output limit. Continue exactly where it stopped, without repeating anything already written.';
 
 /** The result of one model step: one reply, possibly joined from several calls. */
 export interface ModelStep extends ModelCallResult {
@@ -44,7 +44,7 @@ export interface ModelStep extends ModelCallResult {
 }
 
 /** Type and details of a model failure behind an activity failure, if it is one. */
-export function modelFailure(err: unknown): { type: string; details?: ModelFailureDetails } | undefined {
+function modelFailure(err: unknown): { type: string; details?: ModelFailureDetails } | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (!(cause instanceof ApplicationFailure) || !cause.type) return undefined;
   return { type: cause.type, details: cause.details?.[0] as ModelFailureDetails | undefined };

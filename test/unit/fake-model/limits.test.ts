@@ -3,7 +3,7 @@ import type { ChatMessage, ToolDefinition } from '../../../common/messages';
 import { SUMMARY_PROMPT_MARKER } from '../../../common/model-view';
 import { estimatePromptTokens, estimateTextTokens } from '../../../common/token-estimate';
 import { parseArgs } from '../../../fake-model/cli-args';
-import { cutToBytes } from '../../../fake-model/limits';
+import { utf8Prefix } from '../../../common/transcript';
 import {
   isSummaryRequest,
   startFakeOpenAI,
@@ -164,8 +164,8 @@ describe('fake-openai limits', () => {
     // 8 bytes: 'a😀é' is 7, adding '€' (3) would make 10.
     const two = await client.chat.completions.create(params(SMALL, { max_tokens: 2 }));
     expect(two.choices[0]!.message.content).toBe('a😀é');
-    expect(cutToBytes('€€', 5)).toBe('€');
-    expect(cutToBytes('€€', 6)).toBe('€€');
+    expect(utf8Prefix('€€', 5)).toBe('€');
+    expect(utf8Prefix('€€', 6)).toBe('€€');
   });
 
   it('fake-openai limits: a tool-calls step cut inside its arguments gives invalid JSON and finish_reason length', async () => {
