@@ -63,7 +63,9 @@ export async function chatCommand(bundlePath: string | undefined, agentId: strin
 
 class Chat {
   private turn: Promise<TurnResult> | undefined;
-  private following: Promise<void> | undefined;
+  /** Each turn's follower, and the chain they run on: a turn's reply is printed after the one before it. */
+  private readonly followers = new Map<Promise<TurnResult>, Promise<void>>();
+  private printed: Promise<void> = Promise.resolve();
   private seenMessages = 0;
   private lastLive = '';
   private shownApprovals = new Set<string>();
@@ -122,7 +124,7 @@ class Chat {
         if (line === undefined) {
           if (inputEnded) {
             // Piped input ran out: finish the turn in flight, then leave the session open.
-            if (this.turn) await this.finishTurn();
+            await this.finishTurn();
             return 0;
           }
           await new Promise<void>((resolve) => (wake = resolve));
@@ -141,7 +143,7 @@ class Chat {
           this.info('  (a turn is running: /stop to interrupt it, or wait for the reply)');
         } else {
           // Piped: a message waits for the turn before it.
-          if (this.turn) await this.finishTurn();
+          await this.finishTurn();
           this.startTurn(text);
           void this.finishTurn().then(prompt);
           continue;
@@ -180,11 +182,21 @@ class Chat {
     void this.turn.then(release, release);
   }
 
-  /** Follow the running turn until it ends, then print its reply (once, however many wait for it). */
+  /**
+   * Follow the running turn until it ends, then print its reply (once, however many wait for it).
+   * With no turn running it still waits for the last reply to be printed.
+   */
   private finishTurn(): Promise<void> {
-    if (!this.turn) return Promise.resolve();
-    this.following ??= this.follow(this.turn).finally(() => (this.following = undefined));
-    return this.following;
+    const turn = this.turn;
+    if (!turn) return this.printed;
+    let follower = this.followers.get(turn);
+    if (!follower) {
+      follower = this.printed.then(() => this.follow(turn)).catch(() => undefined);
+      this.followers.set(turn, follower);
+      this.printed = follower;
+      void follower.then(() => this.followers.delete(turn));
+    }
+    return follower;
   }
 
   private async follow(turn: Promise<TurnResult>): Promise<void> {
@@ -305,7 +317,7 @@ class Chat {
             return false;
           }
           // Piped: compact after the turn before it, as a message would wait.
-          if (this.turn) await this.finishTurn();
+          await this.finishTurn();
           const record = await this.session.compact();
           this.info(`  ${record ? formatCompaction(record) : 'nothing to compact'}`);
           return false;
@@ -322,7 +334,7 @@ class Chat {
           return false;
         }
         case '/end':
-          if (this.turn) await this.finishTurn();
+          await this.finishTurn();
           await this.session.end();
           await this.session.result().catch(() => undefined);
           this.info(`Session ${this.session.workflowId} ended.`);
