@@ -123,7 +123,7 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .option('--agent <agent>', 'only sessions of this agent')
     .option('--status <status>', 'only sessions in this status (e.g. waiting_for_user, completed)')
     .option('--limit <n>', 'at most this many', positiveInt, 50)
-    .option('--json', 'print a JSON list')
+    .option('--json', 'print one JSON object {sessions, count}')
     .addHelpText('after', helpDetails(['loopwright list --agent facilitator --status waiting_for_user'], CONNECTION_ENV))
     .action(async (options: ListOptions) => {
       const { listCommand } = await import('./commands/session-views');

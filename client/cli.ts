@@ -15,6 +15,7 @@ import { argumentTerm, type Invocation, rootHelpDetails } from './cli-support';
 import { addToolCommands } from './cli-tool-commands';
 import { EXIT, reportFailure, USAGE_ERROR } from './exit-codes';
 import { installExitOnSignal } from './exit-on-signal';
+import { exitWhenFlushed } from './exit-flushed';
 import { type CommandOutput, consoleOutput, UsageError } from './output';
 import { projectRoot } from './server/project-paths';
 
@@ -123,10 +124,10 @@ function buildProgram(invocation: Invocation): Command {
 if (require.main === module) {
   installExitOnSignal();
   main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    (code) => exitWhenFlushed(code),
     (err) => {
       process.stderr.write(`${String(err)}\n`);
-      process.exit(1);
+      exitWhenFlushed(1);
     },
   );
 }

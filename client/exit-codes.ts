@@ -61,11 +61,28 @@ export function failureOf(err: unknown, env: NodeJS.ProcessEnv = process.env): F
   const name = err instanceof Error ? err.name : undefined;
   if (name !== undefined && SERVER_ERRORS.has(name)) return { message, type: name, exitCode: EXIT.UNREACHABLE };
   if (isConnectionFailure(err)) {
-    const where = env.TEMPORAL_ADDRESS ? ` at ${env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS)` : '';
-    return { message: `cannot reach the Temporal server${where}: ${message}`, type: SERVER_UNREACHABLE, exitCode: EXIT.UNREACHABLE };
+    const where = serverAddressOf(err) ?? (env.TEMPORAL_ADDRESS ? `${env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS)` : undefined);
+    return { message: `cannot reach the Temporal server${where ? ` at ${where}` : ''}: ${message}`, type: SERVER_UNREACHABLE, exitCode: EXIT.UNREACHABLE };
   }
   const type = (err as { type?: unknown } | undefined)?.type;
   return { message, type: typeof type === 'string' ? type : (name ?? 'Error'), exitCode: EXIT.FAILED };
+}
+
+/**
+ * Marks a failure to connect with the address tried and where it came from (e.g.
+ * `host:7233 (profile "cloud" of /home/me/temporal.toml)`), for its message; returns `err`.
+ */
+export function withServerAddress(err: unknown, where: string): unknown {
+  if (err instanceof Error) (err as { serverAddress?: string }).serverAddress ??= where;
+  return err;
+}
+
+function serverAddressOf(err: unknown): string | undefined {
+  for (let current: unknown = err, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const where = (current as { serverAddress?: unknown }).serverAddress;
+    if (typeof where === 'string') return where;
+  }
+  return undefined;
 }
 
 /**

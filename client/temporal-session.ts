@@ -5,6 +5,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_TASK_QUEUE } from '../common/defaults';
+import { withServerAddress } from './exit-codes';
 import type { CommandOutput } from './output';
 import { ensureTemporal, type TemporalTarget } from './server/ensure-server';
 import { connectionOptions } from './server/temporal-env';
@@ -37,7 +38,10 @@ export async function openTemporal(
   // Traces when the OTEL_* variables ask for them: each client call starts a span (a child of the
   // command's span), so a `run` or `send` is the root of its trace.
   const tracing = await tracingFromEnv(env);
-  const connection = await Connection.connect(connectOptions);
+  const where = `${target.address} (${target.addressSource ?? (target.embedded ? 'the embedded server' : 'the local server')})`;
+  const connection = await Connection.connect(connectOptions).catch((err: unknown) => {
+    throw withServerAddress(err, where);
+  });
   const dataConverter = dataConverterFromEnv(env);
   const client = new Client({
     connection,
@@ -54,7 +58,10 @@ export async function openTemporal(
     taskQueue,
     uiUrl: env.TEMPORAL_UI_URL || target.uiUrl,
     // Loaded on first use: only a command that runs a worker needs the worker package.
-    nativeConnection: async () => (await import('@temporalio/worker')).NativeConnection.connect(connectOptions),
+    nativeConnection: async () =>
+      (await import('@temporalio/worker')).NativeConnection.connect(connectOptions).catch((err: unknown) => {
+        throw withServerAddress(err, where);
+      }),
     close: () => connection.close(),
   };
 }

@@ -41,7 +41,7 @@ import { rootMessage } from './tool-calls';
 import { withSpan } from './trace-hook';
 import { isPaused, runTurn, type TurnControls, type TurnStart } from './turn';
 import { addUsage, ZERO_USAGE } from './usage';
-import { searchAttributeUpdater, sessionDetails } from './web-ui';
+import { bundleName, searchAttributeUpdater, sessionDetails } from './web-ui';
 
 /** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
 const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
@@ -273,16 +273,20 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     rt.transcriptLoading = false;
   } else {
     try {
-      const result = await activities.initializeAgent({
-        bundlePath: input.bundlePath,
-        agentId: input.agentId,
-        outputRoots: input.outputRoots,
-        ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
-        ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
-        ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
-        ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
-        ...(input.strict ? { strict: true } : {}),
-      });
+      // Named in the Web UI's event list like every other activity.
+      const summary = `initializeAgent ${input.agentId} · ${bundleName(input.bundlePath)}`;
+      const result = await activities.initializeAgent.executeWithOptions({ summary }, [
+        {
+          bundlePath: input.bundlePath,
+          agentId: input.agentId,
+          outputRoots: input.outputRoots,
+          ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
+          ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+          ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
+          ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
+          ...(input.strict ? { strict: true } : {}),
+        },
+      ]);
       const { messages, warnings, ...rest } = result;
       if (input.branchFrom) {
         // A branch starts from the other session's conversation, its opening messages included.

@@ -51,3 +51,9 @@ export function searchAttributeUpdater(input: SessionInput, state: SessionState)
     ]);
   };
 }
+
+/** The last segment of a bundle path (`bundles/x/` → `x`), as the session's static summary names it. */
+export function bundleName(bundlePath: string): string {
+  const parts = bundlePath.split(/[\\/]+/).filter((part) => part !== '');
+  return parts[parts.length - 1] ?? bundlePath;
+}

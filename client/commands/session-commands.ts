@@ -96,11 +96,13 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
       return EXIT.OK;
     }
     let result: TurnResult;
+    let warnings: string[] = [];
     try {
       result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, json) }, async () => {
         const turn = await (oneShot ? oneShotTurn(session, out, !json) : sendWithProgress(session, message, out, !json));
         // Asked while this command's worker (if any) still runs: a query needs one.
-        if (!json) await printWarnings(session, out);
+        warnings = await sessionWarnings(session);
+        if (!json) for (const warning of warnings) out.error(`Warning: ${warning}`);
         return turn;
       });
     } catch (err) {
@@ -108,7 +110,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
       // Scripts reading --json get an object whatever happened, naming the session.
       return reportFailure(out, err, { json, fields: { workflowId: session.workflowId, success: false, status: 'failed' } });
     }
-    printTurn(result, session, out, json);
+    printTurn(result, session, out, json, warnings);
     if (!json && !oneShot) {
       out.error(`Continue with: loopwright send ${session.workflowId} "<message>"   ·   finish with: loopwright end ${session.workflowId}`);
     }
@@ -161,13 +163,13 @@ export function sandboxSettings(options: SandboxOptions): SandboxSettings {
 }
 
 /**
- * Say, once, what initialisation warned about (e.g. a file a critical action names is missing).
- * Called after a turn, so the agent is initialised; a state that does not come in 3 s is skipped.
+ * What initialisation warned about (e.g. a file a critical action names is missing), to say once.
+ * Asked after a turn, so the agent is initialised; a state that does not come in 3 s is skipped.
  */
-async function printWarnings(session: SessionHandle, out: CommandOutput): Promise<void> {
+async function sessionWarnings(session: SessionHandle): Promise<string[]> {
   const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000).unref());
   const state = await Promise.race([session.state(), timeout]).catch(() => undefined);
-  for (const warning of state?.warnings ?? []) out.error(`Warning: ${warning}`);
+  return state?.warnings ?? [];
 }
 
 /** `loopwright send <id> "<message>"`. */
@@ -319,7 +321,7 @@ async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boo
   }
 }
 
-function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutput, json: boolean): void {
+function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutput, json: boolean, warnings: string[] = []): void {
   const failed = turnFailed(result);
   const message = turnStatusMessage(result, { workflowId: session.workflowId });
   if (json) {
@@ -334,6 +336,8 @@ function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutpu
         ...(result.continuations ? { continuations: result.continuations } : {}),
         ...(result.cost !== undefined ? { cost: result.cost } : {}),
         ...(result.modelWarnings?.length ? { modelWarnings: result.modelWarnings } : {}),
+        // What initialisation warned about, as the line output prints it (e.g. a missing critical-action file).
+        ...(warnings.length ? { warnings } : {}),
         ...(result.error || failed ? { error: message ?? result.error ?? `the turn ended ${result.status.replace(/_/g, ' ')}` } : {}),
         // A failed turn is a failure like any other: its type says which (exit status 1).
         ...(failed ? { type: turnFailureType(result.status) } : {}),

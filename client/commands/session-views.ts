@@ -73,7 +73,8 @@ export async function listCommand(options: ListOptions, out: CommandOutput): Pro
     }
     const sessions = await temporal.loopwright.list({ agent: options.agent, status: options.status, limit: options.limit ?? 50 });
     if (json) {
-      out.log(JSON.stringify(sessions));
+      // One object, as every --json command prints: room for more fields without breaking readers.
+      out.log(JSON.stringify({ sessions, count: sessions.length }));
       return EXIT.OK;
     }
     if (sessions.length === 0) {

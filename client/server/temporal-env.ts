@@ -13,10 +13,12 @@ export interface TemporalSettings {
   apiKey?: string;
   /** gRPC metadata for every call (a profile's `grpc_meta`, TEMPORAL_GRPC_META_*). */
   metadata?: Record<string, string>;
+  /** Where `address` came from, for messages: `TEMPORAL_ADDRESS`, or `profile "default" of <file>`. */
+  addressSource?: string;
 }
 
 /** What a connection needs: the address, TLS, API key and metadata. */
-export type ConnectionSettings = Omit<TemporalSettings, 'namespace'> & { address: string };
+export type ConnectionSettings = Omit<TemporalSettings, 'namespace' | 'addressSource'> & { address: string };
 
 /** Loopwright's earlier names for the CLI's TLS variables, still read. */
 const OLD_NAMES = { TEMPORAL_TLS_CERT: 'TEMPORAL_TLS_CLIENT_CERT_PATH', TEMPORAL_TLS_KEY: 'TEMPORAL_TLS_CLIENT_KEY_PATH', TEMPORAL_TLS_CA: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH' };
@@ -62,8 +64,9 @@ export function readTemporalEnv(env: NodeJS.ProcessEnv = process.env): TemporalS
     throw new TemporalConfigError(`Invalid ${field === file ? `TLS settings in ${where}` : field}: ${(error as Error).message}`, field);
   }
   const { address, tls, apiKey, metadata } = connect.connectionOptions;
+  const addressSource = vars.TEMPORAL_ADDRESS !== undefined ? 'TEMPORAL_ADDRESS' : `profile "${vars.TEMPORAL_PROFILE ?? 'default'}" of ${file}`;
   return {
-    ...(address === undefined ? {} : { address }),
+    ...(address === undefined ? {} : { address, addressSource }),
     namespace: connect.namespace ?? 'default',
     ...(tls ? { tls } : {}),
     ...(apiKey === undefined ? {} : { apiKey }),

@@ -195,6 +195,19 @@ describe('a Temporal server that cannot be reached', () => {
     expect(text.stderr).toMatch(new RegExp(`^Error: cannot reach the Temporal server at ${address.replace(/\./g, '\\.')} \\(TEMPORAL_ADDRESS\\): `));
   }, 60_000);
 
+  test('cli: an unreachable address from a temporal.toml profile is named with its profile and file', async () => {
+    for (const name of Object.keys(process.env)) if (/^(TEMPORAL_|OTEL_)/.test(name)) set(name, undefined);
+    const address = `127.0.0.1:${await closedPort()}`;
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-toml-')), 'temporal.toml');
+    fs.writeFileSync(file, `[profile.staging]\naddress = "${address}"\n`);
+    set('TEMPORAL_CONFIG_FILE', file);
+    set('TEMPORAL_PROFILE', 'staging');
+    const { code, stdout } = await cli(['status', 'no-such-session', '--json']);
+    expect(code).toBe(EXIT.UNREACHABLE);
+    expect(JSON.parse(stdout)).toMatchObject({ type: 'ServerUnreachable', error: expect.stringContaining(`cannot reach the Temporal server at ${address} (profile "staging" of ${file}): `) });
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  }, 60_000);
+
   test('cli: bad connection settings exit 3 with type TemporalConfigError', async () => {
     for (const name of Object.keys(process.env)) if (/^(TEMPORAL_|OTEL_)/.test(name)) set(name, undefined);
     set('TEMPORAL_ADDRESS', 'not an address');

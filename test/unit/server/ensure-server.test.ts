@@ -27,7 +27,7 @@ const NO_CLI = { PATH: '/nonexistent', LOOPWRIGHT_TOOLS_DIR: path.join(os.tmpdir
 
 test('ensureTemporal: TEMPORAL_ADDRESS is used as given and nothing is started', async () => {
   const target = await ensureTemporal({ env: { ...NO_CLI, TEMPORAL_ADDRESS: '127.0.0.1:1', TEMPORAL_NAMESPACE: 'team' }, stateDir, log });
-  expect(target).toEqual({ address: '127.0.0.1:1', namespace: 'team', embedded: false, started: false });
+  expect(target).toEqual({ address: '127.0.0.1:1', addressSource: 'TEMPORAL_ADDRESS', namespace: 'team', embedded: false, started: false });
   expect(fs.readdirSync(stateDir)).toEqual([]);
   expect(logs).toEqual([]);
 });
@@ -38,6 +38,7 @@ test('ensureTemporal: an address from a temporal.toml profile counts too: nothin
   const target = await ensureTemporal({ env: { ...NO_CLI, TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' }, stateDir: path.join(stateDir, 'state'), log });
   expect(target).toEqual({
     address: 'ns.acct.tmprl.cloud:7233',
+    addressSource: `profile "cloud" of ${file}`,
     namespace: 'ns.acct',
     tls: true,
     apiKey: 'k',

@@ -51,9 +51,10 @@ describe('readTemporalEnv', () => {
 
   test('readTemporalEnv: temporal.toml with two profiles; the default one, then TEMPORAL_PROFILE selecting the other', () => {
     const file = write('temporal.toml', TWO_PROFILES);
-    expect(readTemporalEnv({ TEMPORAL_CONFIG_FILE: file })).toEqual({ address: 'localhost:7233', namespace: 'default' });
+    expect(readTemporalEnv({ TEMPORAL_CONFIG_FILE: file })).toEqual({ address: 'localhost:7233', addressSource: `profile "default" of ${file}`, namespace: 'default' });
     expect(readTemporalEnv({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'cloud' })).toEqual({
       address: 'ns.acct.tmprl.cloud:7233',
+      addressSource: `profile "cloud" of ${file}`,
       namespace: 'ns.acct',
       // An API key turns TLS on (Temporal Cloud refuses plaintext).
       tls: true,
