@@ -3,19 +3,18 @@
  * of both versions parses with its name, title and command count, and every agent of the installed
  * alpha.5 tree initialises (a missing file it names is a warning; with strict, a typed error).
  */
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseAgent } from '../../bundle/agent-parser';
 import { loadBundle } from '../../bundle/bundle-loader';
 import { AgentParseError, BundleError, CriticalActionError } from '../../bundle/errors';
 import { initializeAgent } from '../../bundle/initialize-agent';
+import { CORPUS, corpusPresent } from '../support/corpus';
 
 // Real path: the runtime reports symlink-resolved paths, and shared/ may be reached through a link.
-const CORPUS_LINK = path.resolve(__dirname, '../../../shared/corpus/bmad');
-const CORPUS = existsSync(CORPUS_LINK) ? realpathSync(CORPUS_LINK) : CORPUS_LINK;
 const ALPHA0 = path.join(CORPUS, 'v6.0.0-alpha.0/src');
 const ALPHA5 = path.join(CORPUS, 'v6.0.0-alpha.5');
-const present = existsSync(ALPHA0) && existsSync(path.join(ALPHA5, 'bmad'));
+const present = corpusPresent('corpus-agents', ['v6.0.0-alpha.0/src', 'v6.0.0-alpha.5/bmad']);
 
 /** Every `.md` file directly inside a folder named `agents`, below `root`. */
 function agentFiles(root: string): string[] {
@@ -37,7 +36,7 @@ function countCommandElements(text: string): number {
 }
 
 const describeCorpus = present ? describe : describe.skip;
-const title = present ? 'corpus-agents' : `corpus-agents (skipped: BMAD corpus not found at ${CORPUS})`;
+const title = 'corpus-agents';
 
 describeCorpus(title, () => {
   const files = present ? [...agentFiles(ALPHA0), ...agentFiles(path.join(ALPHA5, 'bmad'))] : [];

@@ -8,18 +8,16 @@
  * - alpha.0: the source tree laid out as the installer would (`bmad/core`, `bmad/<module>`), with
  *   no config.yaml (the source tree ships none), so every config load is a missing file.
  */
-import { existsSync, promises as fs, realpathSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadBundle } from '../../bundle/bundle-loader';
 import { inspectCommand } from '../../client/commands/inspect';
+import { CORPUS, corpusPresent } from '../support/corpus';
 
-const CORPUS_LINK = path.resolve(__dirname, '../../../shared/corpus/bmad');
-const CORPUS = existsSync(CORPUS_LINK) ? realpathSync(CORPUS_LINK) : CORPUS_LINK;
 const ALPHA5 = path.join(CORPUS, 'v6.0.0-alpha.5');
 const ALPHA0_SRC = path.join(CORPUS, 'v6.0.0-alpha.0/src');
-const present = existsSync(path.join(ALPHA5, 'bmad')) && existsSync(ALPHA0_SRC);
-if (!present) process.stderr.write(`corpus-inspect: SKIPPED, the BMAD corpus is not at ${CORPUS}\n`);
+const present = corpusPresent('corpus-inspect', ['v6.0.0-alpha.5/bmad', 'v6.0.0-alpha.0/src']);
 const describeCorpus = present ? describe : describe.skip;
 
 /** What one inspect printed. */

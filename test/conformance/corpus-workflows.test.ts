@@ -10,8 +10,7 @@
  *   The test lays out what the installer would (bmad/<module> and bmad/core as symlinks into src/)
  *   in a temp folder; the source tree ships no config.yaml, so its config keys stay unresolved.
  */
-import * as fsSync from 'node:fs';
-import { existsSync, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -26,17 +25,12 @@ import {
   type LoadedWorkflow,
   type ResolvedWorkflow,
 } from '../../bundle/workflow-loader';
+import { CORPUS, corpusPresent } from '../support/corpus';
 
 // Real path: the runtime reports symlink-resolved paths, and shared/ may be reached through a link.
-const CORPUS_LINK = path.resolve(__dirname, '../../../shared/corpus/bmad');
-const CORPUS = fsSync.existsSync(CORPUS_LINK) ? fsSync.realpathSync(CORPUS_LINK) : CORPUS_LINK;
 const ALPHA5 = path.join(CORPUS, 'v6.0.0-alpha.5');
 const ALPHA0_SRC = path.join(CORPUS, 'v6.0.0-alpha.0/src');
-const present = existsSync(ALPHA5) && existsSync(ALPHA0_SRC);
-if (!present) {
-  // Said loudly: a skipped conformance suite must not look like a passing one.
-  process.stderr.write(`corpus-workflows: SKIPPED, the BMAD corpus is not at ${CORPUS}\n`);
-}
+const present = corpusPresent('corpus-workflows', ['v6.0.0-alpha.5', 'v6.0.0-alpha.0/src']);
 const describeCorpus = present ? describe : describe.skip;
 
 /** What happened to one workflow.yaml. */

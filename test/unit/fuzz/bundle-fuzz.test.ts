@@ -18,12 +18,15 @@ import { initializeAgent } from '../../../bundle/initialize-agent';
 import { loadWorkflow } from '../../../bundle/workflow-loader';
 import type { RuntimeContext } from '../../../common/runtime-context';
 import { makeTempDir, sourceAgent, writeTree } from '../bundle/fixtures';
+import { CORPUS as CORPUS_ROOT, corpusPresent } from '../../support/corpus';
 
 const SEED = Number(process.env.LOOPWRIGHT_FUZZ_SEED ?? 0x5eed);
 const CASES = Number(process.env.LOOPWRIGHT_FUZZ_CASES ?? 300);
 /** A step slower than this counts as a hang. */
 const CASE_BOUND_MS = 2000;
-const CORPUS = '/work/shared/corpus/bmad/v6.0.0-alpha.5/bmad';
+/** The real BMAD tree the corpus subject is made of; without it only the small bundle is fuzzed (and the output says so). */
+const CORPUS = path.join(CORPUS_ROOT, 'v6.0.0-alpha.5/bmad');
+const corpusHere = corpusPresent('bundle fuzz, corpus subject', ['v6.0.0-alpha.5/bmad']);
 
 /** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
 function mulberry32(seed: number): () => number {
@@ -288,7 +291,7 @@ let tmp: string;
 let subjects: Subject[];
 beforeAll(async () => {
   tmp = await makeTempDir('lw-fuzz-');
-  subjects = [await smallBundle(path.join(tmp, 'small')), await corpusTree(path.join(tmp, 'corpus'))];
+  subjects = [await smallBundle(path.join(tmp, 'small')), ...(corpusHere ? [await corpusTree(path.join(tmp, 'corpus'))] : [])];
 });
 afterAll(async () => {
   await fs.rm(tmp, { recursive: true, force: true });
