@@ -24,6 +24,10 @@
  * or listed in the manifest) go through the same path guard as the tools' paths, so a manifest
  * entry or an agent symlinked out of the bundle is refused, and only regular files are read.
  *
+ * The names each layout is recognised by, and the checks made with them, are in `bundle-layout.ts`
+ * (shared with `protected-paths.ts`, which keeps the model from writing them); the root checks
+ * are in `bundle-roots.ts`.
+ *
  * Agents are listed without being parsed (name and title are read from the `<agent>` start tag
  * when cheap to find); parsing happens only for the agent a session asks for.
  */
@@ -31,7 +35,21 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { parseManifest, type BundleManifest } from './bundle-manifest';
 import { AgentNotFoundError, BundleError, BundleLoadError, SecurityViolationError } from './errors';
-import { guardRead, isBroadRoot, isInside, UnsafeRootError } from './path-guard';
+import {
+  AGENTS_FOLDER,
+  BMAD_FOLDER,
+  CONFIG_FILE,
+  CORE_MODULE,
+  exists,
+  findInstalledTree,
+  hasModules,
+  isDirectory,
+  looksLikeBundle,
+  MANIFEST_FILE,
+  moduleNames,
+} from './bundle-layout';
+import { checkRoots, coreFolder, realBmadFolder, realDirectory, realProjectRoot } from './bundle-roots';
+import { guardRead, isInside } from './path-guard';
 import { readTextFile, readTextHead } from './text-content';
 
 /** Largest `bundle.yaml` read (the YAML parser has its own, smaller limit). */
@@ -104,10 +122,10 @@ export async function loadBundle(bundlePath: string, options: LoadBundleOptions 
 async function locateBundle(bundlePath: string, options: LoadBundleOptions): Promise<BundleInfo> {
   const start = await realDirectory(bundlePath);
 
-  if (await hasModules(path.join(start, 'bmad'))) return loadInstalled(start, undefined);
-  if (path.basename(start) === 'bmad' && (await hasModules(start))) return loadInstalled(path.dirname(start), undefined);
+  if (await hasModules(path.join(start, BMAD_FOLDER))) return loadInstalled(start, undefined);
+  if (path.basename(start) === BMAD_FOLDER && (await hasModules(start))) return loadInstalled(path.dirname(start), undefined);
   const tree = await findInstalledTree(start);
-  if (tree && path.dirname(start) === tree && !(await exists(path.join(start, 'bundle.yaml')))) {
+  if (tree && path.dirname(start) === tree && !(await exists(path.join(start, MANIFEST_FILE)))) {
     return loadInstalled(path.dirname(tree), path.basename(start));
   }
   if (await looksLikeBundle(start)) return loadBundleFolder(start, tree, options.projectRoot);
@@ -202,8 +220,8 @@ async function loadBundleFolder(root: string, tree: string | undefined, givenPro
   } else if (givenProjectRoot !== undefined) {
     projectRoot = await realProjectRoot(givenProjectRoot);
   }
-  const configFile = path.join(root, 'config.yaml');
-  const manifestFile = path.join(root, 'bundle.yaml');
+  const configFile = path.join(root, CONFIG_FILE);
+  const manifestFile = path.join(root, MANIFEST_FILE);
   let manifest: BundleManifest | undefined;
   let agents: BundleAgent[];
   if (await exists(manifestFile)) {
@@ -235,7 +253,7 @@ async function loadBundleFolder(root: string, tree: string | undefined, givenPro
       if (head?.xmlId) agent.xmlId = head.xmlId;
     }
   } else {
-    agents = await scanAgents(path.join(root, 'agents'), undefined, root);
+    agents = await scanAgents(path.join(root, AGENTS_FOLDER), undefined, root);
   }
   return {
     kind: 'bundle',
@@ -250,24 +268,16 @@ async function loadBundleFolder(root: string, tree: string | undefined, givenPro
 }
 
 async function loadInstalled(projectRoot: string, module: string | undefined): Promise<BundleInfo> {
-  const bmad = await fs.realpath(path.join(projectRoot, 'bmad'));
-  if (!isInside(bmad, projectRoot, true)) {
-    throw new UnsafeRootError(
-      `The bmad folder ${path.join(projectRoot, 'bmad')} is a symlink that leads out of the project ${projectRoot} ` +
-        `(to ${bmad}); point loopwright at the real tree instead`,
-      path.join(projectRoot, 'bmad'),
-      { file: path.join(projectRoot, 'bmad') },
-    );
-  }
+  const bmad = await realBmadFolder(projectRoot);
   const agents: BundleAgent[] = [];
   for (const name of await moduleNames(bmad)) {
-    agents.push(...(await scanAgents(path.join(bmad, name, 'agents'), name, bmad)));
+    agents.push(...(await scanAgents(path.join(bmad, name, AGENTS_FOLDER), name, bmad)));
   }
-  const configPath = (module && (await moduleConfig(bmad, module))) || (await moduleConfig(bmad, 'core'));
+  const configPath = (module && (await moduleConfig(bmad, module))) || (await moduleConfig(bmad, CORE_MODULE));
   return {
     kind: 'installed',
     bundleRoot: bmad,
-    coreRoot: (await coreFolder(bmad, projectRoot)) ?? path.join(bmad, 'core'),
+    coreRoot: (await coreFolder(bmad, projectRoot)) ?? path.join(bmad, CORE_MODULE),
     projectRoot,
     bmadRoot: bmad,
     ...(configPath ? { configPath } : {}),
@@ -276,23 +286,8 @@ async function loadInstalled(projectRoot: string, module: string | undefined): P
   };
 }
 
-/** Module folders of a `bmad/` folder: sub-folders with `agents/` or `config.yaml`, except `_cfg` and the like. */
-async function moduleNames(bmad: string): Promise<string[]> {
-  const names: string[] = [];
-  for (const entry of await fs.readdir(bmad, { withFileTypes: true })) {
-    if (!entry.isDirectory() || entry.name.startsWith('_') || entry.name.startsWith('.')) continue;
-    const dir = path.join(bmad, entry.name);
-    if ((await isDirectory(path.join(dir, 'agents'))) || (await exists(path.join(dir, 'config.yaml')))) names.push(entry.name);
-  }
-  return names.sort();
-}
-
-async function hasModules(bmad: string): Promise<boolean> {
-  return (await isDirectory(bmad)) && (await moduleNames(bmad)).length > 0;
-}
-
 async function moduleConfig(bmad: string, module: string): Promise<string | undefined> {
-  const file = path.join(bmad, module, 'config.yaml');
+  const file = path.join(bmad, module, CONFIG_FILE);
   return (await exists(file)) ? file : undefined;
 }
 
@@ -338,92 +333,6 @@ async function agentHead(file: string): Promise<{ name?: string; title?: string;
   return out;
 }
 
-/**
- * The nearest folder above `start` that is the `bmad/` folder of an installed tree, recognised by
- * its structure: named `bmad`, and holding the installer's `_cfg/` folder or a `core` module
- * (`agents/` or `config.yaml`) that is not `start` itself nor holds it. A folder merely named
- * `bmad` (`~/bmad/mybundle`) is not a tree, so its parent never becomes the project root.
- */
-async function findInstalledTree(start: string): Promise<string | undefined> {
-  let current = path.dirname(start);
-  for (;;) {
-    if (path.basename(current) === 'bmad') {
-      if (await isDirectory(path.join(current, '_cfg'))) return current;
-      const core = path.join(current, 'core');
-      if (!isInside(start, core) && (await isModule(core))) return current;
-    }
-    const parent = path.dirname(current);
-    if (parent === current) return undefined;
-    current = parent;
-  }
-}
-
-/** A module folder: a folder with `agents/` or `config.yaml`. */
-async function isModule(dir: string): Promise<boolean> {
-  return (await isDirectory(path.join(dir, 'agents'))) || (await exists(path.join(dir, 'config.yaml')));
-}
-
-/**
- * The project root the user gave for a stand-alone bundle, as a real path. Refused when it is not
- * absolute (it would depend on the worker's working folder) or is not an existing folder.
- */
-async function realProjectRoot(given: string): Promise<string> {
-  if (!path.isAbsolute(given)) {
-    throw new BundleLoadError(`The project root must be an absolute path, got "${given}"`, { field: 'projectRoot' });
-  }
-  let real: string;
-  try {
-    real = await fs.realpath(given);
-  } catch (error) {
-    throw new BundleLoadError(`Project root not found: ${given}\n${(error as Error).message}`, { field: 'projectRoot', cause: error });
-  }
-  if (!(await isDirectory(real))) throw new BundleLoadError(`The project root is not a folder: ${given}`, { field: 'projectRoot' });
-  return real;
-}
-
-/**
- * The real `core` folder of the tree whose (real) `bmad/` folder is `bmad`, or `undefined` when
- * there is none. A `core` that is a symlink out of the tree is refused: it would become a read root.
- */
-async function coreFolder(bmad: string, projectRoot: string): Promise<string | undefined> {
-  const core = path.join(bmad, 'core');
-  if (!(await isDirectory(core))) return undefined;
-  const real = await fs.realpath(core);
-  if (!isInside(real, bmad, true)) {
-    throw new UnsafeRootError(
-      `The core folder ${core} is a symlink that leads out of the project ${projectRoot} (to ${real}); ` +
-        `a root must lie inside the project`,
-      core,
-      { file: core },
-    );
-  }
-  return real;
-}
-
-/**
- * No root (bundle, core, project) may be `/`, the home folder or a folder above it without
- * `allowBroadProjectRoot`: the agent could read everything there.
- */
-async function checkRoots(bundle: BundleInfo, options: LoadBundleOptions): Promise<void> {
-  if (options.allowBroadProjectRoot) return;
-  const roots: [string, string][] = [
-    ['{project-root}', bundle.projectRoot],
-    ['{bundle-root}', bundle.bundleRoot],
-    ['{core-root}', bundle.coreRoot],
-  ];
-  for (const [name, root] of roots) {
-    if (await isBroadRoot(root)) {
-      throw new UnsafeRootError(
-        `Refusing ${name} = ${root}: it is the file-system root, your home folder or a folder above it, ` +
-          `so the agent could read every project and setting in it. Run loopwright from your project folder ` +
-          `(or pass that folder as the project root), or allow it explicitly (the allowBroadProjectRoot setting)`,
-        root,
-        { field: name },
-      );
-    }
-  }
-}
-
 /** Reads `bundle.yaml` as a regular text file inside the bundle (not a symlink out, not a FIFO). */
 async function readManifest(file: string, root: string): Promise<string> {
   try {
@@ -447,49 +356,4 @@ function manifestEntryError(error: unknown, manifestFile: string, index: number)
     field,
     cause: error,
   });
-}
-
-async function looksLikeBundle(dir: string): Promise<boolean> {
-  return (
-    (await exists(path.join(dir, 'bundle.yaml'))) ||
-    (await exists(path.join(dir, 'config.yaml'))) ||
-    (await isDirectory(path.join(dir, 'agents')))
-  );
-}
-
-async function realDirectory(bundlePath: string): Promise<string> {
-  let real: string;
-  try {
-    real = await fs.realpath(path.resolve(bundlePath));
-  } catch (error) {
-    throw new BundleLoadError(`Bundle not found: ${bundlePath}\n${(error as Error).message}`, { file: bundlePath, cause: error });
-  }
-  if (!(await isDirectory(real))) throw new BundleLoadError(`Bundle path is not a folder: ${bundlePath}`, { file: bundlePath });
-  return real;
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await fs.access(p);
-    return true;
-  } catch (error) {
-    ignoreMissing(error);
-    return false;
-  }
-}
-
-async function isDirectory(p: string): Promise<boolean> {
-  try {
-    return (await fs.stat(p)).isDirectory();
-  } catch (error) {
-    ignoreMissing(error);
-    return false;
-  }
-}
-
-/** Swallows "does not exist" (the caller treats it as absent); rethrows anything else. */
-function ignoreMissing(error: unknown): undefined {
-  const code = (error as NodeJS.ErrnoException)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-  throw error;
 }

@@ -21,15 +21,31 @@ export interface RuntimeContext {
    */
   writeRoots: string[];
   /**
-   * Real paths `save_output` never writes to, nor inside: the bundle's own files (agent files,
-   * config, manifest, `agents/`, `workflows/`, templates...; an installed tree's whole `bmad/`).
-   * Absent in contexts recorded before it existed: the tools then rebuild it from the roots.
+   * Paths `save_output` never writes to, nor inside (as written and as real paths; a `*` segment
+   * stands for any one name): every file the bundle loader would read next time, whatever folder
+   * it is pointed at (agents, configs, manifests, `workflows/`, templates; an installed tree's
+   * whole `bmad/`; `bmad/`, `agents/`, `config.yaml`, `bundle.yaml` in the bundle and project
+   * folders and those between), and `.loopwright/secret-files`. See `protected-paths.ts`. Absent
+   * or shorter in contexts recorded before: the tools add the rule rebuilt from the roots.
    */
   protectedPaths?: string[];
-  /** The user lets tools read and write secret files (`.env*`, `.ssh/`, `.git/`, private keys). */
+  /** The user lets tools read and write secret files (credentials, keys, `.env*`, `.git/`...). */
   allowSecretFiles?: boolean;
+  /**
+   * The project's (`.loopwright/secret-files`) and the session's (`secretFiles`) secret-file rules,
+   * applied after the default list (see `secret-files.ts`); absent when there are none.
+   */
+  secretFiles?: SecretFileRule[];
   /** The user lets `read_file` read files with more than one hard link. */
   allowHardLinks?: boolean;
   /** Largest file `read_file` returns, in bytes. */
   maxReadBytes: number;
+}
+
+/** One secret-file rule of a project or session (gitignore syntax), with where it was written. */
+export interface SecretFileRule {
+  /** The pattern line: `*.secret`, `!docs/example.pem`. */
+  pattern: string;
+  /** `<file>:<line>`, or `the session setting secretFiles[<i>]`. */
+  source: string;
 }
