@@ -4,6 +4,7 @@
  * example bundle. Every command gets its own task queue and a temp state folder, so nothing here
  * touches the repository's `.loopwright` folder or port 7233.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -455,6 +456,13 @@ test('cli: a file a critical action names that is missing is a warning run print
     const warnings = run.stderr.split('\n').filter((line) => line.startsWith('Warning: '));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/could not load \S*missing-notes\.md \(not found\)/);
+    // --json carries the same warning in its one object.
+    const jsonArgs = [...args, '--json'];
+    const jsonRun = await cli(jsonArgs, env);
+    expectExit(jsonArgs, jsonRun, 0);
+    const parsed = JSON.parse(jsonRun.stdout) as { success: boolean; warnings?: string[] };
+    expect(parsed.success).toBe(true);
+    expect(parsed.warnings).toEqual([expect.stringMatching(/could not load \S*missing-notes\.md \(not found\)/)]);
     const strictArgs = [...args, '--strict'];
     const strict = await cli(strictArgs, env);
     expectExit(strictArgs, strict, 1);
@@ -462,6 +470,43 @@ test('cli: a file a critical action names that is missing is a warning run print
   } finally {
     copy.cleanup();
   }
+});
+
+/** Runs the command line with its stdout read only after a pause, so that the pipe is full while it writes. */
+async function lateReader(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string }> {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'loopwright.js'), ...args], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+  child.stdout.pause();
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stdout.resume();
+  return { code: await closed, stdout: Buffer.concat(chunks).toString('utf8') };
+}
+
+test('cli: every --json command prints exactly one JSON object, however large (inspect past the pipe buffer, list)', async () => {
+  const { env } = freshEnv();
+  const copy = copyExampleBundle('lw-e2e-large-');
+  try {
+    // A 700,000-character config line and a deeply nested map: the document is far past what a pipe or socket buffers.
+    const nested = `${'{a: '.repeat(200)}1${'}'.repeat(200)}`;
+    fs.appendFileSync(path.join(copy.bundle, 'config.yaml'), `\nlong_line: "${'x'.repeat(700_000)}"\nnested: ${nested}\n`);
+    // Read by a reader that starts late, as `... --json | slow-consumer` would: the pipe fills.
+    const inspected = await lateReader(['inspect', copy.bundle, 'facilitator', '--json'], env);
+    expect(inspected.code).toBe(0);
+    expect(inspected.stdout.length).toBeGreaterThan(700_000);
+    // The config is loaded into the opening messages (and is too large to parse for variables: a warning).
+    const parsed = JSON.parse(inspected.stdout) as { messages: { content: string }[]; warnings: string[] };
+    expect(parsed.messages.some((m) => m.content.includes('x'.repeat(700_000)))).toBe(true);
+    expect(parsed.warnings.join('\n')).toMatch(/config\.yaml is too large to parse/);
+  } finally {
+    copy.cleanup();
+  }
+  const listed = await cli(['list', '--json'], env);
+  expectExit(['list', '--json'], listed, 0);
+  const list = JSON.parse(listed.stdout) as { sessions: { workflowId: string }[]; count: number };
+  expect(Array.isArray(list.sessions)).toBe(true);
+  expect(list.count).toBe(list.sessions.length);
 });
 
 test('cli: demo runs the example bundle in its own worker and saves into demo/ of the state folder', async () => {
