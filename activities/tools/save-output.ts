@@ -2,13 +2,16 @@
  * The `save_output` tool: resolve the path's variables, check it against the output roots, create
  * missing folders and write the content atomically. A retried call writes the same bytes again,
  * which is harmless, so the activity can be retried freely.
+ *
+ * Folders and files are created through descriptors opened from the write root that holds the
+ * checked path (`writeFileAtomic`), never by path: a folder swapped for a symlink after the check
+ * cannot take the write, a temporary file or a new folder out of the root.
  */
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { saveOutputArgs } from '../../common/tool-schemas';
-import { guardWrite, protectedPathsOf } from '../../bundle/path-guard';
+import { SecurityViolationError } from '../../bundle/errors';
+import { guardWrite, isInside, protectedPathsOf, resolveRealPath } from '../../bundle/path-guard';
 import { resolveVariables } from '../../bundle/variables';
 import type { ToolRunOptions } from './activity-wrapper';
 import { writeFileAtomic } from './atomic-write';
@@ -22,7 +25,8 @@ import { toToolFailure } from './tool-failure';
  * bundle's own files (`protectedPathsOf(ctx)`: agents, config, manifest, workflows, templates),
  * even when an output root contains them, and secret files (`.env*`, `.git/`, `.ssh/`, keys)
  * unless `ctx.allowSecretFiles`. A read-only file system, a full disk or a used-up quota is
- * reported at once (see `toToolFailure`). Once
+ * reported at once (see `toToolFailure`). A folder on the way swapped for a symlink while the call
+ * runs is refused like a path outside the roots, and leaves nothing behind outside them. Once
  * `options.signal` is aborted no folder is created and no write is started: the signal's reason is
  * thrown instead (a write already under way finishes, atomically).
  */
@@ -37,11 +41,22 @@ export async function saveOutputTool(ctx: RuntimeContext, args: unknown, options
       protectedPaths: protectedPathsOf(ctx),
     });
     options.signal?.throwIfAborted();
-    await fs.mkdir(path.dirname(realPath), { recursive: true });
-    options.signal?.throwIfAborted();
-    const size = await writeFileAtomic(realPath, parsed.value.content);
+    const root = await writeRootOf(realPath, ctx.writeRoots);
+    const size = await writeFileAtomic(realPath, parsed.value.content, { root, createFolders: true, signal: options.signal });
     return { success: true, path: realPath, size };
   } catch (error) {
     return toToolFailure(error, realPath);
   }
+}
+
+/**
+ * The real path of the write root holding `realPath` (the innermost, when roots nest): where the
+ * write's walk through folder descriptors starts. The guard has just found one; none now means a
+ * root changed in between, which is refused like any path outside the roots.
+ */
+async function writeRootOf(realPath: string, writeRoots: string[]): Promise<string> {
+  const roots = await Promise.all(writeRoots.map((root) => resolveRealPath(root)));
+  const holding = roots.filter((root) => isInside(realPath, root, true)).sort((a, b) => b.length - a.length);
+  if (holding.length === 0) throw new SecurityViolationError('outside-roots');
+  return holding[0];
 }

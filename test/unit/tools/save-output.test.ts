@@ -61,6 +61,9 @@ describe('save_output', () => {
     const result = await saveOutputTool(fx.ctx, { file_path: '{output_folder}/taken', content: 'x' });
     expect(result.success).toBe(false);
     expect(result.error).toMatch(/^(EISDIR|ENOTEMPTY|EEXIST)/);
+    // The message names the real paths, not the folder descriptor the write went through.
+    expect(result.error).toContain(path.join(fx.output, 'taken'));
+    expect(result.error).not.toContain('/proc/self/fd');
     expect(await fs.readdir(fx.output)).toEqual(['taken']);
   });
 
