@@ -5,13 +5,16 @@
  */
 import * as path from 'node:path';
 import type { SystemMessage } from '../common/messages';
-import type { RuntimeContext } from '../common/runtime-context';
+import type { RuntimeContext, SecretFileRule } from '../common/runtime-context';
 import { parseAgent } from './agent-parser';
 import type { AgentDefinition } from './agent-schema';
-import { type BundleInfo, findAgent, loadBundle } from './bundle-loader';
+import { findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
 import { type CriticalActionResult, processCriticalActions } from './critical-actions';
 import { BundleError } from './errors';
-import { bundleOwnEntries, isInside, resolveRealPath, UnsafeRootError } from './path-guard';
+import { protectedPathsFor } from './loader-reads';
+import { isInside, resolveRealPath, UnsafeRootError } from './path-guard';
+import { protectingEntry } from './protected-paths';
+import { loadSecretFileRules } from './secret-file-overrides';
 import { buildSystemPrompt } from './system-prompt';
 import { readTextFile } from './text-content';
 import { findUnresolved, pathVariables } from './variables';
@@ -46,8 +49,13 @@ export interface InitializeAgentInput {
   projectRoot?: string;
   /** Accept `/`, the home folder or a folder above it as a root (refused otherwise). The user's say-so only. */
   allowBroadProjectRoot?: boolean;
-  /** Let the tools read and write secret files (`.env*`, `.ssh/`, `.git/`, private keys). */
+  /** Let the tools read and write secret files (credentials, keys, `.env*`, `.git/`; see `secret-files.ts`). */
   allowSecretFiles?: boolean;
+  /**
+   * The session's own secret-file rules, one gitignore-style line each (`*.secret`, `!docs/x.pem`),
+   * applied after the default list and the project's `.loopwright/secret-files`.
+   */
+  secretFiles?: string[];
   /** Let the tools read files with more than one hard link. */
   allowHardLinks?: boolean;
   /** Value of `{date}` during initialisation (default today). */
@@ -96,7 +104,10 @@ export interface InspectedInitialization extends InitializedAgent {
  * lie inside the project root after resolving symlinks, and not inside the bundle's own files:
  * otherwise initialisation fails, before the model runs. Read roots are the bundle, core and
  * project roots. All roots are real paths. `variables` holds the path variables plus every config
- * key loaded. `protectedPaths` lists the bundle's own files, which `save_output` never writes.
+ * key loaded. `protectedPaths` lists every file the bundle loader would read next time, which
+ * `save_output` never writes (see `protected-paths.ts`). `secretFiles` records the project's
+ * `.loopwright/secret-files` and the session's `secretFiles` (`SecretFilesConfigError` for a line
+ * that is not a pattern), so every tool call uses the same secret-file rules.
  */
 export async function initializeAgent(input: InitializeAgentInput): Promise<InitializedAgent> {
   const { agent, messages, context, warnings } = await initialize(input, false);
@@ -116,13 +127,25 @@ export async function initializeAgentForInspection(input: InitializeAgentInput):
 }
 
 async function initialize(input: InitializeAgentInput, keepGoing: boolean): Promise<InspectedInitialization> {
-  const bundle = await loadBundle(input.bundlePath, {
+  const loadOptions: LoadBundleOptions = {
     ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
     ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
-  });
+  };
+  const bundle = await loadBundle(input.bundlePath, loadOptions);
   const found = await findAgent(bundle, input.agentId);
   const agentText = await readTextFile(found.file, MAX_AGENT_FILE_BYTES, undefined, { allowHardLinks: input.allowHardLinks === true });
   const agent = parseAgent(agentText.content, found.file);
+  const warnings: string[] = [];
+  let wouldStop = false;
+
+  let secretFiles: SecretFileRule[] = [];
+  try {
+    secretFiles = await loadSecretFileRules({ projectRoot: bundle.projectRoot, bundleRoot: bundle.bundleRoot, setting: input.secretFiles });
+  } catch (error) {
+    if (!keepGoing || !(error instanceof BundleError)) throw error;
+    wouldStop = true;
+    warnings.push(`Secret files: ${error.message.replace(/\s+/g, ' ')}; a session stops here`);
+  }
 
   const baseVariables = pathVariables({
     bundleRoot: bundle.bundleRoot,
@@ -138,15 +161,23 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     maxReadBytes,
     ...(input.date !== undefined ? { date: input.date } : {}),
     ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
+    ...(secretFiles.length > 0 ? { secretFiles } : {}),
     ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
     ...(input.strict ? { strict: true } : {}),
     ...(keepGoing ? { keepGoing: true } : {}),
   });
-  const warnings = [...critical.warnings];
-  let wouldStop = critical.wouldStop;
+  warnings.push(...critical.warnings);
+  wouldStop ||= critical.wouldStop;
 
   const configPath = critical.configPath ?? found.configPath;
-  const protectedPaths = await bundleProtectedPaths(bundle, [found.file, ...(configPath ? [configPath] : []), ...critical.loadedFiles]);
+  const protectedPaths = await protectedPathsFor({
+    bundle,
+    options: loadOptions,
+    variables: critical.variables,
+    read: [found.file, ...(configPath ? [configPath] : []), ...critical.loadedFiles],
+    maxReadBytes,
+    ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
+  });
   let writeRoots: string[];
   try {
     writeRoots = await chooseWriteRoots(input.outputRoots, critical, configPath, bundle.projectRoot, protectedPaths);
@@ -166,6 +197,7 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     writeRoots,
     protectedPaths,
     ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
+    ...(secretFiles.length > 0 ? { secretFiles } : {}),
     ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
     maxReadBytes,
   };
@@ -217,7 +249,7 @@ async function chooseWriteRoots(
       details,
     );
   }
-  if (protectedPaths.some((p) => isInside(real, p))) {
+  if (protectingEntry(real, protectedPaths) !== undefined) {
     throw new UnsafeRootError(
       `${what} lies inside the bundle's own files (${real}); save_output never writes there. ` +
         `Point it at a folder of its own, such as {project-root}/docs`,
@@ -226,24 +258,6 @@ async function chooseWriteRoots(
     );
   }
   return [real];
-}
-
-/**
- * The bundle's own files, which `save_output` never writes: an installed tree's whole `bmad/`
- * folder (modules, manifests, core); for a stand-alone bundle its config, manifest, `agents/`,
- * `workflows/`, `templates/`... (`bundleOwnEntries`), every agent file it lists, and `extra` (the
- * agent file, the config, every file the critical actions loaded). Each as written and as its real
- * path, when they differ.
- */
-async function bundleProtectedPaths(bundle: BundleInfo, extra: string[]): Promise<string[]> {
-  const listed = bundle.bmadRoot !== undefined ? [bundle.bmadRoot] : bundleOwnEntries(bundle.bundleRoot);
-  if (bundle.coreRoot !== bundle.bundleRoot) listed.push(bundle.coreRoot);
-  listed.push(...bundle.agents.map((a) => a.file), ...extra);
-  const paths: string[] = [];
-  for (const p of listed) paths.push(p, await resolveRealPath(p));
-  // The context is recorded in the workflow history: drop what another entry already covers.
-  const all = unique(paths);
-  return all.filter((p) => !all.some((q) => q !== p && isInside(p, q)));
 }
 
 function unique(values: string[]): string[] {

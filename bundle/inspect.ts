@@ -16,7 +16,7 @@ import type { AgentDefinition, CommandTarget } from './agent-schema';
 import { loadBundle, type BundleInfo } from './bundle-loader';
 import { SecurityViolationError } from './errors';
 import { initializeAgentForInspection } from './initialize-agent';
-import { guardRead } from './path-guard';
+import { guardRead, secretOptionsOf } from './path-guard';
 import { findUnresolved, resolveVariables } from './variables';
 import { spellVariable } from './workflow-loader';
 
@@ -130,7 +130,7 @@ async function checkTarget(target: CommandTarget, context: RuntimeContext): Prom
     return { resolved, problem: `${variablesText(unresolved)} ${unresolved.length === 1 ? 'does' : 'do'} not resolve in ${target.value}` };
   }
   try {
-    await guardRead(resolved, context.readRoots, { allowSecretFiles: context.allowSecretFiles === true });
+    await guardRead(resolved, context.readRoots, secretOptionsOf(context));
     return { resolved };
   } catch (error) {
     if (error instanceof SecurityViolationError) return { resolved, problem: `${target.kind} path leaves the allowed roots: ${target.value}` };

@@ -279,17 +279,27 @@ export class SecretFileError extends BundleError {
   }
 }
 
-/** A line of `.loopwright/secret-files` (or of the `secretFiles` setting) that is not a usable pattern. */
+/**
+ * A line of `.loopwright/secret-files` (or of the `secretFiles` setting) that is not a usable
+ * pattern, or a file of rules that cannot be used at all (`line` then absent).
+ */
 export class SecretFilesConfigError extends BundleError {
   /** 1-based line of the file, or of the setting's list. */
-  readonly line: number;
+  readonly line?: number;
 
-  constructor(where: { file?: string; setting?: string }, line: number, text: string, problem: string) {
-    const place = where.file !== undefined ? `${where.file}, line ${line}` : `the session setting ${where.setting ?? 'secretFiles'}[${line - 1}]`;
-    super(`Invalid secret-file rule in ${place}: ${JSON.stringify(text)}: ${problem}`, {
+  constructor(where: { file?: string; setting?: string }, line: number | undefined, text: string | undefined, problem: string) {
+    const setting = where.setting ?? 'secretFiles';
+    const place =
+      line === undefined
+        ? (where.file ?? `the session setting ${setting}`)
+        : where.file !== undefined
+          ? `${where.file}, line ${line}`
+          : `the session setting ${setting}[${line - 1}]`;
+    const shown = text === undefined ? '' : `${JSON.stringify(text)}: `;
+    super(`Invalid secret-file rule${line === undefined ? 's' : ''} in ${place}: ${shown}${problem}`, {
       ...(where.file !== undefined ? { file: where.file } : {}),
-      field: where.file !== undefined ? `line ${line}` : `${where.setting ?? 'secretFiles'}[${line - 1}]`,
+      ...(line === undefined ? {} : { field: where.file !== undefined ? `line ${line}` : `${setting}[${line - 1}]` }),
     });
-    this.line = line;
+    if (line !== undefined) this.line = line;
   }
 }

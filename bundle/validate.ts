@@ -8,8 +8,9 @@
  * It also reports everything the session's sandbox would refuse, so an unsafe bundle never
  * validates clean: roots that leave the project or are too broad (`UnsafeRootError`), an agent
  * file or manifest entry that leaves the bundle, an output folder that holds the bundle's own
- * files, a default output file that is one of them, a path to a secret file, and an instructions
- * or template file that is not a regular file (a FIFO) or has several hard links.
+ * files, a default output file that is one of them, a path to a secret file (by the default list
+ * and the project's `.loopwright/secret-files`, whose malformed lines are problems too), and an
+ * instructions or template file that is not a regular file (a FIFO) or has several hard links.
  *
  * Problems are data, not exceptions: the whole bundle is checked and every problem reported with
  * the file and field it concerns. Only unexpected failures (I/O faults) throw.
@@ -24,7 +25,9 @@ import { fileLoadTargets } from './critical-actions';
 import { BundleError, BundleLoadError, ConfigVariableNotFoundError, SecurityViolationError } from './errors';
 import { errorCode } from './file-errors';
 import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent, type InitializeAgentInput } from './initialize-agent';
-import { guardRead, isInside, protectedPathsOf, UnsafeRootError } from './path-guard';
+import { guardRead, isInside, protectedPathsOf, secretOptionsOf, UnsafeRootError } from './path-guard';
+import { protectingEntry } from './protected-paths';
+import { SecretFileError } from './secret-files';
 import { readTextFile } from './text-content';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
 import { loadWorkflowContent, resolveWorkflow, spellVariable, type ResolvedWorkflow } from './workflow-loader';
@@ -49,7 +52,7 @@ export interface ValidationReport {
  */
 export type ValidateOptions = Pick<
   InitializeAgentInput,
-  'projectRoot' | 'outputRoots' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'allowHardLinks'
+  'projectRoot' | 'outputRoots' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'secretFiles' | 'allowHardLinks'
 >;
 
 /** Checks the bundle at `bundlePath`; an empty list means no problem was found. */
@@ -206,7 +209,7 @@ class Validation {
       return undefined;
     }
     try {
-      return await guardRead(resolved, ctx.readRoots, { allowSecretFiles: ctx.allowSecretFiles === true });
+      return await guardRead(resolved, ctx.readRoots, secretOptionsOf(ctx));
     } catch (error) {
       if (error instanceof SecurityViolationError) {
         this.add({ file, field, message: `Path leaves the allowed roots: ${value}` });
@@ -249,7 +252,7 @@ class Validation {
           field: 'default_output_file',
           message: `Output path is outside the output folders (${roots}): ${this.display(target)}`,
         });
-      } else if (protectedPathsOf(ctx).some((p) => isInside(target, p))) {
+      } else if (protectingEntry(target, protectedPathsOf(ctx)) !== undefined) {
         this.add({
           file,
           field: 'default_output_file',
@@ -265,8 +268,10 @@ class Validation {
       if (!(error instanceof ConfigVariableNotFoundError)) this.add(problemFrom(error, file, ''));
       return;
     }
-    for (const [field, target] of Object.entries(loaded.files)) {
-      const problem = await fileKindProblem(target, ctx);
+    const read = Object.entries(loaded.files);
+    if (workflow.configSource !== undefined) read.push(['config_source', workflow.configSource]);
+    for (const [field, target] of read) {
+      const problem = (await secretProblem(target, ctx)) ?? (await fileKindProblem(target, ctx));
       if (problem !== undefined) this.add({ file, field, message: problem });
     }
   }
@@ -304,6 +309,17 @@ async function lexists(p: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** The refusal a session would meet reading `real` by the session's secret-file rules (the project's own too), if any. */
+async function secretProblem(real: string, ctx: RuntimeContext): Promise<string | undefined> {
+  try {
+    await guardRead(real, ctx.readRoots, secretOptionsOf(ctx));
+    return undefined;
+  } catch (error) {
+    if (error instanceof SecretFileError) return error.message;
+    return undefined;
   }
 }
 

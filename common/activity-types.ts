@@ -13,6 +13,8 @@ export interface InitializeAgentActivityInput {
   projectRoot?: string;
   allowBroadProjectRoot?: boolean;
   allowSecretFiles?: boolean;
+  /** The session's own secret-file rules (see SessionInput.secretFiles). */
+  secretFiles?: string[];
   allowHardLinks?: boolean;
   strict?: boolean;
 }

@@ -43,6 +43,16 @@ const oneOf =
   (value, field) =>
     typeof value === 'string' && allowed.includes(value) ? undefined : `${field}: expected one of ${allowed.join(', ')}, got ${describe(value)}`;
 
+/** Lines of a file as a list: strings, empty ones and comments included. */
+const lineList: Check = (value, field) => {
+  if (!Array.isArray(value)) return `${field}: expected a list of strings, got ${describe(value)}`;
+  for (const [i, item] of value.entries()) {
+    const problem = string()(item, `${field}.${i}`);
+    if (problem) return problem;
+  }
+  return undefined;
+};
+
 const stringList: Check = (value, field) => {
   if (!Array.isArray(value)) return `${field}: expected a list of strings, got ${describe(value)}`;
   for (const [i, item] of value.entries()) {
@@ -106,6 +116,7 @@ const SESSION_INPUT = object(
     projectRoot: optional(string(true)),
     allowBroadProjectRoot: optional(boolean),
     allowSecretFiles: optional(boolean),
+    secretFiles: optional(lineList),
     allowHardLinks: optional(boolean),
     strict: optional(boolean),
     idleTimeout: optional(duration),

@@ -83,8 +83,14 @@ export interface SessionInput {
   projectRoot?: string;
   /** Accept `/`, the home folder or a parent of it as the project root (refused by default). */
   allowBroadProjectRoot?: boolean;
-  /** Let tools read and write secret files (.env*, .ssh/, .git/, private keys); refused by default. */
+  /** Let tools read and write secret files (credentials, keys, .env*, .git/...; see the README); refused by default. */
   allowSecretFiles?: boolean;
+  /**
+   * This session's own secret-file rules, one gitignore-style line each, applied after the default
+   * list and the project's `.loopwright/secret-files`: `*.secret` adds a pattern, `!docs/demo.pem`
+   * lets a default through. A line that is not a pattern fails initialisation, naming it.
+   */
+  secretFiles?: string[];
   /** Let tools read files with more than one hard link (a path check cannot see where they point); refused by default. */
   allowHardLinks?: boolean;
   /** Fail at initialisation when a file a critical action names is missing (default: warn and go on). */

@@ -283,6 +283,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
           ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
           ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
           ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
+          ...(input.secretFiles !== undefined ? { secretFiles: input.secretFiles } : {}),
           ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
           ...(input.strict ? { strict: true } : {}),
         },

@@ -5,7 +5,7 @@
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { readFileArgs } from '../../common/tool-schemas';
-import { guardRead } from '../../bundle/path-guard';
+import { guardRead, secretOptionsOf } from '../../bundle/path-guard';
 import { readTextFile } from '../../bundle/text-content';
 import { resolveVariables } from '../../bundle/variables';
 import type { ToolRunOptions } from './activity-wrapper';
@@ -17,7 +17,8 @@ import { toToolFailure } from './tool-failure';
  * the real path, `size` in bytes) or `{success: false, error}`. Relative paths are taken from the
  * bundle root. Refuses files over `ctx.maxReadBytes`, binary files, anything but a regular file
  * (a FIFO, socket or device, at once), files with several hard links unless `ctx.allowHardLinks`,
- * and secret files (`.env*`, `.ssh/`, `.git/`, private keys) unless `ctx.allowSecretFiles`. When
+ * and secret files (the default list of `bundle/secret-files.ts`, then the project's and session's
+ * rules recorded in `ctx.secretFiles`) unless `ctx.allowSecretFiles`. When
  * `options.signal` is aborted the read stops and the signal's reason is thrown (a cancellation is
  * never a result).
  */
@@ -28,7 +29,7 @@ export async function readFileTool(ctx: RuntimeContext, args: unknown, options: 
   try {
     // Strict: a path with an unknown variable would otherwise be read literally and fail obscurely.
     const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
-    realPath = await guardRead(resolved, ctx.readRoots, { allowSecretFiles: ctx.allowSecretFiles === true });
+    realPath = await guardRead(resolved, ctx.readRoots, secretOptionsOf(ctx));
     const { content, size } = await readTextFile(realPath, ctx.maxReadBytes, options.signal, {
       allowHardLinks: ctx.allowHardLinks === true,
     });
