@@ -2,7 +2,7 @@
  * The protected paths of a session (see `protected-paths.ts`), found at initialisation by asking
  * the loader itself what it would read next time, beyond the rule decided from the roots alone:
  * - `loadBundle` pointed at each start folder (other than the bundle's own): the bundle it finds
- *   there, if any, with its agent files, config, manifest and own entries (or its whole `bmad/`);
+ *   there, if any, with its agent files, config, manifest and own entries (or its tree's modules);
  * - every agent of the bundle, parsed: the files its critical actions load (`initializeAgent`)
  *   and its commands name (workflows, tasks, templates, data; files, not folders), with the
  *   variables of this session;
@@ -17,7 +17,7 @@ import type { AgentDefinition } from './agent-schema';
 import { type BundleInfo, loadBundle, type LoadBundleOptions } from './bundle-loader';
 import { fileLoadTargets, isFilePathValue } from './load-targets';
 import { isInside } from './path-inside';
-import { bundleOwnEntries, covers, layoutProtectedPaths, minimalPaths, startFolders } from './protected-paths';
+import { bundleOwnEntries, covers, layoutProtectedPaths, minimalPaths, startFolders, treeEntries } from './protected-paths';
 import { resolveRealPath } from './path-guard';
 import { readTextFile } from './text-content';
 import { parseYamlSafe } from './safe-yaml';
@@ -50,9 +50,9 @@ export interface LoaderReadsInput {
 /** The session's protected paths, minimal, as written and as real paths (see the module comment). */
 export async function protectedPathsFor(input: LoaderReadsInput): Promise<string[]> {
   const { bundle } = input;
-  const paths = [...layoutProtectedPaths(bundle), ...bundleReads(bundle), ...input.read];
+  const paths = [...layoutProtectedPaths(bundle), ...bundleReads(bundle, bundle), ...input.read];
   for (const folder of startFolders(bundle)) {
-    if (!sameBundle(folder, bundle)) paths.push(...bundleReads(await loadBundle(folder, input.options).catch(() => undefined)));
+    if (!sameBundle(folder, bundle)) paths.push(...bundleReads(await loadBundle(folder, input.options).catch(() => undefined), bundle));
   }
   paths.push(...(await agentReads(input, minimalPaths(paths))));
   const written = minimalPaths(paths);
@@ -67,11 +67,15 @@ function sameBundle(folder: string, bundle: BundleInfo): boolean {
   return isInside(folder, bundle.bmadRoot) || folder === path.dirname(bundle.bmadRoot);
 }
 
-/** What the loader reads of a bundle it found: its tree, or its own entries when it has agents; core, config, agent files. */
-function bundleReads(bundle: BundleInfo | undefined): string[] {
+/**
+ * What the loader reads of a bundle it found: the session's own tree whole; another tree's modules
+ * (`treeEntries`: a folder that merely holds bundle folders looks like one); a stand-alone bundle's
+ * own entries when it has agents; and the core, config and agent files.
+ */
+function bundleReads(bundle: BundleInfo | undefined, session: BundleInfo): string[] {
   if (bundle === undefined) return [];
   const paths: string[] = [];
-  if (bundle.bmadRoot !== undefined) paths.push(bundle.bmadRoot);
+  if (bundle.bmadRoot !== undefined) paths.push(...(bundle.bmadRoot === session.bmadRoot ? [bundle.bmadRoot] : treeEntries(bundle.bmadRoot)));
   else if (bundle.agents.length > 0) paths.push(...bundleOwnEntries(bundle.bundleRoot));
   if (bundle.coreRoot !== bundle.bundleRoot) paths.push(bundle.coreRoot);
   if (bundle.configPath !== undefined) paths.push(bundle.configPath);

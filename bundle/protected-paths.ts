@@ -9,7 +9,8 @@
  * project root. Pointed at a start folder `s`, the loader reads:
  * - `s/bmad/` when it holds a module, in preference to anything else: so all of `s/bmad` is
  *   protected, even where no tree is installed yet;
- * - when `s` is itself named `bmad`, its modules: `s/<any>/agents/`, `s/<any>/config.yaml`;
+ * - when `s` is itself named `bmad`, its modules: `s/<any>/agents/`, `s/<any>/config.yaml`, and
+ *   `s/_cfg`, `s/core` (`treeEntries`);
  * - a folder named `bmad` above `s` holding `_cfg/` or `core/` is the tree `s` sits in, which
  *   changes every root: `<that folder>/_cfg` and `<that folder>/core` are protected, for every
  *   such folder above a start folder;
@@ -97,14 +98,22 @@ export function layoutProtectedPaths(roots: SessionRoots): string[] {
   for (const s of folders) {
     paths.push(path.join(s, BMAD_FOLDER), path.join(s, SECRET_FILES_OVERRIDE));
     for (const marker of BUNDLE_MARKERS) paths.push(...yamlSpellings(path.join(s, marker)));
-    if (path.basename(s) === BMAD_FOLDER) {
-      for (const marker of MODULE_MARKERS) paths.push(...yamlSpellings(path.join(s, ANY_NAME, marker)));
-    }
+    if (path.basename(s) === BMAD_FOLDER) paths.push(...treeEntries(s));
   }
   for (const tree of treeCandidates(folders)) {
     for (const marker of TREE_MARKERS) paths.push(path.join(tree, marker));
   }
   return unique(paths);
+}
+
+/**
+ * What makes the folder `bmad` an installed tree, or adds to one: a module's `agents/` or
+ * `config.yaml` in any sub-folder, the installer's `_cfg/`, the `core/` module.
+ */
+export function treeEntries(bmad: string): string[] {
+  const paths = TREE_MARKERS.map((marker) => path.join(bmad, marker));
+  for (const marker of MODULE_MARKERS) paths.push(...yamlSpellings(path.join(bmad, ANY_NAME, marker)));
+  return paths;
 }
 
 /**

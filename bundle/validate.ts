@@ -27,7 +27,7 @@ import { errorCode } from './file-errors';
 import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent, type InitializeAgentInput } from './initialize-agent';
 import { guardRead, isInside, protectedPathsOf, secretOptionsOf, UnsafeRootError } from './path-guard';
 import { protectingEntry } from './protected-paths';
-import { SecretFileError } from './secret-files';
+import { SecretFileError, SecretFilesConfigError } from './secret-files';
 import { readTextFile } from './text-content';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
 import { loadWorkflowContent, resolveWorkflow, spellVariable, type ResolvedWorkflow } from './workflow-loader';
@@ -119,9 +119,10 @@ class Validation {
       ctx = (await initializeAgent({ ...this.options, bundlePath, agentId, strict: true })).context;
     } catch (error) {
       // The agent file is where the fix goes, whatever file the failed action named; an unsafe
-      // output folder is fixed in the config that sets it.
+      // output folder is fixed in the config that sets it, a bad secret-file rule in its file.
       const problem = problemFrom(error, file, 'critical-actions');
-      this.add(error instanceof UnsafeRootError && error.file !== undefined ? problem : { ...problem, file });
+      const ownFile = error instanceof UnsafeRootError || error instanceof SecretFilesConfigError;
+      this.add(ownFile && error.file !== undefined ? problem : { ...problem, file });
     }
     if (ctx) {
       this.instructions(agent, ctx, file);
