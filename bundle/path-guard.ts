@@ -60,9 +60,10 @@ export interface WriteGuardOptions extends SecretFileOptions {
  * Refused (`SecurityViolationError`): a path outside every root, lexically (`..` escapes, absolute
  * paths elsewhere) or after resolving symlinks (a link pointing out, even a dangling one), a
  * symlink loop, a path with a NUL byte, an empty root list. A secret file inside the roots, by the
- * name it was asked for or by its real name, is refused with `SecretFileError` unless
- * `options.allowSecretFiles` (the default list, then `options.secretFiles`). A missing file inside the roots is not a violation: it fails with
- * Node's own `ENOENT: no such file or directory` error, so the model can correct the path.
+ * name it was asked for or by its real name (the default list, then `options.secretFiles`), is
+ * refused with `SecretFileError` unless `options.allowSecretFiles`. A missing file inside the roots
+ * is not a violation: it fails with Node's own `ENOENT: no such file or directory` error, so the
+ * model can correct the path.
  */
 export async function guardRead(resolvedPath: string, roots: string[], options: ReadGuardOptions = {}): Promise<string> {
   const checked = await check(resolvedPath, roots, false);

@@ -52,7 +52,8 @@ export const DEFAULT_SECRET_FILES: readonly SecretFileGroup[] = [
   },
   {
     what: 'a private key',
-    // `id_rsa_github`, `id_ed25519.work` are keys; `id_rsa.pub` is not; `id_card.md` is no key name.
+    // `id_rsa_github`, `id_ed25519.work` are keys; `id_rsa.pub` is not (let through before the folder
+    // rules below, so `.ssh/id_rsa.pub` stays refused); `id_card.md` is no key name.
     patterns: ['id_rsa', 'id_rsa[._-]*', 'id_dsa', 'id_dsa[._-]*', 'id_ecdsa', 'id_ecdsa[._-]*', 'id_ed25519', 'id_ed25519[._-]*', 'id_xmss', 'id_xmss[._-]*', '!id_*.pub'],
   },
   {
