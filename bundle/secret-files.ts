@@ -131,26 +131,39 @@ export function secretOptionsOf(ctx: Pick<RuntimeContext, 'allowSecretFiles' | '
   };
 }
 
+/** Paths a compiled list answers before it is compiled afresh: `ignore` keeps every answer, and a worker runs for weeks. */
+const MAX_ANSWERS_KEPT = 10_000;
+
 /** A compiled rule list; the marks carry each rule's source and meaning to the match. */
 class Matcher {
-  private readonly rules: Ignore;
+  private readonly patterns: { pattern: string; mark: string }[] = [];
+  private rules: Ignore;
+  private answered = 0;
 
   constructor(extra: readonly SecretFileRule[]) {
-    this.rules = ignore({ ignorecase: true });
     for (const group of DEFAULT_SECRET_FILES) {
-      for (const pattern of group.patterns) this.rules.add({ pattern, mark: JSON.stringify([DEFAULT_SOURCE, group.what]) });
+      for (const pattern of group.patterns) this.patterns.push({ pattern, mark: JSON.stringify([DEFAULT_SOURCE, group.what]) });
     }
     for (const rule of extra) {
       const by = rule.source.startsWith(SETTING_SOURCE) ? 'the session setting' : 'the project';
-      this.rules.add({ pattern: rule.pattern, mark: JSON.stringify([rule.source, `listed as secret by ${by}`]) });
+      this.patterns.push({ pattern: rule.pattern, mark: JSON.stringify([rule.source, `listed as secret by ${by}`]) });
     }
+    this.rules = this.compile();
   }
 
   match(relativePath: string): SecretMatch | undefined {
+    if (++this.answered > MAX_ANSWERS_KEPT) {
+      this.rules = this.compile();
+      this.answered = 1;
+    }
     const result = this.rules.test(relativePath);
     if (!result.ignored || result.rule === undefined) return undefined;
     const [source, what] = JSON.parse(result.rule.mark ?? '[]') as [string?, string?];
     return { pattern: result.rule.pattern, source: source ?? DEFAULT_SOURCE, what: what ?? 'a secret file' };
+  }
+
+  private compile(): Ignore {
+    return ignore({ ignorecase: true }).add(this.patterns);
   }
 }
 

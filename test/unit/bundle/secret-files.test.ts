@@ -34,6 +34,12 @@ describe('secret-files: the default list', () => {
     expect(parseSecretFileSetting(lines).map((r) => r.pattern)).toEqual(lines);
   });
 
+  test('answers stay the same when the list is compiled afresh (its answers are not kept forever)', () => {
+    for (let i = 0; i < 10_050; i++) secretMatch(`docs/file-${i}.md`);
+    expect(secretMatch('.npmrc')?.pattern).toBe('.npmrc');
+    expect(secretMatch('docs/file-1.md')).toBeUndefined();
+  });
+
   test('the root itself and paths leaving it are never matched', () => {
     expect(secretMatch('')).toBeUndefined();
     expect(secretMatch('.')).toBeUndefined();
