@@ -22,9 +22,10 @@
  *
  * Limits: the check and the later open are separate system calls. Readers open with
  * `openRegularFile` (see `text-content.ts`), which refuses a symlink swapped in between.
- * A write renames a new file into place, so it never writes through a link; a folder swapped for
- * a symlink between the check and the rename (by someone who can already write inside a root) is
- * not caught.
+ * Writers (`activities/tools/atomic-write.ts`) create every folder and file through folder
+ * descriptors opened from the real root without following links, and check again after, so a
+ * folder swapped for a symlink between the check and the write is refused, not written through.
+ * A path that changes while it is being resolved here is resolved again, a bounded number of times.
  */
 import { promises as fs, type Stats } from 'node:fs';
 import * as os from 'node:os';
@@ -156,7 +157,16 @@ async function realpathLenient(p: string, hops = 0): Promise<{ real: string; exi
   const link = await lstatOrNull(p);
   if (link?.isSymbolicLink()) {
     // A dangling link: resolve its target (relative to the link's folder) the same way.
-    const target = path.resolve(path.dirname(p), await fs.readlink(p));
+    let link: string;
+    try {
+      link = await fs.readlink(p);
+    } catch (error) {
+      // Swapped between the lstat and the readlink (no longer a link, or gone): look again, as a hop.
+      const code = errorCode(error);
+      if (code === 'EINVAL' || code === 'ENOENT' || code === 'ENOTDIR') return realpathLenient(p, hops + 1);
+      throw error;
+    }
+    const target = path.resolve(path.dirname(p), link);
     const followed = await realpathLenient(target, hops + 1);
     return { real: followed.real, exists: false };
   }

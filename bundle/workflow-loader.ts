@@ -17,6 +17,7 @@ import type { RuntimeContext } from '../common/runtime-context';
 import { BundleError, ConfigVariableNotFoundError, inFile, SecurityViolationError, YamlSyntaxError } from './errors';
 import { errorCode, MODEL_FIXABLE_CODES } from './file-errors';
 import { guardRead } from './path-guard';
+import { secretOptionsOf } from './secret-files';
 import { parseYamlSafe } from './safe-yaml';
 import { readTextFile } from './text-content';
 import { findUnresolved, resolveConfigVariables, resolveVariables, resolveWithSiblings } from './variables';
@@ -96,7 +97,7 @@ export async function resolveWorkflow(
   const resolveOpts = options.date !== undefined ? { date: options.date } : {};
   let file: string;
   try {
-    file = await guardRead(resolveVariables(workflowPath, ctx.variables, { ...resolveOpts, strict: true }), ctx.readRoots);
+    file = await guardRead(resolveVariables(workflowPath, ctx.variables, { ...resolveOpts, strict: true }), ctx.readRoots, secretOptionsOf(ctx));
   } catch (error) {
     // The workflow path as given is the file (an unknown variable in it, or a missing file).
     rethrowReadError(error, workflowPath, undefined);
@@ -161,7 +162,7 @@ export async function loadWorkflowContent(
       const key = missing[0].replace(/^config_source:/, '');
       throw new ConfigVariableNotFoundError(key, Object.keys(workflow.variables), { file, field });
     }
-    const target = await guardRead(value, ctx.readRoots).catch((error: unknown) => rethrowReadError(error, file, field));
+    const target = await guardRead(value, ctx.readRoots, secretOptionsOf(ctx)).catch((error: unknown) => rethrowReadError(error, file, field));
     files[field] = target;
     if (!options.skipContent) content[field] = await readText(target, ctx.maxReadBytes, file, field);
   }
@@ -183,7 +184,7 @@ async function loadConfigSource(
   }
   let file: string;
   try {
-    file = await guardRead(resolved, ctx.readRoots);
+    file = await guardRead(resolved, ctx.readRoots, secretOptionsOf(ctx));
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return { warning: `config_source not found: ${resolved}` };
     return rethrowReadError(error, workflowFile, 'config_source');

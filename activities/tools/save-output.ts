@@ -12,6 +12,7 @@ import type { RuntimeContext } from '../../common/runtime-context';
 import { saveOutputArgs } from '../../common/tool-schemas';
 import { SecurityViolationError } from '../../bundle/errors';
 import { guardWrite, isInside, protectedPathsOf, resolveRealPath } from '../../bundle/path-guard';
+import { secretOptionsOf } from '../../bundle/secret-files';
 import { resolveVariables } from '../../bundle/variables';
 import type { ToolRunOptions } from './activity-wrapper';
 import { writeFileAtomic } from './atomic-write';
@@ -36,10 +37,8 @@ export async function saveOutputTool(ctx: RuntimeContext, args: unknown, options
   let realPath: string | undefined;
   try {
     const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
-    realPath = await guardWrite(resolved, ctx.writeRoots, {
-      allowSecretFiles: ctx.allowSecretFiles === true,
-      protectedPaths: protectedPathsOf(ctx),
-    });
+    // The session's secret-file rules (defaults, the project's file, the session's lines) apply to writes too.
+    realPath = await guardWrite(resolved, ctx.writeRoots, { ...secretOptionsOf(ctx), protectedPaths: protectedPathsOf(ctx) });
     options.signal?.throwIfAborted();
     const root = await writeRootOf(realPath, ctx.writeRoots);
     const size = await writeFileAtomic(realPath, parsed.value.content, { root, createFolders: true, signal: options.signal });

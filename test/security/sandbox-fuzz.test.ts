@@ -256,15 +256,16 @@ test(`sandbox fuzz: ${CASES} random tool calls (seed ${SEED}) give 0 escapes, se
         await fs.rm(outside, { recursive: true, force: true });
         await writeTree(outside, { 'canary.txt': OUTSIDE_CANARY, 'config.yaml': `user_name: ${OUTSIDE_CANARY}\n`, 'sub/x.md': OUTSIDE_CANARY });
       }
-      if (result.success && typeof result.path === 'string') {
-        if (!ctx.writeRoots.some((root) => result.path.startsWith(`${root}/`))) note('escape', `wrote ${result.path}`);
+      const written = result.success && typeof result.path === 'string' ? result.path : undefined;
+      if (written !== undefined) {
+        if (!ctx.writeRoots.some((root) => written.startsWith(`${root}/`))) note('escape', `wrote ${written}`);
         if ((await loadedAgent()) !== agentBefore) {
-          note('self-write', `the agent loads differently after writing ${result.path}`);
+          note('self-write', `the agent loads differently after writing ${written}`);
           // Undo it (the file and the folders it made) so that later cases are judged on their own.
-          await fs.rm(result.path, { force: true });
-          for (let up = path.dirname(result.path); up.startsWith(`${project}/`); up = path.dirname(up)) await fs.rmdir(up).catch(() => undefined);
+          await fs.rm(written, { force: true });
+          for (let up = path.dirname(written); up.startsWith(`${project}/`); up = path.dirname(up)) await fs.rmdir(up).catch(() => undefined);
         }
-        const left = await deadTemps(path.dirname(result.path));
+        const left = await deadTemps(path.dirname(written));
         if (left.length > 0) note('debris', `left ${left.join(', ')}`);
       }
     }
