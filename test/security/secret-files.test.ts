@@ -236,6 +236,25 @@ describe('a project changes the list in .loopwright/secret-files, a session in s
     expect((await read(ctx, 'extra/a.txt')).error).toContain('rule "extra/*.txt" of the session setting secretFiles[2]');
   });
 
+  test('execute_workflow and save_output follow the same rules: a project pattern refuses both, a ! line lets both through', async () => {
+    await writeTree(project, {
+      'wf/workflow.yaml': 'name: wf\ninstructions: "{installed_path}/steps.md"\ntemplate: "{project-root}/notes.secret"\n',
+      'wf/steps.md': 'Steps.\n',
+      'notes.secret': TOKEN,
+      'wf2/workflow.yaml': 'name: wf2\ninstructions: "{installed_path}/steps.md"\ntemplate: "{project-root}/.npmrc"\n',
+      'wf2/steps.md': 'Steps.\n',
+      '.npmrc': 'registry=https://registry.example\n',
+    });
+    const ctx = await contextWith('*.secret\n!.npmrc\n', { outputRoots: [project] });
+    const refused = await executeWorkflowTool(ctx, { workflow_path: '{project-root}/wf/workflow.yaml' });
+    expect(JSON.stringify(refused)).not.toContain(TOKEN);
+    expect(JSON.stringify(refused)).toMatch(/rule \\"\*\.secret\\"/);
+    const allowed = await executeWorkflowTool(ctx, { workflow_path: '{project-root}/wf2/workflow.yaml' });
+    expect(JSON.stringify(allowed)).toContain('registry=https://registry.example');
+    expect(await saveOutputTool(ctx, { file_path: `${project}/draft.secret`, content: 'x' })).toMatchObject({ success: false, error: expect.stringContaining('rule "*.secret"') });
+    await expect(saveOutputTool(ctx, { file_path: `${project}/.npmrc`, content: 'registry=https://other.example\n' })).resolves.toMatchObject({ success: true });
+  });
+
   test('the rules are recorded at initialisation: a later change of the file does not change a running session', async () => {
     await writeTree(project, { 'notes.secret': TOKEN });
     const ctx = await contextWith('*.secret\n');
