@@ -32,6 +32,7 @@ export interface SandboxOptions {
   strict?: boolean;
   allowBroadProjectRoot?: boolean;
   allowSecretFiles?: boolean;
+  secretFiles?: string[];
   allowHardLinks?: boolean;
 }
 
@@ -142,7 +143,7 @@ async function checkBundleLocally(bundlePath: string, agentId: string, sandbox: 
 }
 
 /** The session settings the sandbox flags give. */
-export type SandboxSettings = Pick<SessionInput, 'projectRoot' | 'outputRoots' | 'strict' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'allowHardLinks'>;
+export type SandboxSettings = Pick<SessionInput, 'projectRoot' | 'outputRoots' | 'strict' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'secretFiles' | 'allowHardLinks'>;
 
 /**
  * `{project-root}` is the folder the command runs in (or --project-root), recorded as an absolute,
@@ -158,6 +159,7 @@ export function sandboxSettings(options: SandboxOptions): SandboxSettings {
     ...(options.strict ? { strict: true } : {}),
     ...(options.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
     ...(options.allowSecretFiles ? { allowSecretFiles: true } : {}),
+    ...(options.secretFiles?.length ? { secretFiles: options.secretFiles } : {}),
     ...(options.allowHardLinks ? { allowHardLinks: true } : {}),
   };
 }

@@ -266,3 +266,11 @@ test('modelSessionSettings: the environment is read from the argument; false fla
   expect(modelSessionSettings({}, { LOOPWRIGHT_FALLBACK_MODELS: 'x,y' })).toEqual({ fallbackModels: ['x', 'y'] });
   expect(modelSessionSettings({ summarize: true, sendReasoning: false }, {})).toEqual({});
 });
+
+test('run: --secret-files lines (repeatable) reach the session input as secretFiles, in order', async () => {
+  expect((await runStarts('--secret-files', '*.secret', '--secret-files', '!.npmrc')).secretFiles).toEqual(['*.secret', '!.npmrc']);
+});
+
+test('chat: --secret-files reaches the session input too', async () => {
+  expect((await chatStarts('--secret-files', '/private/')).secretFiles).toEqual(['/private/']);
+});
