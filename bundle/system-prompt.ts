@@ -1,13 +1,20 @@
 /**
  * Builds the agent's system prompt, following the execution spec's structure (section 6): who the
- * agent is, how to use the tools (load files with read_file, run workflows with execute_workflow,
- * save with save_output; never merely acknowledge a load; wait for results), the available
- * commands with their paths, the workflow execution pattern and the conversational style rules.
- * Compiled agents add their prompts, rules and menu handlers, which their steps refer to.
+ * agent is, how to use the tools (each tool's own rules from its definition in common/tools/; never
+ * merely acknowledge a load; wait for results), the available commands with their paths, the
+ * workflow execution pattern and the conversational style rules. Compiled agents add their
+ * prompts, rules and menu handlers, which their steps refer to.
+ *
+ * The execution pattern and the menu handlers describe how a BMAD workflow runs, which is what the
+ * loading, workflow and saving tools are for: they name those tools through their definitions.
  *
  * Paths stay as the agent file writes them (`{project-root}/...`): the tools resolve variables, so
  * the prompt is identical for every machine and the model passes paths through unchanged.
  */
+import { LOOP_TOOL_SPECS, TOOL_SPECS } from '../common/tools';
+import { EXECUTE_WORKFLOW } from '../common/tools/execute-workflow';
+import { READ_FILE } from '../common/tools/read-file';
+import { SAVE_OUTPUT } from '../common/tools/save-output';
 import type { AgentCommand, AgentDefinition, CommandTarget } from './agent-schema';
 
 const TARGET_LABELS: Record<CommandTarget['kind'], string> = {
@@ -34,18 +41,11 @@ export function buildSystemPrompt(agent: AgentDefinition, options: { loopBreaker
   sections.push(
     [
       'CRITICAL INSTRUCTIONS FOR TOOL USE:',
-      '- You see a file only after loading it. Whenever an instruction, a command or a workflow tells you to load or read a file, call the read_file tool with its path. Paths may keep their variables ({project-root}, {bundle-root}, {core-root}, {config_source}:key); the tools resolve them.',
-      '- To run a workflow, call the execute_workflow tool with the path of its workflow.yaml. It returns the workflow configuration, its instructions and its template.',
-      '- To write a document, call the save_output tool with the target path and the complete content.',
+      ...TOOL_SPECS.flatMap((spec) => spec.promptRules),
       '- Never just say that you loaded, read or saved something: call the tool. A load instruction that you only acknowledge in text has not happened.',
       '- After a tool call, wait for its result and work from what it returned. If it reports an error, correct the path or tell the user; do not invent the content.',
       '- Files shown in "[Critical Action] Loaded file" messages are already loaded; do not load them again.',
-      ...(options.loopBreakers === false
-        ? []
-        : [
-            '- When you need an answer only the user can give (a step that asks the user, a choice, missing facts), call ask_question with the complete question and stop; the answer comes back as its result.',
-            '- When the task the user asked for is done, call task_completion with a short summary of what was done.',
-          ]),
+      ...(options.loopBreakers === false ? [] : LOOP_TOOL_SPECS.flatMap((spec) => spec.promptRules)),
     ].join('\n'),
   );
 
@@ -56,10 +56,10 @@ export function buildSystemPrompt(agent: AgentDefinition, options: { loopBreaker
       'WORKFLOW EXECUTION PATTERN:',
       'When the user invokes a command (e.g. *intake) or picks it by its number:',
       '1. Find the command above and the path of its workflow.',
-      '2. Call execute_workflow with that path.',
+      `2. Call ${EXECUTE_WORKFLOW.name} with that path.`,
       '3. Wait for the workflow configuration, instructions and template.',
       '4. Follow the instructions step by step, in order.',
-      '5. Save what the workflow produces with save_output, at the path the workflow names.',
+      `5. Save what the workflow produces with ${SAVE_OUTPUT.name}, at the path the workflow names.`,
     ].join('\n'),
   );
 
@@ -87,7 +87,7 @@ export function buildSystemPrompt(agent: AgentDefinition, options: { loopBreaker
   if (agent.menuHandlers.length > 0) {
     const handlers = agent.menuHandlers.map((h) => `[${h.type}]\n${h.text}`).join('\n\n');
     sections.push(
-      `MENU HANDLERS (how this agent runs a menu item of each kind; load every file they name with read_file, and run workflow.yaml files with execute_workflow):\n${handlers}`,
+      `MENU HANDLERS (how this agent runs a menu item of each kind; load every file they name with ${READ_FILE.name}, and run workflow.yaml files with ${EXECUTE_WORKFLOW.name}):\n${handlers}`,
     );
   }
 

@@ -2,6 +2,7 @@ import type { ToolResult } from './messages';
 import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from './model-call';
 import type { RuntimeContext } from './runtime-context';
 import type { InitializeResult } from './session-types';
+import type { ToolName } from './tools';
 import type { TranscriptPage, TranscriptRef, TranscriptSlice } from './transcript';
 
 /** Input of the agent-initialisation activity. */
@@ -38,11 +39,15 @@ export interface TranscriptPageRequest {
   maxBytes: number;
 }
 
+/** A tool's activity: the session's runtime context and the arguments as the model sent them (unchecked). */
+export type ToolActivityFunction = (ctx: RuntimeContext, args: unknown) => Promise<ToolResult>;
+
 /**
- * The activities a session calls, by their registered names (the Web UI shows these names). The
- * workflow imports only this type; the worker supplies the implementation.
+ * The activities a session calls, by their registered names (the Web UI shows these names): the
+ * ones below and one per tool, under the tool's name. The workflow imports only this type; the
+ * worker supplies the implementation.
  */
-export interface SessionActivities {
+export interface SessionActivities extends Record<ToolName, ToolActivityFunction> {
   initializeAgent(input: InitializeAgentActivityInput): Promise<InitializeResult>;
   /** The first model-call activity: the whole transcript in its input (kept for recorded histories). */
   callModel(input: ModelCallInput): Promise<ModelCallResult>;
@@ -52,7 +57,4 @@ export interface SessionActivities {
   summarizeContext(input: SummarizeInput): Promise<SummarizeResult>;
   /** The model's context window as the server reports it (never fails). */
   describeModel(input: DescribeModelInput): Promise<ModelDescription>;
-  read_file(ctx: RuntimeContext, args: unknown): Promise<ToolResult>;
-  execute_workflow(ctx: RuntimeContext, args: unknown): Promise<ToolResult>;
-  save_output(ctx: RuntimeContext, args: unknown): Promise<ToolResult>;
 }

@@ -10,6 +10,8 @@
  *                                              `pruneBefore` are sent as short stubs
  */
 import type { ChatMessage, ToolCall, ToolMessage, UserMessage } from './messages';
+import { toolSpec } from './tools';
+import { parseArguments, targetOf } from './tools/tool-spec';
 import { utf8Length, utf8Prefix } from './transcript';
 
 /** The summarising call's system message starts with this, so a server (or a test's fake) can tell it apart. */
@@ -49,20 +51,13 @@ export function summaryMessage(view: ModelView): UserMessage {
 }
 
 /**
- * A pruned tool result: says what was there (tool, main argument, size) and how to get it again.
+ * A pruned tool result: says what was there (tool, target argument, size) and how to get it again.
  * `call` is the assistant's tool call the message answers, when it is still in the transcript.
  */
 export function prunedToolMessage(message: ToolMessage, call: ToolCall | undefined): ToolMessage {
-  let target = '';
-  if (call) {
-    try {
-      const args = JSON.parse(call.function.arguments) as Record<string, unknown>;
-      const main = args.file_path ?? args.workflow_path ?? args.path;
-      if (typeof main === 'string') target = ` ${main.slice(0, 200)}`;
-    } catch {
-      // Arguments that are not JSON: the tool name alone.
-    }
-  }
+  // The tool's target argument (a path) as the model wrote it; the tool name alone when there is none.
+  const main = call ? targetOf(toolSpec(call.function.name), parseArguments(call.function.arguments)) : undefined;
+  const target = main !== undefined ? ` ${main.slice(0, 200)}` : '';
   const name = call ? call.function.name : 'the tool';
   let success = true;
   try {

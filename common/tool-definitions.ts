@@ -1,18 +1,13 @@
 /**
- * The tool definitions sent to the model, generated from the zod schemas so the model sees exactly
- * what the tools accept. Shared: the activities send them, `loopwright inspect` shows them.
+ * The tool definitions sent to the model and the zod schemas that check a call's arguments, both
+ * built from the tools' `parameters` (common/tools/), so the model sees exactly what the tools
+ * accept. Shared: the activities send and check them, `loopwright inspect` shows them. Workflow
+ * code does not import this file (it would bring zod into every session's sandbox).
  */
 import { z } from 'zod';
 import type { ToolDefinition } from './messages';
-import type { ToolName } from './tool-names';
-import { executeWorkflowArgs, readFileArgs, saveOutputArgs, TOOL_DESCRIPTIONS } from './tool-schemas';
-
-/** Argument schema of each tool, by name. */
-export const TOOL_SCHEMAS = {
-  read_file: readFileArgs,
-  execute_workflow: executeWorkflowArgs,
-  save_output: saveOutputArgs,
-} as const satisfies Record<ToolName, z.ZodType>;
+import { LOOP_TOOL_SPECS, TOOL_SPECS } from './tools';
+import type { ArgsOf, ToolParameters, ToolSpecBase } from './tools/tool-spec';
 
 /**
  * Turns a zod object schema into the plain JSON-schema subset OpenAI function calling expects:
@@ -44,30 +39,33 @@ function isEmptyObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
 }
 
-function define(name: ToolName): ToolDefinition {
-  return {
-    type: 'function',
-    function: { name, description: TOOL_DESCRIPTIONS[name], parameters: toFunctionParameters(TOOL_SCHEMAS[name]) },
-  };
+const schemas = new WeakMap<object, z.ZodType>();
+
+/** The zod schema of a tool's arguments, built once per definition from its `parameters`. */
+export function argsSchema<P extends ToolParameters>(spec: ToolSpecBase<P>): z.ZodType<ArgsOf<P>> {
+  let schema = schemas.get(spec);
+  if (schema === undefined) {
+    const shape: Record<string, z.ZodType> = {};
+    for (const [key, parameter] of Object.entries(spec.parameters)) {
+      let field: z.ZodType;
+      if (parameter.type === 'string') field = parameter.nonEmpty ? z.string().min(1) : z.string();
+      else field = z.record(z.string(), z.unknown());
+      if (parameter.optional) field = field.optional();
+      shape[key] = field.describe(parameter.description);
+    }
+    schema = z.object(shape);
+    schemas.set(spec, schema);
+  }
+  return schema as z.ZodType<ArgsOf<P>>;
 }
 
-/** The three tools, in the order the model sees them. */
-export const TOOL_DEFINITIONS: ToolDefinition[] = [define('read_file'), define('execute_workflow'), define('save_output')];
+/** The definition of `spec` as the model is sent it. */
+export function toolDefinition(spec: ToolSpecBase): ToolDefinition {
+  return { type: 'function', function: { name: spec.name, description: spec.description, parameters: toFunctionParameters(argsSchema(spec)) } };
+}
 
-const loopToolSchemas = {
-  ask_question: z.object({ question: z.string().min(1).describe('The question for the user, complete and self-contained') }),
-  task_completion: z.object({ summary: z.string().min(1).describe('What was done, for the user') }),
-} as const;
-
-const LOOP_TOOL_DESCRIPTIONS = {
-  ask_question:
-    'Ask the user a question and wait for the answer. Use it when you need information or a decision only the user can give (a workflow step that asks the user, a choice between options, missing facts); the answer comes back as this call\'s result.',
-  task_completion:
-    'Say that the task the user asked for is finished, with a short summary of what was done (files saved, decisions made). The turn ends with your summary as the reply.',
-} as const;
+/** The tools that run as activities, in the order the model sees them. */
+export const TOOL_DEFINITIONS: ToolDefinition[] = TOOL_SPECS.map(toolDefinition);
 
 /** The loop-breaking tools, offered unless a session turns them off (`loopBreakers: false`). */
-export const LOOP_TOOL_DEFINITIONS: ToolDefinition[] = (['ask_question', 'task_completion'] as const).map((name) => ({
-  type: 'function',
-  function: { name, description: LOOP_TOOL_DESCRIPTIONS[name], parameters: toFunctionParameters(loopToolSchemas[name]) },
-}));
+export const LOOP_TOOL_DEFINITIONS: ToolDefinition[] = LOOP_TOOL_SPECS.map(toolDefinition);

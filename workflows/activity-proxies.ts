@@ -1,21 +1,28 @@
 /**
  * Activity stubs with their timeouts and retry policies. Each tool is its own activity type so the
- * Web UI shows which one ran. Timeouts can be tuned per session (`SessionInput.timeouts`).
+ * Web UI shows which one ran; its definition (common/tools/) chooses its retry class and whether it
+ * may run as a local activity. Timeouts can be tuned per session (`SessionInput.timeouts`).
  */
-import { type ActivityInterfaceFor, type LocalActivityInterfaceFor, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  type ActivityFunctionWithOptions,
+  type ActivityInterfaceFor,
+  type LocalActivityFunctionWithOptions,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
-import type { SessionActivities } from '../common/activity-types';
+import type { SessionActivities, ToolActivityFunction } from '../common/activity-types';
 import type { SessionTimeouts } from '../common/session-types';
+import { TOOL_SPECS } from '../common/tools';
 
 /** The stubs a session uses. */
 export type SessionActivityStubs = ActivityInterfaceFor<
-  Pick<
-    SessionActivities,
-    'initializeAgent' | 'callModel' | 'callModelV2' | 'summarizeContext' | 'describeModel' | 'loadTranscriptPage' | 'read_file' | 'execute_workflow' | 'save_output'
-  >
+  Pick<SessionActivities, 'initializeAgent' | 'callModel' | 'callModelV2' | 'summarizeContext' | 'describeModel' | 'loadTranscriptPage'>
 > & {
-  /** The read-only tools as local activities: run in the worker that runs the workflow task, no round trip through the server. */
-  localReads: LocalActivityInterfaceFor<Pick<SessionActivities, 'read_file' | 'execute_workflow'>>;
+  /** Each tool's activity, by the tool's name. */
+  tools: Readonly<Record<string, ActivityFunctionWithOptions<ToolActivityFunction>>>;
+  /** The read-only tools (`access: 'read'`) as local activities: run in the worker that runs the workflow task, no round trip through the server. */
+  localReads: Readonly<Record<string, LocalActivityFunctionWithOptions<ToolActivityFunction>>>;
 };
 
 /** Build the stubs for one session. */
@@ -48,7 +55,7 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
   // lost worker). Reads are cheap to repeat but pointless to repeat often.
   // Tools heartbeat, so an interrupt reaches one that is stuck (a blocking read) within seconds.
   const toolHeartbeat = '10 seconds';
-  const reads = proxyActivities<Pick<SessionActivities, 'read_file' | 'execute_workflow'>>({
+  const quick = proxyActivities<Record<string, ToolActivityFunction>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
@@ -57,13 +64,12 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
   // local activities: a crash repeats a read, which is harmless, and an interrupt cancels them
   // locally. Model calls and writes stay normal activities (a local model call would be repeated
   // after a crash and could not be interrupted quickly).
-  const localReads = proxyLocalActivities<Pick<SessionActivities, 'read_file' | 'execute_workflow'>>({
+  const localQuick = proxyLocalActivities<Record<string, ToolActivityFunction>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
   });
-  // `save_output` writes atomically and is idempotent, so it may be retried longer: losing a
-  // finished document to a passing disk or worker problem is the worst outcome of a session.
-  const writes = proxyActivities<Pick<SessionActivities, 'save_output'>>({
+  // Tools whose result must not be lost (a finished document) are retried longer.
+  const persistent = proxyActivities<Record<string, ToolActivityFunction>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
@@ -76,9 +82,7 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     summarizeContext: model.summarizeContext,
     describeModel: describe.describeModel,
     loadTranscriptPage: transcript.loadTranscriptPage,
-    read_file: reads.read_file,
-    execute_workflow: reads.execute_workflow,
-    save_output: writes.save_output,
-    localReads: { read_file: localReads.read_file, execute_workflow: localReads.execute_workflow },
+    tools: Object.fromEntries(TOOL_SPECS.map((spec) => [spec.name, (spec.retries === 'persistent' ? persistent : quick)[spec.name]!])),
+    localReads: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.access === 'read').map((spec) => [spec.name, localQuick[spec.name]!])),
   };
 }

@@ -7,6 +7,8 @@ import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow'
 import { BAD_INPUT } from '../common/failure-types';
 import type { ToolCall } from '../common/messages';
 import type { ApprovalPolicy, PendingApproval, SessionInput, SessionState } from '../common/session-types';
+import { toolSpec } from '../common/tools';
+import { contentOf, parseArguments, targetOf, type ToolSpec } from '../common/tools/tool-spec';
 import { utf8Length } from '../common/transcript';
 import { approveUpdate, denyUpdate } from './definitions';
 import type { ApprovalDecision, TurnControls } from './turn';
@@ -76,27 +78,25 @@ export function approvalSettings(input: SessionInput): { policy: ApprovalPolicy;
   return { policy: input.approval?.policy ?? 'none', timeout: input.approval?.timeout, onTimeout: input.approval?.onTimeout ?? 'deny' };
 }
 
-/** Whether `policy` makes a call of `tool` wait for a human yes. */
-export function policyCovers(policy: ApprovalPolicy, tool: string): boolean {
+/** Whether `policy` makes a call of `tool` wait for a human yes; `writes` covers the tools with `access: 'write'`. */
+export function policyCovers(policy: ApprovalPolicy, tool: string, specs?: readonly ToolSpec[]): boolean {
   if (policy === 'none') return false;
   if (policy === 'all') return true;
-  if (policy === 'writes') return tool === 'save_output';
+  if (policy === 'writes') return toolSpec(tool, specs)?.access === 'write';
   return policy.includes(tool);
 }
 
-/** Path (with known variables filled in) and a short preview of a call, for the person approving it. */
-export function previewOf(call: ToolCall, variables: Record<string, string>): { path?: string; preview: string } {
-  let args: Record<string, unknown> = {};
-  try {
-    const parsed: unknown = JSON.parse(call.function.arguments);
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
-  } catch {
-    // Shown as it came.
-  }
-  const raw = args.file_path ?? args.workflow_path;
+/**
+ * The target (a path, with known variables filled in) and a short preview of a call, for the
+ * person approving it: the start of what a write writes, else the arguments as they came.
+ */
+export function previewOf(call: ToolCall, variables: Record<string, string>, specs?: readonly ToolSpec[]): { path?: string; preview: string } {
+  const spec = toolSpec(call.function.name, specs);
+  const args = parseArguments(call.function.arguments);
+  const raw = targetOf(spec, args);
   // One pass over {name} placeholders; unknown ones stay as written (the tool resolves them fully).
-  const path = typeof raw === 'string' ? raw.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, name: string) => variables[name] ?? whole) : undefined;
-  const content = typeof args.content === 'string' ? args.content : undefined;
+  const path = raw?.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, name: string) => variables[name] ?? whole);
+  const content = contentOf(spec, args);
   const preview = content !== undefined
     ? `${utf8Length(content)} bytes: ${content.slice(0, 200)}${content.length > 200 ? '…' : ''}`
     : call.function.arguments.slice(0, 200);

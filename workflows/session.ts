@@ -28,7 +28,7 @@ import { AGENT_INIT_FAILED, BAD_INPUT, CONTINUED_AS_NEW, TOO_LARGE } from '../co
 import type { PendingTurn, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
 import { HashedTranscript, utf8Length } from '../common/transcript';
 import { sessionInputProblem } from '../common/session-input-schema';
-import { isLoopToolName } from '../common/tool-names';
+import { isLoopToolName } from '../common/tools';
 import { sessionActivities } from './activity-proxies';
 import { approvalControls } from './approvals';
 import { carriedTurns, continuedSession, loadCarriedTranscript, RECENT_TURNS } from './carry-over';

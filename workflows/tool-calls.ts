@@ -7,7 +7,8 @@ import { isCancellation, log } from '@temporalio/workflow';
 import { LOG_ARGUMENT_LIMIT } from '../common/defaults';
 import type { ToolCall, ToolResult } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
-import { isToolName } from '../common/tool-names';
+import { toolSpec } from '../common/tools';
+import { argumentRecord, contentOf, targetOf, type ToolSpec } from '../common/tools/tool-spec';
 import type { SessionActivityStubs } from './activity-proxies';
 
 /** Run one tool call as its activity; never throws except for cancellation. */
@@ -18,7 +19,8 @@ export async function runToolCall(
   options: { localReads?: boolean } = {},
 ): Promise<ToolResult> {
   const name = call.function.name;
-  if (!isToolName(name)) {
+  const spec = toolSpec(name);
+  if (spec === undefined) {
     return { success: false, error: `Unknown tool: ${name}` };
   }
   let args: unknown;
@@ -32,8 +34,10 @@ export async function runToolCall(
   }
   try {
     const summary = { summary: toolSummary(name, args) };
-    if (options.localReads && name !== 'save_output') return await activities.localReads[name].executeWithOptions(summary, [context, args]);
-    return await activities[name].executeWithOptions(summary, [context, args]);
+    // Only tools that change nothing may run as local activities (a crash repeats them).
+    const local = options.localReads ? activities.localReads[name] : undefined;
+    if (local) return await local.executeWithOptions(summary, [context, args]);
+    return await activities.tools[name]!.executeWithOptions(summary, [context, args]);
   } catch (err) {
     if (isCancellation(err)) throw err;
     const message = rootMessage(err);
@@ -43,15 +47,16 @@ export async function runToolCall(
 }
 
 /**
- * What the Web UI shows for a tool call: the tool and the path as the model wrote it, and for a
- * write its size. Never the content.
+ * What the Web UI shows for a tool call: the tool and its target argument as the model wrote it
+ * (a path), and for a write the size of its content. Never the content. `specs`: the tools known.
  */
-export function toolSummary(name: string, args: unknown): string {
-  const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
-  const target = record.file_path ?? record.workflow_path;
-  const where = typeof target === 'string' ? ` ${target.length > 160 ? `${target.slice(0, 160)}…` : target}` : '';
-  const content = record.content;
-  const size = typeof content === 'string' ? ` (${formatBytes(content.length)})` : '';
+export function toolSummary(name: string, args: unknown, specs?: readonly ToolSpec[]): string {
+  const spec = toolSpec(name, specs);
+  const record = argumentRecord(args);
+  const target = targetOf(spec, record);
+  const where = target !== undefined ? ` ${target.length > 160 ? `${target.slice(0, 160)}…` : target}` : '';
+  const content = contentOf(spec, record);
+  const size = content !== undefined ? ` (${formatBytes(content.length)})` : '';
   return `${name}${where}${size}`;
 }
 

@@ -8,7 +8,8 @@ import { MAX_TRANSCRIPT_BYTES } from '../common/defaults';
 import type { TokenUsage, ToolCall, ToolDefinition, ToolMessage, ToolResult } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import type { CompactionRecord, PendingQuestion, PendingTurn, RunningTool, TurnResult, TurnStatus } from '../common/session-types';
-import { isLoopToolName } from '../common/tool-names';
+import { LOOP_TOOL_SPECS, loopToolSpec, toolSpec } from '../common/tools';
+import { parseArguments, targetOf } from '../common/tools/tool-spec';
 import { type HashedTranscript, jsonBytes, MAX_MESSAGE_BYTES } from '../common/transcript';
 import type { SessionActivityStubs } from './activity-proxies';
 import { isContextLengthFailure, type ManagedModel, ModelCaller } from './model-calls';
@@ -36,7 +37,7 @@ export interface TurnControls {
   warnAt: number;
   /** Same call, same error, this many times: the turn ends `stuck`. */
   maxRepeatedFailures: number;
-  /** Handle `ask_question` and `task_completion`. */
+  /** Handle the loop-breaking tools (`LOOP_TOOL_SPECS`). */
   loopBreakers: boolean;
   /** Whether `call` waits for a human yes. */
   needsApproval(call: ToolCall): boolean;
@@ -99,7 +100,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
   const firstIndex = resumed ? resumed.firstIndex : transcript.length;
   if (!resumed) {
     const { message, answers } = start as { message: string; answers?: PendingQuestion };
-    // The answer to the model's question is the result of its ask_question call.
+    // The answer to the model's question is the result of its question call.
     if (answers) transcript.push(toolMessage(answers.callId, { success: true, answer: message }));
     else transcript.push({ role: 'user', content: message });
   }
@@ -165,7 +166,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
         const left = max - iterations;
         transcript.push({
           role: 'system',
-          content: `[Loopwright] ${iterations} of this turn's ${max} iterations are used; ${left} remain. Finish the task now, or ask the user how to go on${controls.loopBreakers ? ' (ask_question)' : ''}.`,
+          content: `[Loopwright] ${iterations} of this turn's ${max} iterations are used; ${left} remain. Finish the task now, or ask the user how to go on${controls.loopBreakers ? ASK_HINT : ''}.`,
         });
       }
       if (managed) {
@@ -221,17 +222,18 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       if (calls.length === 0) {
         return finish('completed', reply.message.content ?? '');
       }
-      const breaker = controls?.loopBreakers ? calls.find((c) => isLoopToolName(c.function.name)) : undefined;
-      const acting = breaker ? calls.filter((c) => !isLoopToolName(c.function.name)) : calls;
+      const breaker = controls?.loopBreakers ? calls.find((c) => loopToolSpec(c.function.name)) : undefined;
+      const acting = breaker ? calls.filter((c) => !loopToolSpec(c.function.name)) : calls;
       const results = await runToolCalls(input, acting, breaker);
       if (breaker) {
-        const args = parseObject(breaker.function.arguments);
-        if (breaker.function.name === 'ask_question') {
-          const question = typeof args.question === 'string' && args.question.trim() !== '' ? args.question : (reply.message.content ?? 'I have a question.');
+        const spec = loopToolSpec(breaker.function.name)!;
+        const text = targetOf(spec, parseArguments(breaker.function.arguments));
+        const given = text !== undefined && text.trim() !== '' ? text : undefined;
+        if (spec.loop === 'question') {
+          const question = given ?? reply.message.content ?? 'I have a question.';
           return finish('waiting_for_user', question, undefined, { callId: breaker.id, question });
         }
-        const summary = typeof args.summary === 'string' && args.summary.trim() !== '' ? args.summary : (reply.message.content ?? 'Done.');
-        return finish('completed', summary);
+        return finish('completed', given ?? reply.message.content ?? 'Done.');
       }
       const stuck = controls ? noteRepeatedFailures(input, acting, results, failures, controls.maxRepeatedFailures) : undefined;
       if (stuck) return finish('stuck', stuck, stuck);
@@ -260,8 +262,8 @@ export function isPaused(result: TurnOutcome | PausedTurn): result is PausedTurn
  * Run every call of one assistant message at once and append the results in tool-call order once
  * all are in. On interruption the results that did arrive are kept and every call still running is
  * answered with an "interrupted" result, all in call order, so the transcript stays valid. A
- * `task_completion` breaker gets its result in order too; an `ask_question` breaker is answered
- * by the user's next message.
+ * completion breaker gets its result in order too; a question breaker is answered by the user's
+ * next message.
  */
 async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker?: ToolCall): Promise<(ToolResult | undefined)[]> {
   input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name, ...mainArgument(c) })));
@@ -293,7 +295,7 @@ async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker?: ToolC
     calls.forEach((call, i) => {
       input.transcript.push(toolMessage(call.id, results[i] ?? INTERRUPTED_RESULT));
     });
-    if (breaker?.function.name === 'task_completion') input.transcript.push(toolMessage(breaker.id, { success: true, completed: true }));
+    if (breaker && loopToolSpec(breaker.function.name)?.loop === 'completion') input.transcript.push(toolMessage(breaker.id, { success: true, completed: true }));
     input.observer.onTools([]);
   }
   return results;
@@ -329,21 +331,14 @@ function noteRepeatedFailures(
   return stuck;
 }
 
-/** The argument a person recognises a call by (its path), for progress displays. */
+/** The argument a person recognises a call by (its tool's `target`, a path), for progress displays. */
 function mainArgument(call: ToolCall): { detail?: string } {
-  const args = parseObject(call.function.arguments);
-  const detail = args.file_path ?? args.workflow_path ?? args.path;
-  return typeof detail === 'string' ? { detail: detail.slice(0, 200) } : {};
+  const detail = targetOf(toolSpec(call.function.name), parseArguments(call.function.arguments));
+  return detail !== undefined ? { detail: detail.slice(0, 200) } : {};
 }
 
-function parseObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
+/** How the limit warning points at the question tool. */
+const ASK_HINT = LOOP_TOOL_SPECS.filter((spec) => spec.loop === 'question').map((spec) => ` (${spec.name})`).join('');
 
 const INTERRUPTED_RESULT: ToolResult = { success: false, error: 'Interrupted by the user before this tool finished' };
 const FILTERED_RESULT: ToolResult = { success: false, error: "Not run: the model server's content filter stopped the reply" };

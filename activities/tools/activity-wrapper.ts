@@ -12,6 +12,8 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
+import { toolSpec } from '../../common/tools';
+import { argumentRecord, type ToolSpec, targetOf } from '../../common/tools/tool-spec';
 import { inActivitySpan } from '../activity-span';
 
 /**
@@ -32,6 +34,12 @@ export interface ToolRunOptions {
 
 /** A tool function; `options` is given only by the activity wrapper. */
 export type ToolFunction = (ctx: RuntimeContext, args: unknown, options?: ToolRunOptions) => Promise<ToolResult>;
+
+/** A built-in tool on the worker: its definition and the function that runs it. */
+export interface ToolImplementation {
+  spec: ToolSpec;
+  run: ToolFunction;
+}
 
 /** A tool as the worker registers it: the arguments the workflow passes, nothing more. */
 export type ToolActivity = (ctx: RuntimeContext, args: unknown) => Promise<ToolResult>;
@@ -87,11 +95,10 @@ const MAX_SPAN_PATH_CHARS = 512;
 
 /**
  * What a `loopwright.tool_call` span starts with: the tool, the path it names as the model wrote it
- * (`{bundle-root}/config.yaml`; never contents), the attempt and whether it runs as a local activity.
+ * (its `target` argument, e.g. `{bundle-root}/config.yaml`; never contents), the attempt and whether it runs as a local activity.
  */
 function toolSpanAttributes(name: string, args: unknown, context: Context): Record<string, string | number | boolean> {
-  const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
-  const target = typeof record.file_path === 'string' ? record.file_path : record.workflow_path;
+  const target = targetOf(toolSpec(name), argumentRecord(args));
   return {
     'gen_ai.tool.name': name,
     'loopwright.tool': name,

@@ -5,31 +5,31 @@
  */
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
-import type { ToolName } from '../../common/tool-names';
-import { type ToolActivity, type ToolFunction, toToolActivity } from './activity-wrapper';
-import { executeWorkflowTool } from './execute-workflow';
-import { readFileTool } from './read-file';
-import { saveOutputTool } from './save-output';
+import type { ToolName } from '../../common/tools';
+import { type ToolActivity, type ToolFunction, type ToolImplementation, toToolActivity } from './activity-wrapper';
+import { executeWorkflow } from './execute-workflow';
+import { readFile } from './read-file';
+import { saveOutput } from './save-output';
 
 export { MAX_TOOL_RESULT_BYTES } from './activity-wrapper';
 
+/**
+ * The built-in tools' implementations, one for each definition of `TOOL_SPECS` (common/tools/):
+ * the only list on the worker that names them.
+ */
+export const TOOL_IMPLEMENTATIONS: readonly ToolImplementation[] = [readFile, executeWorkflow, saveOutput];
+
 /** The tool functions, by the name the model calls them. */
-export const TOOLS: Record<ToolName, ToolFunction> = {
-  read_file: readFileTool,
-  execute_workflow: executeWorkflowTool,
-  save_output: saveOutputTool,
-};
+export const TOOLS = Object.fromEntries(TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, tool.run])) as Record<ToolName, ToolFunction>;
 
 /**
  * The tools as activity implementations, by the same names: each heartbeats while it runs, ends at
  * once when its activity is cancelled, and returns an error result instead of one too large for a
  * Temporal payload. The worker registers these.
  */
-export const TOOL_ACTIVITIES: Record<ToolName, ToolActivity> = {
-  read_file: toToolActivity('read_file', readFileTool),
-  execute_workflow: toToolActivity('execute_workflow', executeWorkflowTool),
-  save_output: toToolActivity('save_output', saveOutputTool),
-};
+export const TOOL_ACTIVITIES = Object.fromEntries(
+  TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, toToolActivity(tool.spec.name, tool.run)]),
+) as Record<ToolName, ToolActivity>;
 
 /** Runs the tool `name` with `args`; an unknown name gives `{success: false, error: 'Unknown tool: <name>'}`. */
 export async function executeTool(ctx: RuntimeContext, name: string, args: unknown): Promise<ToolResult> {

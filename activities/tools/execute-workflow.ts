@@ -5,9 +5,10 @@
  */
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
-import { executeWorkflowArgs } from '../../common/tool-schemas';
+import { EXECUTE_WORKFLOW } from '../../common/tools/execute-workflow';
 import { loadWorkflow, spellVariable } from '../../bundle/workflow-loader';
-import { parseToolArgs } from './parse-args';
+import type { ToolImplementation } from './activity-wrapper';
+import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';
 
 /**
@@ -17,7 +18,7 @@ import { toToolFailure } from './tool-failure';
  * or `{success: false, error}`.
  */
 export async function executeWorkflowTool(ctx: RuntimeContext, args: unknown): Promise<ToolResult> {
-  const parsed = parseToolArgs('execute_workflow', executeWorkflowArgs, args);
+  const parsed = parseArgsOf(EXECUTE_WORKFLOW, args);
   if (!parsed.ok) return { success: false, error: parsed.error };
   try {
     const workflow = await loadWorkflow(parsed.value.workflow_path, ctx);
@@ -39,3 +40,6 @@ export async function executeWorkflowTool(ctx: RuntimeContext, args: unknown): P
     return toToolFailure(error);
   }
 }
+
+/** `execute_workflow`: its definition and what runs it. */
+export const executeWorkflow: ToolImplementation = { spec: EXECUTE_WORKFLOW, run: executeWorkflowTool };

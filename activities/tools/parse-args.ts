@@ -3,6 +3,8 @@
  * it becomes an error message the model can act on (naming the field), never an exception.
  */
 import type { z } from 'zod';
+import { argsSchema } from '../../common/tool-definitions';
+import type { ArgsOf, ToolParameters, ToolSpecBase } from '../../common/tools/tool-spec';
 
 /** Either the typed arguments or a message that names what is wrong. */
 export type ParsedArgs<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -28,6 +30,11 @@ export function parseToolArgs<S extends z.ZodType>(tool: string, schema: S, args
     return `${field}: ${describeIssue(issue)}`;
   });
   return { ok: false, error: `Invalid arguments for ${tool}: ${problems.join('; ')}` };
+}
+
+/** `parseToolArgs` with the tool's own name and the schema built from its parameters. */
+export function parseArgsOf<P extends ToolParameters>(spec: ToolSpecBase<P>, args: unknown): ParsedArgs<ArgsOf<P>> {
+  return parseToolArgs(spec.name, argsSchema(spec), args);
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

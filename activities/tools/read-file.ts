@@ -4,12 +4,12 @@
  */
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
-import { readFileArgs } from '../../common/tool-schemas';
+import { READ_FILE } from '../../common/tools/read-file';
 import { guardRead, secretOptionsOf } from '../../bundle/path-guard';
 import { readTextFile } from '../../bundle/text-content';
 import { resolveVariables } from '../../bundle/variables';
-import type { ToolRunOptions } from './activity-wrapper';
-import { parseToolArgs } from './parse-args';
+import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
+import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';
 
 /**
@@ -23,7 +23,7 @@ import { toToolFailure } from './tool-failure';
  * never a result).
  */
 export async function readFileTool(ctx: RuntimeContext, args: unknown, options: ToolRunOptions = {}): Promise<ToolResult> {
-  const parsed = parseToolArgs('read_file', readFileArgs, args);
+  const parsed = parseArgsOf(READ_FILE, args);
   if (!parsed.ok) return { success: false, error: parsed.error };
   let realPath: string | undefined;
   try {
@@ -39,3 +39,6 @@ export async function readFileTool(ctx: RuntimeContext, args: unknown, options: 
     return toToolFailure(error, realPath);
   }
 }
+
+/** `read_file`: its definition and what runs it. */
+export const readFile: ToolImplementation = { spec: READ_FILE, run: readFileTool };

@@ -9,14 +9,14 @@
  */
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
-import { saveOutputArgs } from '../../common/tool-schemas';
+import { SAVE_OUTPUT } from '../../common/tools/save-output';
 import { SecurityViolationError } from '../../bundle/errors';
 import { guardWrite, isInside, protectedPathsOf, resolveRealPath } from '../../bundle/path-guard';
 import { secretOptionsOf } from '../../bundle/secret-files';
 import { resolveVariables } from '../../bundle/variables';
-import type { ToolRunOptions } from './activity-wrapper';
+import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
 import { writeFileAtomic } from './atomic-write';
-import { parseToolArgs } from './parse-args';
+import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';
 
 /**
@@ -32,7 +32,7 @@ import { toToolFailure } from './tool-failure';
  * thrown instead (a write already under way finishes, atomically).
  */
 export async function saveOutputTool(ctx: RuntimeContext, args: unknown, options: ToolRunOptions = {}): Promise<ToolResult> {
-  const parsed = parseToolArgs('save_output', saveOutputArgs, args);
+  const parsed = parseArgsOf(SAVE_OUTPUT, args);
   if (!parsed.ok) return { success: false, error: parsed.error };
   let realPath: string | undefined;
   try {
@@ -59,3 +59,6 @@ async function writeRootOf(realPath: string, writeRoots: string[]): Promise<stri
   if (holding.length === 0) throw new SecurityViolationError('outside-roots');
   return holding[0];
 }
+
+/** `save_output`: its definition and what runs it. */
+export const saveOutput: ToolImplementation = { spec: SAVE_OUTPUT, run: saveOutputTool };

@@ -1,6 +1,6 @@
 import { executeTool } from '../../../activities/tools/dispatch';
 import { TOOL_DEFINITIONS } from '../../../common/tool-definitions';
-import { TOOL_NAMES } from '../../../common/tool-names';
+import { TOOL_NAMES } from '../../../common/tools';
 import { makeFixture, type Fixture } from './fixture';
 
 let fx: Fixture;

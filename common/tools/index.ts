@@ -1,0 +1,42 @@
+/**
+ * The built-in tools, in the order the model sees them. Every other place that deals with tools
+ * (the workflow, approvals, the Web UI, the system prompt, the worker's activities) derives what it
+ * needs from these definitions and never names a tool. Pure data: the workflow imports it.
+ */
+import { ASK_QUESTION } from './ask-question';
+import { EXECUTE_WORKFLOW } from './execute-workflow';
+import { READ_FILE } from './read-file';
+import { SAVE_OUTPUT } from './save-output';
+import { TASK_COMPLETION } from './task-completion';
+import type { LoopToolSpec, ToolSpec } from './tool-spec';
+
+/** The tools that run as activities, one activity type each. */
+export const TOOL_SPECS = [READ_FILE, EXECUTE_WORKFLOW, SAVE_OUTPUT] as const;
+
+/** The loop-breaking tools, offered unless a session turns them off (`loopBreakers: false`). */
+export const LOOP_TOOL_SPECS = [ASK_QUESTION, TASK_COMPLETION] as const;
+
+export type ToolName = (typeof TOOL_SPECS)[number]['name'];
+export type LoopToolName = (typeof LOOP_TOOL_SPECS)[number]['name'];
+
+/** The names of the tools that run as activities; the workflow answers any other name as unknown. */
+export const TOOL_NAMES: readonly ToolName[] = TOOL_SPECS.map((spec) => spec.name);
+export const LOOP_TOOL_NAMES: readonly LoopToolName[] = LOOP_TOOL_SPECS.map((spec) => spec.name);
+
+/** The definition of the tool `name` among `specs` (by default the built-in ones), if there is one. */
+export function toolSpec(name: string, specs: readonly ToolSpec[] = TOOL_SPECS): ToolSpec | undefined {
+  return specs.find((spec) => spec.name === name);
+}
+
+/** The definition of the loop-breaking tool `name`, if it is one. */
+export function loopToolSpec(name: string, specs: readonly LoopToolSpec[] = LOOP_TOOL_SPECS): LoopToolSpec | undefined {
+  return specs.find((spec) => spec.name === name);
+}
+
+export function isToolName(name: string): name is ToolName {
+  return toolSpec(name) !== undefined;
+}
+
+export function isLoopToolName(name: string): name is LoopToolName {
+  return loopToolSpec(name) !== undefined;
+}

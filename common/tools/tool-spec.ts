@@ -1,0 +1,109 @@
+/**
+ * The shape of a tool definition. A tool is one object: its name, what the model is told, its
+ * parameters, whether it reads or writes, the argument that names its target, its activity's
+ * retry class and its rules in the system prompt. Everything else (the JSON schema the model sees,
+ * the argument check, the approval policy, local or normal activity, Web UI summaries, progress,
+ * previews, the prompt) is derived from it.
+ *
+ * Pure data: workflow code imports the definitions, and the workflow sandbox gives every session its
+ * own copy of each module it imports, so zod stays out (see session-input-schema.ts). The zod schema
+ * of the arguments is built from `parameters` on the worker (`argsSchema` in tool-definitions.ts).
+ */
+
+/** One parameter: a text or a free-form object, with what the model is told about it. */
+export type ToolParameter =
+  | { type: 'string'; description: string; /** Refuse the empty string. */ nonEmpty?: boolean; optional?: boolean }
+  | { type: 'object'; description: string; optional?: boolean };
+
+/** A tool's parameters, by argument name, in the order the model sees them. */
+export type ToolParameters = Readonly<Record<string, ToolParameter>>;
+
+type ValueOf<P extends ToolParameter> = P extends { type: 'string' } ? string : Record<string, unknown>;
+type RequiredKeys<P extends ToolParameters> = { [K in keyof P]: P[K] extends { optional: true } ? never : K }[keyof P];
+type OptionalKeys<P extends ToolParameters> = Exclude<keyof P, RequiredKeys<P>>;
+
+/** The checked arguments of a tool with parameters `P`. */
+export type ArgsOf<P extends ToolParameters> = { [K in RequiredKeys<P>]: ValueOf<P[K]> } & { [K in OptionalKeys<P>]?: ValueOf<P[K]> };
+
+/** What every tool definition has. */
+export interface ToolSpecBase<P extends ToolParameters = ToolParameters, N extends string = string> {
+  /** The name the model calls it by; also its activity type, which the Web UI shows. */
+  name: N;
+  /** What the tool does, told to the model. */
+  description: string;
+  parameters: P;
+  /**
+   * The argument a person recognises a call by (its path): Web UI summaries, approval previews,
+   * progress, tracing spans and pruned results show it.
+   */
+  target?: string;
+  /** Lines of the system prompt's "CRITICAL INSTRUCTIONS FOR TOOL USE", in the order of the tool list. */
+  promptRules: readonly string[];
+}
+
+/** A tool that runs as an activity of its own. */
+export interface ToolSpec<P extends ToolParameters = ToolParameters, N extends string = string> extends ToolSpecBase<P, N> {
+  /**
+   * `read`: no side effects, so it may run as a local activity and is repeated harmlessly. `write`:
+   * changes something, so it is always a normal activity and the approval policy `writes` covers it.
+   */
+  access: 'read' | 'write';
+  /**
+   * Timeouts and retries of its activity: `quick` (a few short retries; cheap to repeat but
+   * pointless to repeat often) or `persistent` (longer backoff: the result must not be lost).
+   */
+  retries: 'quick' | 'persistent';
+  /** The argument that carries what is written: summaries show its size, approvals its start. */
+  content?: string;
+}
+
+/**
+ * A tool that breaks the loop instead of acting: `question` ends the turn with a question for the
+ * user (their next message becomes the call's result), `completion` ends it with a summary. The
+ * workflow handles them itself; no activity runs. `target` names the argument holding the text.
+ */
+export interface LoopToolSpec<P extends ToolParameters = ToolParameters, N extends string = string> extends ToolSpecBase<P, N> {
+  loop: 'question' | 'completion';
+  target: string;
+}
+
+/** `target` and `content` must name parameters of the tool. */
+type NamesParameters<P extends ToolParameters> = { target?: keyof P & string; content?: keyof P & string };
+
+/** Declares a tool, keeping its name and parameters as literal types. */
+export function defineTool<const P extends ToolParameters, const N extends string>(spec: ToolSpec<P, N> & NamesParameters<P>): ToolSpec<P, N> {
+  return spec;
+}
+
+/** Declares a loop-breaking tool, keeping its name and parameters as literal types. */
+export function defineLoopTool<const P extends ToolParameters, const N extends string>(
+  spec: LoopToolSpec<P, N> & NamesParameters<P> & { target: keyof P & string },
+): LoopToolSpec<P, N> {
+  return spec;
+}
+
+/** `value` as an argument record: itself when it is a JSON object, else `{}`. */
+export function argumentRecord(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** A call's arguments as the model wrote them (JSON text), as a record (`{}` when they are not a JSON object). */
+export function parseArguments(text: string): Record<string, unknown> {
+  try {
+    return argumentRecord(JSON.parse(text));
+  } catch {
+    return {};
+  }
+}
+
+/** The value of `spec`'s target argument in `args`, when it is a string. */
+export function targetOf(spec: ToolSpecBase | undefined, args: Record<string, unknown>): string | undefined {
+  const value = spec?.target === undefined ? undefined : args[spec.target];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The value of `spec`'s content argument in `args`, when it is a string. */
+export function contentOf(spec: ToolSpec | undefined, args: Record<string, unknown>): string | undefined {
+  const value = spec?.content === undefined ? undefined : args[spec.content];
+  return typeof value === 'string' ? value : undefined;
+}

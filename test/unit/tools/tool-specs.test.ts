@@ -1,0 +1,211 @@
+/**
+ * The tool definitions (common/tools/) are the one place a tool is described. Each built-in one is
+ * consistent with itself and with its implementation; the model is sent exactly what it was sent
+ * before the definitions existed (tool-definitions.expected.json); and a made-up definition flows
+ * through definitions, argument checks, the approval policy, previews and Web UI summaries without
+ * any other code knowing it, which is what lets a built-in tool be added in its own files.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { TOOL_ACTIVITIES, TOOL_IMPLEMENTATIONS, TOOLS } from '../../../activities/tools/dispatch';
+import { parseArgsOf } from '../../../activities/tools/parse-args';
+import type { ToolCall } from '../../../common/messages';
+import { prunedToolMessage } from '../../../common/model-view';
+import { argsSchema, LOOP_TOOL_DEFINITIONS, toFunctionParameters, TOOL_DEFINITIONS, toolDefinition } from '../../../common/tool-definitions';
+import { isLoopToolName, isToolName, LOOP_TOOL_NAMES, LOOP_TOOL_SPECS, loopToolSpec, TOOL_NAMES, TOOL_SPECS, toolSpec } from '../../../common/tools';
+import { defineTool, type ToolSpec } from '../../../common/tools/tool-spec';
+import { parseAgent } from '../../../bundle/agent-parser';
+import { buildSystemPrompt } from '../../../bundle/system-prompt';
+import { policyCovers, previewOf } from '../../../workflows/approvals';
+import { toolSummary } from '../../../workflows/tool-calls';
+import { sourceAgent } from '../bundle/fixtures';
+
+const root = resolve(__dirname, '../../..');
+const call = (name: string, args: unknown): ToolCall => ({ id: 'c1', type: 'function', function: { name, arguments: JSON.stringify(args) } });
+
+describe('built-in tool definitions', () => {
+  test('the model is sent exactly what it was sent before the definitions existed', () => {
+    const expected: unknown = JSON.parse(readFileSync(join(__dirname, 'tool-definitions.expected.json'), 'utf8'));
+    expect(JSON.parse(JSON.stringify([...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS]))).toEqual(expected);
+    // Byte for byte, key order included.
+    expect(JSON.stringify([...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS])).toBe(JSON.stringify(expected));
+  });
+
+  test('names, lists and definitions agree; every name is unique', () => {
+    expect(TOOL_NAMES).toEqual(['read_file', 'execute_workflow', 'save_output']);
+    expect(LOOP_TOOL_NAMES).toEqual(['ask_question', 'task_completion']);
+    const all = [...TOOL_NAMES, ...LOOP_TOOL_NAMES];
+    expect(new Set(all).size).toBe(all.length);
+    for (const spec of TOOL_SPECS) {
+      expect(isToolName(spec.name) && !isLoopToolName(spec.name)).toBe(true);
+      expect(toolSpec(spec.name)).toBe(spec);
+    }
+    for (const spec of LOOP_TOOL_SPECS) {
+      expect(isLoopToolName(spec.name) && !isToolName(spec.name)).toBe(true);
+      expect(loopToolSpec(spec.name)).toBe(spec);
+    }
+    expect(toolSpec('constructor')).toBeUndefined();
+  });
+
+  test.each([...TOOL_SPECS, ...LOOP_TOOL_SPECS])('$name: its JSON schema is the one derived from its argument schema, and its target is a required string', (spec) => {
+    const sent = [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS].find((d) => d.function.name === spec.name)!;
+    expect(sent).toEqual(toolDefinition(spec));
+    expect(sent.function.parameters).toEqual(toFunctionParameters(argsSchema(spec)));
+    expect(sent.function.description).toBe(spec.description);
+    expect(Object.keys(sent.function.parameters.properties as object)).toEqual(Object.keys(spec.parameters));
+    if (spec.target !== undefined) {
+      const target = spec.parameters[spec.target as keyof typeof spec.parameters] as { type: string; optional?: boolean };
+      expect(target.type).toBe('string');
+      expect(target.optional).toBeUndefined();
+    }
+    expect(spec.promptRules.length).toBeGreaterThan(0);
+    for (const rule of spec.promptRules) expect(rule).toContain(spec.name);
+  });
+
+  test('access, retries and content: reads are quick and side-effect free, the write persists', () => {
+    expect(TOOL_SPECS.map((s) => [s.name, s.access, s.retries, s.target, 'content' in s ? s.content : undefined])).toEqual([
+      ['read_file', 'read', 'quick', 'file_path', undefined],
+      ['execute_workflow', 'read', 'quick', 'workflow_path', undefined],
+      ['save_output', 'write', 'persistent', 'file_path', 'content'],
+    ]);
+    expect(LOOP_TOOL_SPECS.map((s) => [s.name, s.loop, s.target])).toEqual([
+      ['ask_question', 'question', 'question'],
+      ['task_completion', 'completion', 'summary'],
+    ]);
+  });
+
+  test('each definition has its implementation and activity, in the same order', () => {
+    expect(TOOL_IMPLEMENTATIONS.map((t) => t.spec)).toEqual([...TOOL_SPECS]);
+    expect(Object.keys(TOOLS)).toEqual([...TOOL_NAMES]);
+    expect(Object.keys(TOOL_ACTIVITIES)).toEqual([...TOOL_NAMES]);
+  });
+
+  test('argument checks come from the definition and keep their messages', () => {
+    const [readFile, executeWorkflow, saveOutput] = TOOL_SPECS;
+    expect(parseArgsOf(readFile, { file_path: 3 })).toEqual({ ok: false, error: 'Invalid arguments for read_file: file_path: expected string, received number' });
+    expect(parseArgsOf(readFile, { file_path: '' })).toEqual({ ok: false, error: 'Invalid arguments for read_file: file_path: must not be empty' });
+    expect(parseArgsOf(saveOutput, { file_path: 'x' })).toEqual({ ok: false, error: 'Invalid arguments for save_output: content: required string is missing' });
+    expect(parseArgsOf(saveOutput, '{"file_path":"x","content":""}')).toEqual({ ok: true, value: { file_path: 'x', content: '' } });
+    expect(parseArgsOf(executeWorkflow, { workflow_path: 'w', user_input: [] })).toEqual({
+      ok: false,
+      error: 'Invalid arguments for execute_workflow: user_input: expected object, received array',
+    });
+    expect(parseArgsOf(executeWorkflow, { workflow_path: 'w' })).toEqual({ ok: true, value: { workflow_path: 'w' } });
+  });
+
+  test('the approval policy, previews, summaries and pruned results read the definitions', () => {
+    expect(TOOL_SPECS.filter((s) => policyCovers('writes', s.name)).map((s) => s.name)).toEqual(['save_output']);
+    expect(policyCovers('writes', 'no_such_tool')).toBe(false);
+    expect(toolSummary('read_file', { file_path: '{bundle-root}/config.yaml' })).toBe('read_file {bundle-root}/config.yaml');
+    expect(toolSummary('execute_workflow', { workflow_path: '{bundle-root}/w.yaml' })).toBe('execute_workflow {bundle-root}/w.yaml');
+    expect(toolSummary('save_output', { file_path: '{output_folder}/ui.md', content: 'x'.repeat(4300) })).toBe('save_output {output_folder}/ui.md (4.2 KB)');
+    expect(previewOf(call('save_output', { file_path: '{output_folder}/a.md', content: 'héllo' }), { output_folder: '/out' })).toEqual({
+      path: '/out/a.md',
+      preview: '6 bytes: héllo',
+    });
+    expect(previewOf(call('read_file', { file_path: '{x}/a' }), {})).toEqual({ path: '{x}/a', preview: '{"file_path":"{x}/a"}' });
+    const pruned = prunedToolMessage({ role: 'tool', tool_call_id: 'c1', content: '{"success":true}' }, call('execute_workflow', { workflow_path: 'w.yaml' }));
+    expect(JSON.parse(pruned.content).note).toMatch(/^This result of execute_workflow w\.yaml \(16 bytes\)/);
+  });
+
+  test('the system prompt carries each tool\'s rules in the order of the lists; loop rules only with loop breakers', () => {
+    const agent = parseAgent(sourceAgent(), 'agents/alex.md');
+    const prompt = buildSystemPrompt(agent);
+    const rules = [...TOOL_SPECS, ...LOOP_TOOL_SPECS].flatMap((s) => s.promptRules);
+    const positions = rules.map((rule) => prompt.indexOf(rule));
+    expect(positions.every((p) => p > 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    const without = buildSystemPrompt(agent, { loopBreakers: false });
+    for (const rule of LOOP_TOOL_SPECS.flatMap((s) => s.promptRules)) expect(without).not.toContain(rule);
+  });
+});
+
+describe('a made-up tool', () => {
+  const FETCH_URL = defineTool({
+    name: 'fetch_url',
+    description: 'Fetch a web page and return its text.',
+    parameters: {
+      url: { type: 'string', nonEmpty: true, description: 'The address to fetch.' },
+      headers: { type: 'object', optional: true, description: 'Extra request headers.' },
+    },
+    access: 'read',
+    target: 'url',
+    retries: 'quick',
+    promptRules: ['- To read a web page, call fetch_url with its address.'],
+  });
+  const POST_NOTE = defineTool({
+    name: 'post_note',
+    description: 'Post a note to the team channel.',
+    parameters: {
+      channel: { type: 'string', nonEmpty: true, description: 'Where to post.' },
+      body: { type: 'string', description: 'The note.' },
+    },
+    access: 'write',
+    target: 'channel',
+    content: 'body',
+    retries: 'persistent',
+    promptRules: ['- To tell the team, call post_note.'],
+  });
+  const specs: readonly ToolSpec[] = [...TOOL_SPECS, FETCH_URL, POST_NOTE];
+
+  test('flows through definitions, argument checks, the approval policy, previews and summaries', () => {
+    expect(toolDefinition(POST_NOTE)).toEqual({
+      type: 'function',
+      function: {
+        name: 'post_note',
+        description: 'Post a note to the team channel.',
+        parameters: {
+          type: 'object',
+          properties: { channel: { type: 'string', minLength: 1, description: 'Where to post.' }, body: { type: 'string', description: 'The note.' } },
+          required: ['channel', 'body'],
+        },
+      },
+    });
+    expect(toolDefinition(FETCH_URL).function.parameters).toMatchObject({ required: ['url'], properties: { headers: { type: 'object', additionalProperties: true } } });
+    expect(parseArgsOf(POST_NOTE, { channel: '' })).toEqual({
+      ok: false,
+      error: 'Invalid arguments for post_note: channel: must not be empty; body: required string is missing',
+    });
+    expect(policyCovers('writes', 'post_note', specs)).toBe(true);
+    expect(policyCovers('writes', 'fetch_url', specs)).toBe(false);
+    expect(policyCovers('writes', 'post_note')).toBe(false);
+    expect(toolSummary('post_note', { channel: '#team', body: 'hi' }, specs)).toBe('post_note #team (2 B)');
+    expect(toolSummary('fetch_url', { url: 'https://example.com' }, specs)).toBe('fetch_url https://example.com');
+    expect(previewOf(call('post_note', { channel: '#{team}', body: 'ship it' }), { team: 'core' }, specs)).toEqual({ path: '#core', preview: '7 bytes: ship it' });
+    expect(previewOf(call('fetch_url', { url: 'https://example.com' }), {}, specs)).toEqual({ path: 'https://example.com', preview: '{"url":"https://example.com"}' });
+  });
+});
+
+describe('workflow code', () => {
+  /** The modules a file imports at run time (type-only imports left out), followed through our own files. */
+  function runtimeImports(file: string, seen = new Set<string>()): Set<string> {
+    if (seen.has(file)) return seen;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/^(?:import|export)\s+(?!type\s)[^;]*?from\s+'([^']+)'/gms)) {
+      const spec = match[1]!;
+      if (!spec.startsWith('.')) {
+        seen.add(spec);
+        continue;
+      }
+      const base = resolve(dirname(file), spec);
+      const candidates = [`${base}.ts`, join(base, 'index.ts')];
+      const found = candidates.find((c) => readdirSync(dirname(c)).includes(c.slice(dirname(c).length + 1)));
+      if (found) runtimeImports(found, seen);
+    }
+    return seen;
+  }
+
+  test('names no tool in its per-tool code and brings no zod into the sandbox', () => {
+    // The walk does find zod where it is imported.
+    expect(runtimeImports(join(root, 'common/tool-definitions.ts')).has('zod')).toBe(true);
+    const imports = runtimeImports(join(root, 'workflows/index.ts'));
+    expect([...imports].filter((m) => m === 'zod' || m.startsWith('zod/'))).toEqual([]);
+    expect(imports.has(join(root, 'common/tools/index.ts'))).toBe(true);
+    const names = [...TOOL_NAMES, ...LOOP_TOOL_NAMES];
+    for (const file of ['tool-calls.ts', 'approvals.ts', 'turn.ts', 'activity-proxies.ts', 'session.ts']) {
+      const code = readFileSync(join(root, 'workflows', file), 'utf8');
+      for (const name of names) expect(`${file}: ${code.includes(name) ? name : ''}`).toBe(`${file}: `);
+    }
+  });
+});
