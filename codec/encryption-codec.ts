@@ -7,6 +7,10 @@
  * Keys: `LOOPWRIGHT_CODEC_KEY` (32 bytes, base64) or `LOOPWRIGHT_CODEC_KEY_FILE` (lines of
  * `<id>:<base64 key>`); new payloads use `LOOPWRIGHT_CODEC_KEY_ID`, else the last key of the file
  * (or `default` for a single key).
+ *
+ * A compressed payload inflates within a bound (DEFAULT_MAX_PAYLOAD_BYTES): decoding reads payloads
+ * from history and from the codec server's callers, and one that inflates past the bound is a
+ * compression bomb, refused with a ValueError before it can take the process's memory.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -20,6 +24,13 @@ const KEY_ID = 'encryption-key-id';
 const COMPRESSED = 'loopwright-compressed';
 /** Payloads larger than this are compressed before they are encrypted. */
 const COMPRESS_OVER_BYTES = 1024;
+
+/**
+ * Largest payload, in bytes, a compressed payload may inflate to (64 MiB): far above anything
+ * Temporal stores (2 MB per payload by default, and text compresses perhaps tenfold), far below
+ * what would hurt a worker or the codec server.
+ */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
 
 /** A named AES-256 key. */
 export interface CodecKey {
@@ -39,6 +50,8 @@ export class EncryptionCodec implements PayloadCodec {
   constructor(
     keys: readonly CodecKey[],
     private readonly currentId: string,
+    /** Largest payload a compressed one may inflate to. */
+    private readonly maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES,
   ) {
     if (keys.length === 0) throw new CodecConfigError('the payload codec needs at least one key');
     this.keys = new Map(keys.map((k) => [k.id, k.key]));
@@ -81,9 +94,21 @@ export class EncryptionCodec implements PayloadCodec {
       } catch {
         throw new ValueError(`Cannot decrypt a payload with key "${id}": the key is not the one it was encrypted with (or the payload was altered)`);
       }
-      if (payload.metadata?.[COMPRESSED]) plain = inflateRawSync(plain);
+      if (payload.metadata?.[COMPRESSED]) plain = this.inflate(plain, id);
       return temporal.api.common.v1.Payload.decode(plain) as Payload;
     });
+  }
+
+  /** `data` inflated, refusing to produce more than `maxPayloadBytes` (zlib stops there, holding no more). */
+  private inflate(data: Buffer, id: string): Buffer {
+    try {
+      return inflateRawSync(data, { maxOutputLength: this.maxPayloadBytes });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+        throw new ValueError(`Cannot decode a payload encrypted with key "${id}": it inflates past the limit of ${this.maxPayloadBytes} bytes (a compression bomb?)`);
+      }
+      throw new ValueError(`Cannot decode a payload encrypted with key "${id}": its compressed data is corrupt (${(err as Error).message})`);
+    }
   }
 }
 

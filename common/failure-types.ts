@@ -76,8 +76,11 @@ export const MODEL_UNPROCESSABLE = 'ModelUnprocessable';
  */
 export const MODEL_CONTEXT_LENGTH_EXCEEDED = 'ModelContextLengthExceeded';
 /**
- * The reply is larger than the activity may return (DEFAULT_MAX_REPLY_BYTES unless configured).
- * Non-retryable: the call was paid for, and a repeat would pay again for a likely similar reply.
+ * The reply is larger than the activity may return (DEFAULT_MAX_REPLY_BYTES unless configured), or
+ * the HTTP body the server sent passed the reply-body limit as it was read, decoded
+ * (DEFAULT_MAX_REPLY_BODY_BYTES unless configured; a compression bomb or a body that never ends).
+ * `details[0]` names the limit and the bytes seen. Non-retryable: the call was paid for, and a
+ * repeat would pay again for a likely similar reply.
  */
 export const MODEL_REPLY_TOO_LARGE = 'ModelReplyTooLarge';
 /** Anything else thrown while calling the model (a bug or an unknown client error). Retryable. */

@@ -17,6 +17,21 @@ export const DEFAULT_MODEL = 'gpt-4o-mini';
 export const DEFAULT_MAX_REPLY_BYTES = 1_000_000;
 
 /**
+ * How many times the reply limit an HTTP body from the model server may be, as read: decoded bytes
+ * (after gzip, deflate or brotli), counted as they arrive. The body carries the reply's JSON framing,
+ * escapes (`\uXXXX` for non-ASCII text is up to twice the UTF-8 size) and usage besides the message,
+ * so it is allowed more than the message; anything past it is a runaway or a compression bomb.
+ */
+export const REPLY_BODY_FACTOR = 4;
+
+/**
+ * Largest HTTP body the model activities read from the model server (4 MB by default: the reply
+ * limit times REPLY_BODY_FACTOR). The read stops and the request is aborted as soon as a body passes
+ * it, so a compressed reply that inflates to gigabytes costs the worker a few MB.
+ */
+export const DEFAULT_MAX_REPLY_BODY_BYTES = DEFAULT_MAX_REPLY_BYTES * REPLY_BODY_FACTOR;
+
+/**
  * Longest reply, in tokens, a model call asks for unless the session says otherwise: room for a long
  * document (about 6,000 words), and a stop for a model that runs away.
  */
@@ -155,4 +170,8 @@ export interface ModelFailureDetails {
   contextWindow?: number | null;
   /** On a context-length failure: the prompt tokens the server counted, when it said. */
   promptTokens?: number | null;
+  /** On a reply-too-large failure: the limit that was passed, in bytes. */
+  limitBytes?: number;
+  /** On a reply-too-large failure: the bytes read (decoded) or measured when the limit was passed. */
+  receivedBytes?: number;
 }

@@ -36,4 +36,6 @@ export interface RecordedRequest {
   status: number | null;
   /** Prompt tokens by the project's estimate (`estimatePromptTokens` of the messages and tools); 0 for a body that is not JSON. */
   promptTokens: number;
+  /** Decoded bytes of a `bomb` or `endless` reply the server produced (for an endless one, until the client hung up). */
+  bodyBytes?: number;
 }

@@ -4,7 +4,8 @@
  * asked to pass for llama.cpp, `GET /props` on 127.0.0.1; answers each chat-completion request with
  * the next scripted step (or a responder's choice), records every request, and notices when a
  * client gives up on one. Like a real server it can have a context window and an output limit
- * (limits.ts), counted with the project's token estimate.
+ * (limits.ts), counted with the project's token estimate; like a hostile one it can answer with a
+ * compression bomb or a body that never ends (bombs.ts).
  */
 import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -21,14 +22,15 @@ import {
   propsBody,
   type FakeLimits,
 } from './limits';
+import { sendBomb } from './bombs';
 import { buildCompletion, buildErrorBody, faultHeaders, type IdCounters } from './response-bodies';
 import type { Responder, Step } from './steps';
 
 export type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
 export { isSummaryRequest } from './limits';
 export type { ContextErrorStyle, FakeLimits } from './limits';
-export { delay, drop, fault, hang, raw, text, toolCalls } from './steps';
-export type { FakeToolCall, FaultOptions, ReplyOptions, Responder, Step } from './steps';
+export { bomb, DEFAULT_BOMB_BYTES, delay, drop, endless, fault, hang, raw, text, toolCalls } from './steps';
+export type { BombEncoding, FakeToolCall, FaultOptions, ReplyOptions, Responder, Step } from './steps';
 
 /** Model the server names in `/v1/models` and in replies to requests that name none. */
 export const FAKE_MODEL = 'loopwright-fake-model';
@@ -337,6 +339,10 @@ class FakeOpenAIServer implements FakeOpenAI {
         return;
       case 'hang':
         // Nothing to do: the response stays open until the client aborts or close() runs.
+        return;
+      case 'bomb':
+      case 'endless':
+        sendBomb(step, res, record, { 'x-request-id': `req_fake_${record.index + 1}` });
         return;
     }
   }

@@ -89,8 +89,32 @@ export interface RawStep {
   headers: Record<string, string>;
 }
 
+/** Content encodings a bomb can be sent in (Node's fetch decodes each of them transparently). */
+export type BombEncoding = 'gzip' | 'deflate' | 'br';
+
+/**
+ * A reply body that is small on the wire and `inflatedBytes` long once decoded: the start of a
+ * chat-completion JSON object whose content never ends, compressed with `encoding` (bombs.ts).
+ */
+export interface BombStep {
+  kind: 'bomb';
+  encoding: BombEncoding;
+  inflatedBytes: number;
+  status: number;
+}
+
+/**
+ * A chunked reply body that never ends (the start of a chat-completion JSON object, then content
+ * forever), plain or compressed, sent as fast as the client reads it until it disconnects.
+ */
+export interface EndlessStep {
+  kind: 'endless';
+  encoding: BombEncoding | 'identity';
+  status: number;
+}
+
 /** What the server does with one request. */
-export type Step = TextStep | ToolCallsStep | FaultStep | DelayStep | DropStep | HangStep | RawStep;
+export type Step = TextStep | ToolCallsStep | FaultStep | DelayStep | DropStep | HangStep | RawStep | BombStep | EndlessStep;
 
 /** Decides the reply to a request dynamically; `index` is the request's 0-based position. */
 export type Responder = (request: RecordedRequest, index: number) => Step | Promise<Step>;
@@ -128,4 +152,17 @@ export function hang(): HangStep {
 /** Reply with exactly this status, body (a string goes out as is) and headers. */
 export function raw(status: number, body: unknown, headers: Record<string, string> = {}): RawStep {
   return { kind: 'raw', status, body, headers };
+}
+
+/** Default decoded size of a `bomb`: 256 MiB, a few hundred KB on the wire with gzip. */
+export const DEFAULT_BOMB_BYTES = 256 * 1024 * 1024;
+
+/** Reply with a compression bomb (see BombStep); `status` 200 unless given. */
+export function bomb(encoding: BombEncoding, options: { inflatedBytes?: number; status?: number } = {}): BombStep {
+  return { kind: 'bomb', encoding, inflatedBytes: options.inflatedBytes ?? DEFAULT_BOMB_BYTES, status: options.status ?? 200 };
+}
+
+/** Reply with a body that never ends (see EndlessStep); `identity` and status 200 unless given. */
+export function endless(options: { encoding?: EndlessStep['encoding']; status?: number } = {}): EndlessStep {
+  return { kind: 'endless', encoding: options.encoding ?? 'identity', status: options.status ?? 200 };
 }

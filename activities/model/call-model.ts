@@ -3,7 +3,8 @@
  * OpenAI-compatible server through the official `openai` client, for the model's view of the
  * transcript), `summarizeContext` (summarize-context.ts) and `describeModel` (describe-model.ts). The client's own retries are off: Temporal's retry policy decides, fed
  * by `classifyModelError`. The activity heartbeats while it waits and hands its cancellation signal
- * to the request, so an interrupt or a cancelled workflow aborts the HTTP call.
+ * to the request, so an interrupt or a cancelled workflow aborts the HTTP call. The client reads
+ * through a fetch that bounds every body (reply-limit.ts) and logs through a logger that redacts.
  */
 import type { Span } from '@opentelemetry/api';
 import { Context, log } from '@temporalio/activity';
@@ -15,10 +16,12 @@ import { viewMessages } from '../../common/model-view';
 import { estimatePromptTokens } from '../../common/token-estimate';
 import { inActivitySpan } from '../activity-span';
 import { buildRequest } from './build-request';
+import { redactingLogger, type ClientLogger } from './client-logger';
 import { checkApiKey, requestCompletion, type ChatCompletionsClient } from './completion';
 import { createDescribeModel } from './describe-model';
 import { badRequest, checkInput, inputSchema, refInputSchema } from './input-check';
 import { resolveModelConfig, type ModelConfigInput } from './model-config';
+import { limitedFetch, type Fetch } from './reply-limit';
 import { createSummarizeContext } from './summarize-context';
 import { templateSafeMessages } from './template-safety';
 import { TranscriptCache, type TranscriptPageSource } from './transcript-cache';
@@ -34,6 +37,10 @@ export interface ModelClientConfig {
   maxRetries: 0;
   /** Client-side request timeout in ms, when configured. */
   timeout: number | undefined;
+  /** The fetch to make requests with: its bodies stop at the reply-body limit (`maxReplyBodyBytes`). */
+  fetch: Fetch;
+  /** Where the client's own logs go (OPENAI_LOG): the console, with the key redacted in every encoding. */
+  logger: ClientLogger;
 }
 
 /** Builds the client from the resolved settings (default: the official `openai` client). */
@@ -79,6 +86,8 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     baseURL: config.baseURL,
     maxRetries: 0,
     timeout: config.requestTimeoutMs,
+    fetch: limitedFetch(config.maxReplyBodyBytes),
+    logger: redactingLogger(config.secrets),
   });
   const transcripts = options.transcriptSource
     ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env))
@@ -189,5 +198,7 @@ function defaultClientFactory(config: ModelClientConfig): ChatCompletionsClient 
     baseURL: config.baseURL,
     maxRetries: config.maxRetries,
     ...(config.timeout !== undefined ? { timeout: config.timeout } : {}),
+    fetch: config.fetch,
+    logger: config.logger,
   });
 }

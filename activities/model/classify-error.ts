@@ -19,6 +19,7 @@ import {
   MODEL_PERMISSION_DENIED,
   MODEL_QUOTA_EXCEEDED,
   MODEL_RATE_LIMITED,
+  MODEL_REPLY_TOO_LARGE,
   MODEL_REQUEST_TIMEOUT,
   MODEL_SERVER_ERROR,
   MODEL_TIMEOUT,
@@ -28,6 +29,7 @@ import {
   type ModelFailureType,
 } from '../../common/model-call';
 import { redactSecrets, redactUrl, secretsOfUrl } from './redact';
+import { replyBodyTooLarge } from './reply-limit';
 import { retryAfterMs } from './retry-after';
 
 /** What the classifier knows about the call besides the error. */
@@ -85,6 +87,20 @@ export function classifyModelError(error: unknown, context: ClassifyContext = {}
   const baseURL = context.baseURL ? redactUrl(context.baseURL) : undefined;
   const where = baseURL ? ` at ${baseURL}` : '';
 
+  // Before the connection errors: an error body over the limit reaches us as a fetch failure.
+  const tooLarge = replyBodyTooLarge(error);
+  if (tooLarge) {
+    return failure(
+      MODEL_REPLY_TOO_LARGE,
+      `The model server${where} answered ${tooLarge.status} with a reply body over the limit of ${tooLarge.limitBytes} bytes ` +
+        `(${tooLarge.receivedBytes} bytes read, decoded); the request was aborted and is not retried, since a repeat would likely ` +
+        'be as large. A server that compresses a runaway reply, or never ends one, sends this; the limit is maxReplyBodyBytes ' +
+        '(LOOPWRIGHT_MAX_REPLY_BODY_BYTES).',
+      true,
+      { ...emptyDetails(), status: tooLarge.status, limitBytes: tooLarge.limitBytes, receivedBytes: tooLarge.receivedBytes },
+      redact,
+    );
+  }
   if (error instanceof APIUserAbortError) {
     // Aborted, but not by our cancellation signal: treat it as a lost connection and try again.
     return failure(MODEL_CONNECTION_ERROR, `The model request${where} was aborted unexpectedly; it will be retried.`, false, emptyDetails(), redact);

@@ -1,18 +1,21 @@
 /**
  * One chat-completion request, as every model activity makes it: heartbeating while it waits, the
- * activity's cancellation handed to the HTTP call, the reply normalised and size-checked, and any
- * error turned into the failure Temporal should act on (classify-error.ts).
+ * activity's cancellation handed to the HTTP call, the reply normalised, cleared of the worker's
+ * secrets and size-checked, and any error turned into the failure Temporal should act on
+ * (classify-error.ts). The reply body itself is bounded as it is read (reply-limit.ts, through the
+ * client's fetch).
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolDefinition } from '../../common/messages';
-import { DEFAULT_MAX_REPLY_BYTES, MODEL_AUTH_ERROR } from '../../common/model-call';
+import { MODEL_AUTH_ERROR } from '../../common/model-call';
 import { classifyModelError } from './classify-error';
 import { startHeartbeat } from './heartbeat';
 import { noDetails } from './input-check';
 import type { ResolvedModelConfig } from './model-config';
 import { checkReplySize, normalizeReply, type NormalizedReply } from './normalize-response';
+import { redactReply } from './redact-reply';
 
 /** The part of the openai client the activities use; tests may supply their own. */
 export interface ChatCompletionsClient {
@@ -59,9 +62,9 @@ export async function requestCompletion(client: ChatCompletionsClient, config: R
   const started = performance.now();
   try {
     const raw = await client.chat.completions.create(request.body, { signal: context.cancellationSignal });
-    const reply = normalizeReply(raw, { messages: request.messages, tools: request.tools });
+    const reply = redactReply(normalizeReply(raw, { messages: request.messages, tools: request.tools }), config.secrets);
     // A reply too large to record would be requested again on every retry, each one paid for.
-    checkReplySize(reply.message, DEFAULT_MAX_REPLY_BYTES);
+    checkReplySize(reply.message, config.maxReplyBytes);
     if (reply.usageFixed) {
       context.metricMeter
         .createCounter('loopwright_model_usage_fixed', 'fields', 'Usage fields of model replies that were not sane numbers and were replaced')
@@ -70,7 +73,7 @@ export async function requestCompletion(client: ChatCompletionsClient, config: R
     return { reply, durationMs: Math.round(performance.now() - started) };
   } catch (err) {
     const failure = classifyModelError(err, {
-      secrets: [config.apiKey],
+      secrets: config.secrets,
       model,
       baseURL: config.baseURL,
       signal: context.cancellationSignal,

@@ -2,11 +2,14 @@
  * The `describeModel` activity: the model's context window as the server reports it, so the
  * session can plan compaction for the window it really has. Never fails: a server that says
  * nothing (or cannot be reached) gives `contextWindow: null` and a `source` saying why. Asks, in
- * order: llama.cpp's `GET /props`; `GET <baseURL>/models/<model>`; `GET <baseURL>/models`.
+ * order: llama.cpp's `GET /props`; `GET <baseURL>/models/<model>`; `GET <baseURL>/models`. Each body
+ * is read within the reply-body limit (reply-limit.ts), as the model call's are.
  */
 import type { DescribeModelInput, ModelDescription } from '../../common/model-call';
 import { isOpenAIServer } from './build-request';
 import { PLACEHOLDER_API_KEY, type ResolvedModelConfig } from './model-config';
+import { redactSecrets } from './redact';
+import { limitedFetch, type Fetch } from './reply-limit';
 
 /** Timeout of each request. */
 export const DESCRIBE_TIMEOUT_MS = 5_000;
@@ -19,25 +22,29 @@ type Fetched = { ok: true; json: unknown } | { ok: false; reachable: boolean; re
 
 /** Create the `describeModel` activity. */
 export function createDescribeModel(config: ResolvedModelConfig, timeoutMs = DESCRIBE_TIMEOUT_MS): (input: DescribeModelInput) => Promise<ModelDescription> {
+  const fetch = limitedFetch(config.maxReplyBodyBytes);
   return async (input) => {
     const model = input?.model ?? config.defaultModel;
+    let description: ModelDescription;
     try {
-      return await describe(config, model, timeoutMs);
+      description = await describe(config, model, timeoutMs, fetch);
     } catch (err) {
       // Never fails: an unknown window only means the session's default is used.
-      return { model, contextWindow: null, source: `could not ask the server (${err instanceof Error ? err.message : String(err)})` };
+      description = { model, contextWindow: null, source: `could not ask the server (${err instanceof Error ? err.message : String(err)})` };
     }
+    // The source quotes errors, which may quote what the server sent.
+    return { ...description, source: redactSecrets(description.source, config.secrets) };
   };
 }
 
-async function describe(config: ResolvedModelConfig, model: string, timeoutMs: number): Promise<ModelDescription> {
+async function describe(config: ResolvedModelConfig, model: string, timeoutMs: number, fetch: Fetch): Promise<ModelDescription> {
   if (isOpenAIServer(config.baseURL)) return { model, contextWindow: null, source: 'OpenAI does not report it' };
   const base = config.baseURL!.replace(/\/+$/, '');
   const origin = base.replace(/\/v1$/, '');
   const basePath = new URL(base).pathname.replace(/\/+$/, '');
   const headers: Record<string, string> = { accept: 'application/json' };
   if (config.apiKey !== PLACEHOLDER_API_KEY) headers.authorization = `Bearer ${config.apiKey}`;
-  const get = (url: string): Promise<Fetched> => getJson(url, headers, timeoutMs);
+  const get = (url: string): Promise<Fetched> => getJson(fetch, url, headers, timeoutMs);
   const results: Fetched[] = [];
 
   const props = await get(`${origin}/props`);
@@ -72,7 +79,7 @@ async function describe(config: ResolvedModelConfig, model: string, timeoutMs: n
 }
 
 /** GET `url` and parse its JSON; never throws. */
-async function getJson(url: string, headers: Record<string, string>, timeoutMs: number): Promise<Fetched> {
+async function getJson(fetch: Fetch, url: string, headers: Record<string, string>, timeoutMs: number): Promise<Fetched> {
   let response: Response;
   try {
     response = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });

@@ -1,10 +1,11 @@
 /**
  * Settings of the model activity, layered from least to most specific: defaults, environment
- * (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `LOOPWRIGHT_MODEL`, `LOOPWRIGHT_LOG_PAYLOADS`), then the
- * options the worker passes. Validated once, when the worker builds its activities.
+ * (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `LOOPWRIGHT_MODEL`, `LOOPWRIGHT_LOG_PAYLOADS`,
+ * `LOOPWRIGHT_MAX_REPLY_BYTES`, `LOOPWRIGHT_MAX_REPLY_BODY_BYTES`), then the options the worker
+ * passes. Validated once, when the worker builds its activities.
  */
 import { z } from 'zod';
-import { DEFAULT_MODEL } from '../../common/model-call';
+import { DEFAULT_MAX_REPLY_BYTES, DEFAULT_MODEL, REPLY_BODY_FACTOR } from '../../common/model-call';
 
 /** Heartbeat cadence while a model call is in flight, unless the activity's heartbeat timeout asks for faster. */
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
@@ -19,6 +20,11 @@ const OPENAI_HOST = 'api.openai.com';
 export interface ResolvedModelConfig {
   /** Key to send; the placeholder when the server needs none. Never logged. */
   apiKey: string;
+  /**
+   * What must never leave the activity, in any encoding (redact.ts): the key, unless it is the
+   * placeholder, which is no secret and would mangle replies that say "not needed".
+   */
+  secrets: string[];
   /** True when no key was configured and the server is OpenAI's own: every call fails with a clear message. */
   missingApiKey: boolean;
   /** Base URL of an OpenAI-compatible server; undefined means OpenAI's. */
@@ -29,6 +35,10 @@ export interface ResolvedModelConfig {
   requestTimeoutMs: number | undefined;
   /** Log messages and replies (LOOPWRIGHT_LOG_PAYLOADS=1). */
   logPayloads: boolean;
+  /** Largest reply message returned, as JSON in UTF-8 bytes (DEFAULT_MAX_REPLY_BYTES). */
+  maxReplyBytes: number;
+  /** Largest HTTP body read from the model server, decoded (REPLY_BODY_FACTOR times `maxReplyBytes`). */
+  maxReplyBodyBytes: number;
 }
 
 /** Inputs of `resolveModelConfig`: the worker's options, then the environment for what they leave out. */
@@ -39,6 +49,10 @@ export interface ModelConfigInput {
   heartbeatIntervalMs?: number;
   requestTimeoutMs?: number;
   logPayloads?: boolean;
+  /** Largest reply message returned (default DEFAULT_MAX_REPLY_BYTES; LOOPWRIGHT_MAX_REPLY_BYTES). */
+  maxReplyBytes?: number;
+  /** Largest HTTP body read from the model server, decoded (default REPLY_BODY_FACTOR x maxReplyBytes; LOOPWRIGHT_MAX_REPLY_BODY_BYTES). */
+  maxReplyBodyBytes?: number;
 }
 
 /** A setting of the model activity is invalid; the message names it. */
@@ -57,6 +71,8 @@ const configSchema = z.object({
   heartbeatIntervalMs: z.number().int().positive(),
   requestTimeoutMs: z.number().int().positive().optional(),
   logPayloads: z.boolean(),
+  maxReplyBytes: z.number().int().positive(),
+  maxReplyBodyBytes: z.number().int().positive().optional(),
 });
 
 /** Names shown in errors, so the operator knows which setting to fix. */
@@ -67,6 +83,8 @@ const SETTING_NAMES: Record<string, string> = {
   heartbeatIntervalMs: 'heartbeatIntervalMs',
   requestTimeoutMs: 'requestTimeoutMs',
   logPayloads: 'logPayloads (LOOPWRIGHT_LOG_PAYLOADS)',
+  maxReplyBytes: 'maxReplyBytes (LOOPWRIGHT_MAX_REPLY_BYTES)',
+  maxReplyBodyBytes: 'maxReplyBodyBytes (LOOPWRIGHT_MAX_REPLY_BODY_BYTES)',
 };
 
 /** Combine options and environment into validated settings; throws ModelConfigError naming the bad setting. */
@@ -78,6 +96,8 @@ export function resolveModelConfig(options: ModelConfigInput = {}, env: NodeJS.P
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
     requestTimeoutMs: options.requestTimeoutMs,
     logPayloads: options.logPayloads ?? env.LOOPWRIGHT_LOG_PAYLOADS === '1',
+    maxReplyBytes: options.maxReplyBytes ?? numberFrom(env.LOOPWRIGHT_MAX_REPLY_BYTES) ?? DEFAULT_MAX_REPLY_BYTES,
+    maxReplyBodyBytes: options.maxReplyBodyBytes ?? numberFrom(env.LOOPWRIGHT_MAX_REPLY_BODY_BYTES),
   };
   const parsed = configSchema.safeParse(candidate);
   if (!parsed.success) {
@@ -90,17 +110,26 @@ export function resolveModelConfig(options: ModelConfigInput = {}, env: NodeJS.P
   const needsKey = config.baseURL === undefined || new URL(config.baseURL).hostname === OPENAI_HOST;
   return {
     apiKey: config.apiKey ?? PLACEHOLDER_API_KEY,
+    secrets: config.apiKey !== undefined && config.apiKey !== PLACEHOLDER_API_KEY ? [config.apiKey] : [],
     missingApiKey: config.apiKey === undefined && needsKey,
     baseURL: config.baseURL,
     defaultModel: config.defaultModel,
     heartbeatIntervalMs: config.heartbeatIntervalMs,
     requestTimeoutMs: config.requestTimeoutMs,
     logPayloads: config.logPayloads,
+    maxReplyBytes: config.maxReplyBytes,
+    maxReplyBodyBytes: config.maxReplyBodyBytes ?? config.maxReplyBytes * REPLY_BODY_FACTOR,
   };
 }
 
 function hasCredentials(url: URL): boolean {
   return url.username !== '' || url.password !== '';
+}
+
+/** A number setting from the environment; anything that is not one fails validation by name. */
+function numberFrom(value: string | undefined): number | undefined {
+  const text = nonEmpty(value);
+  return text === undefined ? undefined : Number(text);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

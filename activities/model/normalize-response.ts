@@ -130,7 +130,7 @@ export function checkReplySize(message: AssistantMessage, limitBytes: number): v
   // Bytes, not string length: history limits are on encoded payloads, and non-ASCII text counts more.
   const bytes = Buffer.byteLength(JSON.stringify(message), 'utf8');
   if (bytes <= limitBytes) return;
-  const details: ModelFailureDetails = { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
+  const details: ModelFailureDetails = { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null, limitBytes, receivedBytes: bytes };
   throw ApplicationFailure.create({
     type: MODEL_REPLY_TOO_LARGE,
     message:

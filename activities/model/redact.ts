@@ -1,33 +1,58 @@
 /**
- * Keeping secrets out of failure messages and logs. Model servers echo parts of a bad key back
- * ("Incorrect API key provided: sk-proj-****abcd"), and failures are stored in workflow history,
- * so every text that leaves the model activity goes through here.
+ * Keeping secrets out of failure messages, logs and replies. Model servers echo parts of a bad key
+ * back ("Incorrect API key provided: sk-proj-****abcd"), sometimes whole and encoded (base64 of the
+ * request's `Authorization` header, percent- or JSON-escaped; secret-forms.ts finds those), and
+ * failures and replies are stored in workflow history, so every text that leaves the model activity
+ * goes through here.
  */
+import { replaceSpans, secretSpans } from './secret-forms';
+
+export { MIN_SECRET_LENGTH } from './secret-forms';
 
 const REDACTED = '[redacted]';
 
-/** Shortest configured secret we replace literally; shorter strings would mangle ordinary words. */
-const MIN_SECRET_LENGTH = 4;
+/**
+ * Credential headers and fields a server may quote from the request (`authorization: Bearer ...`,
+ * `"x-api-key": "..."`, `api_key=...`), with an optional quote (JSON-escaped too) around the name
+ * and before the value, and an optional auth scheme. The value ends at white space, a quote, a
+ * backslash or a separator. No two adjacent quantifiers match the same characters, so a match
+ * attempt is linear in the white space it crosses.
+ */
+const CREDENTIAL_FIELD =
+  /\b(proxy-authorization|authorization|x-api-key|api-key|x-goog-api-key|x-auth-token|x-amz-security-token|api_key|apikey|access_token|client_secret)((?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?)((?:(?:bearer|basic|token|apikey|digest)[ \t]+)?)[^\s"'\\,;&]+/gi;
+
+/** Cookies, whose values hold `;` and `=`: everything up to the line's end or a closing quote. */
+const COOKIE_FIELD = /\b(set-cookie|cookie)((?:\\?["'])?[ \t]*:[ \t]*(?:\\?["'])?)[^\s"\\][^\r\n"\\]*/gi;
 
 /**
- * Replace each given secret, anything shaped like an OpenAI key, bearer tokens, and the userinfo
- * (`user:pass@`) of any URL in the text. The patterns are linear: no nested or overlapping
- * quantifiers, so a hostile server message cannot make redaction slow.
+ * Replace each given secret in every form it may be quoted in (secret-forms.ts), anything shaped
+ * like an OpenAI key, bearer tokens, credential headers and fields quoted from a request, and the
+ * userinfo (`user:pass@`) of any URL in the text. For failures and logs, where a server's own words
+ * are quoted: linear patterns only (no nested or overlapping quantifiers), so a hostile server
+ * message cannot make redaction slow.
  */
 export function redactSecrets(text: string, secrets: readonly (string | undefined)[] = []): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret && secret.length >= MIN_SECRET_LENGTH) out = out.split(secret).join(REDACTED);
-  }
   return (
-    out
+    redactKnownSecrets(text, secrets)
       .replace(/\bsk-[A-Za-z0-9_*.-]{4,}/g, `sk-${REDACTED}`)
-      .replace(/\bBearer\s+[^\s"',]+/gi, `Bearer ${REDACTED}`)
+      .replace(/\bBearer\s+[^\s"',\\]+/gi, `Bearer ${REDACTED}`)
+      .replace(CREDENTIAL_FIELD, `$1$2$3${REDACTED}`)
+      .replace(COOKIE_FIELD, `$1$2${REDACTED}`)
       // Credentials of URLs we were not told about (a proxy, a redirect) and passwords too short to
       // be listed as secrets, up to the authority's last '@' as URL parsers read it. The run stops
       // at '/', so it never reaches past the next '://' and each character is scanned at most twice.
       .replace(/:\/\/[^\s/?#]+@/g, `://${REDACTED}@`)
   );
+}
+
+/**
+ * Replace only the given secrets, in every form they may be quoted in. For the model's replies: they
+ * are the conversation, where a pattern for key-like text or headers would mangle ordinary answers
+ * (an example `curl -H "Authorization: Bearer $KEY"`), while the worker's own key has no place in them.
+ */
+export function redactKnownSecrets(text: string, secrets: readonly (string | undefined)[] = []): string {
+  const listed = secrets.filter((s): s is string => typeof s === 'string');
+  return replaceSpans(text, secretSpans(text, listed), REDACTED);
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * `loopwright codec-server`: serve the payload codec's decode endpoint for the Web UI and the
- * `temporal` CLI, with the keys the environment configures.
+ * `temporal` CLI, with the keys the environment configures. `LOOPWRIGHT_CODEC_MAX_BODY_BYTES`
+ * changes the largest request body it reads (16 MiB).
  */
 import { codecFromEnv } from '../../codec/encryption-codec';
 import { startCodecServer } from '../../codec/codec-server';
@@ -24,9 +25,18 @@ export async function codecServerCommand(options: CodecServerOptions, out: Comma
     host: options.host,
     ...(options.origin?.length ? { origins: options.origin } : {}),
     ...(process.env.LOOPWRIGHT_CODEC_TOKEN ? { token: process.env.LOOPWRIGHT_CODEC_TOKEN } : {}),
+    ...maxBodyFromEnv(process.env.LOOPWRIGHT_CODEC_MAX_BODY_BYTES),
   });
   out.log(`Codec server on ${server.url} (POST /decode, /encode). In the Web UI: Settings → Codec Server → ${server.url}`);
   await new Promise<void>((resolve) => onSignalGracefully(() => resolve()));
   await server.close();
   return 0;
+}
+
+/** `LOOPWRIGHT_CODEC_MAX_BODY_BYTES` as the server's option; a value that is not a positive whole number is a usage error. */
+function maxBodyFromEnv(raw: string | undefined): { maxBodyBytes?: number } {
+  if (raw === undefined || raw.trim() === '') return {};
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new UsageError(`LOOPWRIGHT_CODEC_MAX_BODY_BYTES must be a positive whole number of bytes, got "${raw}"`);
+  return { maxBodyBytes: value };
 }

@@ -1,7 +1,9 @@
 /**
  * No secret anywhere: an API key that the model server echoes back in every field of its error,
- * and credentials put into OPENAI_BASE_URL, appear in no workflow history, no worker log and no
- * byte of the Temporal server's database files.
+ * encoded every way a server may (base64 and base64url at each byte offset, hex, percent- and
+ * JSON-escaped, inside quoted request headers), in error bodies and in a reply, and credentials put
+ * into OPENAI_BASE_URL, appear in no encoding in any workflow history (payloads decoded), worker log
+ * (the openai client's own debug log included) or byte of the Temporal server's database files.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,11 +12,12 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
-import { fault, type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
+import { fault, type FakeOpenAI, raw, startFakeOpenAI, text } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { BIN } from '../e2e/cli-runner';
 import { spawnSync } from 'node:child_process';
+import { echoesOf, encodedLeaks, historyWithPayloads } from './encoded-forms';
 
 jest.setTimeout(120_000);
 
@@ -45,8 +48,9 @@ afterAll(async () => {
   fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
+/** Every secret found in `text`, in any encoding (encoded-forms.ts). */
 function secretsIn(text: string): string[] {
-  return [API_KEY, URL_USER, URL_PASSWORD].filter((secret) => text.includes(secret));
+  return encodedLeaks(text, [API_KEY, URL_USER, URL_PASSWORD]);
 }
 
 test('secrets: an echoed API key and base-URL credentials reach no history, log or database file', async () => {
@@ -73,6 +77,8 @@ test('secrets: an echoed API key and base-URL credentials reach no history, log 
     OPENAI_BASE_URL: fake.baseURL,
     OPENAI_API_KEY: API_KEY,
     LOOPWRIGHT_LOG_LEVEL: 'DEBUG',
+    // The openai client's own log, replies and error bodies included.
+    OPENAI_LOG: 'debug',
   });
   // The server echoes the key in the message, the type and the code, on a retried and a final error.
   const echo = { error: { message: `Incorrect API key provided: ${API_KEY}`, type: API_KEY, code: API_KEY } };
@@ -85,13 +91,31 @@ test('secrets: an echoed API key and base-URL credentials reach no history, log 
   await expect(session.send('again')).resolves.toMatchObject({ success: true });
   // The key did reach the model server: it is a real key that must not leak.
   expect(fake.requests[0]!.hasAuthorization).toBe(true);
+
+  // Now echoed encoded: in a retried error, in a final error that is not JSON, and in a reply.
+  const echoes = echoesOf(API_KEY);
+  const encoded = { error: { message: `Incorrect API key provided. Request headers: ${echoes.join('; ')}`, type: echoes[2], code: echoes[6] } };
+  fake.enqueue(
+    fault(500, { body: encoded }),
+    raw(400, `Bad request from ${echoes.join('\n')}`, { 'content-type': 'text/plain' }),
+    text(`You sent: ${echoes.join(' | ')}`, { model: echoes[1] }),
+  );
+  await expect(session.send('encoded')).resolves.toMatchObject({ status: 'failed' });
+  const echoed = await session.send('echo it');
+  expect(echoed).toMatchObject({ success: true });
+  expect(echoed.response).toContain('You sent: ');
+  expect(echoed.response).toContain('[redacted]');
   await session.end();
   await session.result();
 
-  const history = historyToJSON(await session.workflow.fetchHistory());
+  const history = historyWithPayloads(historyToJSON(await session.workflow.fetchHistory()));
+  // The search itself finds what it looks for, in every encoding echoed.
+  expect(echoes.every((echo) => secretsIn(echo).length > 0)).toBe(true);
   expect(secretsIn(history)).toEqual([]);
   await worker.kill('SIGTERM');
   expect(secretsIn(worker.output())).toEqual([]);
+  // The openai client did log the replies and error bodies (OPENAI_LOG), through the redacting logger.
+  expect(worker.output()).toContain('response parsed');
   await server.stop();
   for (const file of fs.readdirSync(stateDir)) {
     const bytes = fs.readFileSync(path.join(stateDir, file)).toString('latin1');

@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL } from '../../../common/model-call';
+import { DEFAULT_MAX_REPLY_BODY_BYTES, DEFAULT_MAX_REPLY_BYTES, DEFAULT_MODEL } from '../../../common/model-call';
 import {
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   ModelConfigError,
@@ -50,6 +50,8 @@ describe('resolveModelConfig', () => {
     [{ baseURL: 'ftp://host/v1' }, 'baseURL (OPENAI_BASE_URL)'],
     [{ heartbeatIntervalMs: 0 }, 'heartbeatIntervalMs'],
     [{ requestTimeoutMs: -1 }, 'requestTimeoutMs'],
+    [{ maxReplyBytes: 0 }, 'maxReplyBytes (LOOPWRIGHT_MAX_REPLY_BYTES)'],
+    [{ maxReplyBodyBytes: 1.5 }, 'maxReplyBodyBytes (LOOPWRIGHT_MAX_REPLY_BODY_BYTES)'],
   ])('resolveModelConfig: %j fails naming %s', (options, name) => {
     expect(() => resolveModelConfig(options, {})).toThrow(ModelConfigError);
     expect(() => resolveModelConfig(options, {})).toThrow(`Invalid model setting ${name}`);
@@ -67,4 +69,22 @@ test('resolveModelConfig: a base URL with credentials is refused without echoing
   expect(message).toContain('must not hold credentials');
   expect(message).not.toContain('s3cretPass');
   expect(message).not.toContain('alice');
+});
+
+describe('resolveModelConfig: reply limits and secrets', () => {
+  it('resolveModelConfig: the reply limit is 1 MB and the body limit four times it, unless set', () => {
+    expect(resolveModelConfig({}, {})).toMatchObject({ maxReplyBytes: DEFAULT_MAX_REPLY_BYTES, maxReplyBodyBytes: DEFAULT_MAX_REPLY_BODY_BYTES });
+    expect(resolveModelConfig({}, { LOOPWRIGHT_MAX_REPLY_BYTES: '2000' })).toMatchObject({ maxReplyBytes: 2000, maxReplyBodyBytes: 8000 });
+    expect(resolveModelConfig({}, { LOOPWRIGHT_MAX_REPLY_BYTES: '2000', LOOPWRIGHT_MAX_REPLY_BODY_BYTES: '3000' })).toMatchObject({ maxReplyBytes: 2000, maxReplyBodyBytes: 3000 });
+    expect(resolveModelConfig({ maxReplyBodyBytes: 5 }, { LOOPWRIGHT_MAX_REPLY_BODY_BYTES: '3000' }).maxReplyBodyBytes).toBe(5);
+  });
+
+  it('resolveModelConfig: a limit in the environment that is not a number fails naming it', () => {
+    expect(() => resolveModelConfig({}, { LOOPWRIGHT_MAX_REPLY_BODY_BYTES: 'lots' })).toThrow('Invalid model setting maxReplyBodyBytes (LOOPWRIGHT_MAX_REPLY_BODY_BYTES)');
+  });
+
+  it('resolveModelConfig: the key is the secret to redact; the placeholder is none', () => {
+    expect(resolveModelConfig({ apiKey: 'sk-real-key' }, {}).secrets).toEqual(['sk-real-key']);
+    expect(resolveModelConfig({ baseURL: 'http://127.0.0.1:8080/v1' }, {}).secrets).toEqual([]);
+  });
 });

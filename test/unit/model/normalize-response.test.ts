@@ -105,7 +105,7 @@ describe('checkReplySize', () => {
     expect(NON_RETRYABLE_MODEL_FAILURES).toContain(MODEL_REPLY_TOO_LARGE);
     expect(failure.message).toContain(`The model reply is ${bytes} bytes, over the limit of ${bytes - 1} bytes`);
     expect(failure.details).toEqual([
-      { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null } satisfies ModelFailureDetails,
+      { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null, limitBytes: bytes - 1, receivedBytes: bytes } satisfies ModelFailureDetails,
     ]);
   });
 
