@@ -13,7 +13,7 @@ import type { ToolCall } from '../../../common/messages';
 import { prunedToolMessage } from '../../../common/model-view';
 import { argsSchema, LOOP_TOOL_DEFINITIONS, toFunctionParameters, TOOL_DEFINITIONS, toolDefinition } from '../../../common/tool-definitions';
 import { isLoopToolName, isToolName, LOOP_TOOL_NAMES, LOOP_TOOL_SPECS, loopToolSpec, TOOL_NAMES, TOOL_SPECS, toolSpec } from '../../../common/tools';
-import { defineTool, type ToolSpec } from '../../../common/tools/tool-spec';
+import { defineTool, type ToolSpec, type ToolSpecBase } from '../../../common/tools/tool-spec';
 import { parseAgent } from '../../../bundle/agent-parser';
 import { buildSystemPrompt } from '../../../bundle/system-prompt';
 import { policyCovers, previewOf } from '../../../workflows/approvals';
@@ -47,7 +47,7 @@ describe('built-in tool definitions', () => {
     expect(toolSpec('constructor')).toBeUndefined();
   });
 
-  test.each([...TOOL_SPECS, ...LOOP_TOOL_SPECS])('$name: its JSON schema is the one derived from its argument schema, and its target is a required string', (spec) => {
+  test.each<ToolSpecBase>([...TOOL_SPECS, ...LOOP_TOOL_SPECS])('$name: its JSON schema is the one derived from its argument schema, and its target is a required string', (spec) => {
     const sent = [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS].find((d) => d.function.name === spec.name)!;
     expect(sent).toEqual(toolDefinition(spec));
     expect(sent.function.parameters).toEqual(toFunctionParameters(argsSchema(spec)));
