@@ -30,6 +30,7 @@ import { readFileTool } from '../../activities/tools/read-file';
 import { saveOutputTool } from '../../activities/tools/save-output';
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
+import { mulberry32, type Rng } from '../support/prng';
 
 const SEED = Number(process.env.LOOPWRIGHT_FUZZ_SEED ?? 0x5a4d);
 const CASES = Number(process.env.LOOPWRIGHT_FUZZ_CASES ?? 300);
@@ -72,17 +73,6 @@ const SEGMENTS = [
   'canary.txt', 'a%2e%2e', '..\\..', '…', 'ḟile.md', ' ', '.x.md.123.0123456789ab.tmp', 'n'.repeat(300),
 ];
 
-type Rng = () => number;
-function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)];
 
 /** Folders a bundle loader might start from or descend into, and files it might read there. */

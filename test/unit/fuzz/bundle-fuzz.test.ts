@@ -19,6 +19,7 @@ import { loadWorkflow } from '../../../bundle/workflow-loader';
 import type { RuntimeContext } from '../../../common/runtime-context';
 import { makeTempDir, sourceAgent, writeTree } from '../bundle/fixtures';
 import { CORPUS as CORPUS_ROOT, corpusPresent } from '../../support/corpus';
+import { mulberry32, type Rng } from '../../support/prng';
 
 const SEED = Number(process.env.LOOPWRIGHT_FUZZ_SEED ?? 0x5eed);
 const CASES = Number(process.env.LOOPWRIGHT_FUZZ_CASES ?? 300);
@@ -28,19 +29,6 @@ const CASE_BOUND_MS = 2000;
 const CORPUS = path.join(CORPUS_ROOT, 'v6.0.0-alpha.5/bmad');
 const corpusHere = corpusPresent('bundle fuzz, corpus subject', ['v6.0.0-alpha.5/bmad']);
 
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-type Rng = () => number;
 const int = (rng: Rng, n: number) => Math.floor(rng() * n);
 const pick = <T>(rng: Rng, items: readonly T[]): T => items[int(rng, items.length)];
 
