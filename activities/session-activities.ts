@@ -13,6 +13,10 @@ import type { AgentDefinition } from '../bundle/agent-schema';
 import { initializeAgent } from '../bundle/initialize-agent';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
 import { TOOL_ACTIVITIES } from './tools/dispatch';
+import { checkCustomTools, type CustomTool } from './tools/custom-tool';
+import { createListTools, type McpToolLister } from './list-tools';
+import { createCallMcpTool, type McpToolCaller } from './call-mcp-tool';
+import { defaultMcpPool } from './mcp/default-pool';
 import { createLoadTranscriptPage, queryTranscriptSource } from './transcript-source';
 
 /** Settings of the activities a worker registers. */
@@ -26,13 +30,26 @@ export interface ActivitiesOptions {
    * through it (createWorker supplies one). Without it only the first-version `callModel` works.
    */
   client?: Client;
+  /** Custom tools (`defineTool`), each registered as an activity under its name and offered to every session. */
+  tools?: readonly CustomTool[];
+  /**
+   * Where MCP tools are listed and called: by default a pool of connections of this worker
+   * (`McpPool`), opened when a session first needs a server and closed when idle; false for none.
+   */
+  mcp?: McpConnections | false;
 }
+
+/** What the MCP activities need of a connection pool. */
+export type McpConnections = McpToolLister & McpToolCaller;
 
 /** Create the activities of a session, keyed by the names the workflow schedules (and the Web UI shows). */
 export function createActivities(options: ActivitiesOptions = {}): SessionActivities {
   const source = options.client ? queryTranscriptSource(options.client) : undefined;
   const { callModel, callModelV2, summarizeContext, describeModel } = createModelActivities({ ...options.model, transcriptSource: source });
   const maxReadBytes = options.maxReadBytes ?? readMaxBytesFromEnv();
+  const custom = options.tools ?? [];
+  checkCustomTools(custom);
+  const mcp = options.mcp === false ? undefined : (options.mcp ?? defaultMcpPool());
   return {
     async initializeAgent(input: InitializeAgentActivityInput): Promise<InitializeResult> {
       try {
@@ -65,8 +82,15 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
       : async () => {
           throw ApplicationFailure.nonRetryable('This worker cannot read session transcripts: create its activities with a client', 'LoopwrightWorkerMisconfigured');
         },
-    // One activity type per tool, registered under the tool's name.
+    listTools: createListTools({ custom, ...(mcp ? { mcp } : {}) }),
+    callMcpTool: mcp
+      ? createCallMcpTool(mcp, { secrets: modelSecrets(options.model) })
+      : async () => {
+          throw ApplicationFailure.nonRetryable('This worker has no MCP support (created with mcp: false)', 'LoopwrightWorkerMisconfigured');
+        },
+    // One activity type per tool, registered under the tool's name; custom tools likewise.
     ...TOOL_ACTIVITIES,
+    ...Object.fromEntries(custom.map((tool) => [tool.name, tool.activity])),
   };
 }
 
@@ -95,4 +119,10 @@ function readMaxBytesFromEnv(): number | undefined {
     throw new Error(`LOOPWRIGHT_MAX_READ_BYTES must be a positive whole number of bytes, got "${raw}"`);
   }
   return value;
+}
+
+/** The model API key, which no tool result may show. */
+function modelSecrets(model: ModelActivityOptions | undefined): string[] {
+  const key = model?.apiKey ?? process.env.OPENAI_API_KEY;
+  return typeof key === 'string' && key.length >= 8 ? [key] : [];
 }

@@ -8,6 +8,7 @@ import type { Worker } from '@temporalio/worker';
 import type { ActivitiesOptions } from '../activities/session-activities';
 import { onExitCleanup } from './exit-on-signal';
 import type { TemporalSession } from './temporal-session';
+import { closeDefaultMcpPool } from '../activities/mcp/default-pool';
 
 /** Identity prefix of workers that live only as long as one command; they do not count as "a worker is polling". */
 export const EPHEMERAL_WORKER_PREFIX = 'loopwright-cli-';
@@ -67,6 +68,7 @@ export async function startInProcessWorker(
         await running;
       } finally {
         unregister();
+        await closeDefaultMcpPool();
         await connection.close();
         // The worker's last spans leave now, not when the batch timer would have sent them.
         await flushTracing();

@@ -1,4 +1,5 @@
 import type { ToolResult } from './messages';
+import type { ListToolsInput, ListToolsResult, McpCallInput } from './offered-tools';
 import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from './model-call';
 import type { RuntimeContext } from './runtime-context';
 import type { InitializeResult } from './session-types';
@@ -57,4 +58,8 @@ export interface SessionActivities extends Record<ToolName, ToolActivityFunction
   summarizeContext(input: SummarizeInput): Promise<SummarizeResult>;
   /** The model's context window as the server reports it (never fails). */
   describeModel(input: DescribeModelInput): Promise<ModelDescription>;
+  /** The tools a session offers: built-in, the worker's custom tools and its MCP servers' tools, after the allow-list. */
+  listTools(input: ListToolsInput): Promise<ListToolsResult>;
+  /** One call of an MCP server's tool. */
+  callMcpTool(input: McpCallInput): Promise<ToolResult>;
 }

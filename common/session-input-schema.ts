@@ -102,6 +102,39 @@ const prices: Check = (value, field) => {
   return undefined;
 };
 
+/** A map of strings to strings (an MCP server's `env` or `headers`). */
+const stringMap: Check = (value, field) => {
+  const problem = plainObject(value, field);
+  if (problem) return problem;
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    const p = string()(item, `${field}.${key}`);
+    if (p) return p;
+  }
+  return undefined;
+};
+
+const MCP_COMMON = { alwaysAllow: optional(stringList), disabled: optional(boolean), timeout: optional(integer(1)) };
+
+/** MCP servers by name: each a command (stdio) or a URL (streamable HTTP), as in `.mcp.json`. */
+const mcpServers: Check = (value, field) => {
+  const problem = plainObject(value, field);
+  if (problem) return problem;
+  for (const [name, server] of Object.entries(value as Record<string, unknown>)) {
+    const where = `${field}.${name}`;
+    if (!/^[A-Za-z0-9_-]{1,40}$/.test(name) || name.includes('__')) return `${where}: a server name takes letters, digits, _ and - (at most 40, no "__")`;
+    const p = plainObject(server, where);
+    if (p) return p;
+    const record = server as Record<string, unknown>;
+    const check =
+      record.url !== undefined
+        ? object({ type: optional(oneOf('http', 'streamable-http')), url: string(true), headers: optional(stringMap), ...MCP_COMMON }, true)
+        : object({ type: optional(oneOf('stdio')), command: string(true), args: optional(lineList), env: optional(stringMap), cwd: optional(string(true)), ...MCP_COMMON }, true);
+    const q = check(server, where);
+    if (q) return q;
+  }
+  return undefined;
+};
+
 const policy: Check = (value, field) => (Array.isArray(value) ? stringList(value, field) : oneOf('none', 'writes', 'all')(value, field));
 
 const SESSION_INPUT = object(
@@ -123,6 +156,10 @@ const SESSION_INPUT = object(
     timeouts: optional(object({ modelCall: optional(duration), modelHeartbeat: optional(duration), tool: optional(duration) }, true)),
     approval: optional(object({ policy: optional(policy), timeout: optional(duration), onTimeout: optional(oneOf('approve', 'deny')) }, true)),
     loopBreakers: optional(boolean),
+    tools: optional(stringList),
+    mcpServers: optional(mcpServers),
+    projectMcpConfig: optional(boolean),
+    allowTools: optional(stringList),
     searchAttributes: optional(boolean),
     branchFrom: optional(object({ workflowId: string(true), runId: string(true), to: integer(1), hash: string(true), turns: integer(0) }, true)),
     iterationWarning: optional(fraction),

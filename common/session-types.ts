@@ -1,3 +1,4 @@
+import type { McpServerConfig } from './offered-tools';
 import type { ChatMessage, SystemMessage, TokenUsage, ToolDefinition } from './messages';
 import type { ModelSettings } from './model-call';
 import type { ModelView } from './model-view';
@@ -106,6 +107,18 @@ export interface SessionInput {
   approval?: ApprovalSettings;
   /** Offer the model `ask_question` and `task_completion` (default true). */
   loopBreakers?: boolean;
+  /**
+   * The tools the model is offered, by name or pattern (`*` for any run of characters, e.g.
+   * `github__*` for every tool of the MCP server `github`); default: the agent's `tools:` in
+   * bundle.yaml, else every built-in, custom and MCP tool the worker has.
+   */
+  tools?: string[];
+  /** MCP servers of this session, added to (and winning over) the project's `.mcp.json`. */
+  mcpServers?: Record<string, McpServerConfig>;
+  /** Read the project's `.mcp.json` (default true). */
+  projectMcpConfig?: boolean;
+  /** MCP tools that run without approval, by name or pattern (`server__*`); read-only ones never wait. */
+  allowTools?: string[];
   /** Tell the model once when this share of the turn's iterations is used (default 0.8; 0 turns it off). */
   iterationWarning?: number;
   /** End a turn `stuck` when the same call fails with the same error this many times (default 3). */
@@ -279,6 +292,17 @@ export interface AgentSummary {
   commands: { cmd: string; description: string }[];
 }
 
+/** One tool a session offers, as `state.tools` and `loopwright tools` show it. */
+export interface OfferedToolSummary {
+  name: string;
+  kind: 'builtin' | 'custom' | 'mcp';
+  access: 'read' | 'write';
+  /** Every call waits for a human yes, whatever the approval policy. */
+  approval?: 'required';
+  /** For MCP tools: the server. */
+  server?: string;
+}
+
 /** A tool call being executed right now. */
 export interface RunningTool {
   id: string;
@@ -300,6 +324,8 @@ export interface SessionState {
   runningTools: RunningTool[];
   /** Tool calls waiting for approval (`approve` / `deny` updates). */
   pendingApprovals: PendingApproval[];
+  /** The tools the session offers, as listed when it started (absent in sessions recorded before tools were listed). */
+  tools?: OfferedToolSummary[];
   /** The question the model asked, when the session waits for its answer. */
   pendingQuestion?: PendingQuestion;
   usage: TokenUsage;

@@ -7,6 +7,7 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import type { SessionActivities } from '../common/activity-types';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
+import type { CustomTool } from '../activities/tools/custom-tool';
 import { resolveWorkerSizing, sizingOptions, type WorkerSizing } from './worker-sizing';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
 import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from './workflow-bundle';
@@ -20,6 +21,8 @@ export interface CreateWorkerOptions {
   /** Ready-made activities (tests); otherwise built from `activityOptions`. */
   activities?: SessionActivities;
   activityOptions?: ActivitiesOptions;
+  /** Custom tools (`defineTool`) offered to every session of this worker (added to `activityOptions.tools`). */
+  tools?: readonly CustomTool[];
   /**
    * A pre-built workflow bundle (tests bundle once per file); otherwise the one `npm run build`
    * prebuilt into dist/, or, running from the sources, one bundled from workflows/ at start-up.
@@ -60,7 +63,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...(dataConverter ? { dataConverter } : {}),
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...code,
-    activities: options.activities ?? createActivities({ client, ...options.activityOptions }),
+    activities:
+      options.activities ??
+      createActivities({ client, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] }),
     // Heartbeats carry cancellation to a running model call; sending them at least every second
     // means an interrupt aborts the HTTP request within about a second.
     maxHeartbeatThrottleInterval: '1 second',

@@ -13,7 +13,9 @@
 export { createWorker, bundlerLogger, type CreateWorkerOptions } from './create-worker';
 export { WORKFLOWS_PATH, prebuiltWorkflowBundle } from './workflow-bundle';
 export { resolveWorkerSizing, sizingOptions, WorkerSizingError, type WorkerSizing } from './worker-sizing';
-export { createActivities, type ActivitiesOptions } from '../activities/session-activities';
+export { createActivities, type ActivitiesOptions, type McpConnections } from '../activities/session-activities';
+export { defineTool, ToolError, CustomToolError, type CustomTool, type CustomToolOptions, type ToolContext } from '../activities/tools/custom-tool';
+export { LoopwrightPlugin, type LoopwrightPluginOptions } from './plugin';
 export { dataConverterFromEnv } from '../codec/encryption-codec';
 export {
   tracingFromEnv,

@@ -12,6 +12,8 @@ import {
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { SessionActivities, ToolActivityFunction } from '../common/activity-types';
+import type { ListToolsInput, ListToolsResult, McpCallInput } from '../common/offered-tools';
+import type { ToolResult } from '../common/messages';
 import type { SessionTimeouts } from '../common/session-types';
 import { TOOL_SPECS } from '../common/tools';
 
@@ -23,6 +25,12 @@ export type SessionActivityStubs = ActivityInterfaceFor<
   tools: Readonly<Record<string, ActivityFunctionWithOptions<ToolActivityFunction>>>;
   /** The read-only tools (`access: 'read'`) as local activities: run in the worker that runs the workflow task, no round trip through the server. */
   localReads: Readonly<Record<string, LocalActivityFunctionWithOptions<ToolActivityFunction>>>;
+  /** The activity of a custom tool (registered under the tool's name), by its retry class; `local` for a read run as a local activity. */
+  customTool(name: string, retries: 'quick' | 'persistent', local: boolean): ActivityFunctionWithOptions<ToolActivityFunction> | LocalActivityFunctionWithOptions<ToolActivityFunction>;
+  /** Lists the tools a session offers (built-in, custom, MCP), at start, on continue-as-new and on demand. */
+  listTools: ActivityFunctionWithOptions<(input: ListToolsInput) => Promise<ListToolsResult>>;
+  /** Calls one tool of an MCP server. */
+  callMcpTool: ActivityFunctionWithOptions<(input: McpCallInput) => Promise<ToolResult>>;
 };
 
 /** Build the stubs for one session. */
@@ -74,6 +82,37 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
   });
+  // A custom tool is an activity named like the tool; a worker without it answers NotFoundError,
+  // which no retry on the same task queue would cure soon, so the call fails at once with a result
+  // that says so (see tool-calls.ts).
+  const notRegistered = { nonRetryableErrorTypes: ['NotFoundError'] };
+  const customQuick = proxyActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
+  });
+  const customLocal = proxyLocalActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
+  });
+  const customPersistent = proxyActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8, ...notRegistered },
+  });
+  // Listing starts MCP servers (a stdio server may first be installed by npx): allow minutes, heartbeat.
+  const listing = proxyActivities<Pick<SessionActivities, 'listTools'>>({
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
+  });
+  // An MCP call has its own per-call timeout on the worker (the server's `timeout`, default 60 s);
+  // the activity's bounds it from outside. A server that cannot be started is retried briefly.
+  const mcp = proxyActivities<Pick<SessionActivities, 'callMcpTool'>>({
+    startToCloseTimeout: (timeouts.tool ?? '10 minutes') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
+  });
   // proxyActivities returns a Proxy with no own keys, so pick the stubs by name (a spread would copy nothing).
   return {
     initializeAgent: init.initializeAgent,
@@ -84,5 +123,8 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     loadTranscriptPage: transcript.loadTranscriptPage,
     tools: Object.fromEntries(TOOL_SPECS.map((spec) => [spec.name, (spec.retries === 'persistent' ? persistent : quick)[spec.name]!])),
     localReads: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.access === 'read').map((spec) => [spec.name, localQuick[spec.name]!])),
+    customTool: (name, retries, local) => (local ? customLocal[name]! : (retries === 'persistent' ? customPersistent : customQuick)[name]!),
+    listTools: listing.listTools,
+    callMcpTool: mcp.callMcpTool,
   };
 }

@@ -7,8 +7,9 @@ import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow'
 import { BAD_INPUT } from '../common/failure-types';
 import type { ToolCall } from '../common/messages';
 import type { ApprovalPolicy, PendingApproval, SessionInput, SessionState } from '../common/session-types';
-import { toolSpec } from '../common/tools';
-import { contentOf, parseArguments, targetOf, type ToolSpec } from '../common/tools/tool-spec';
+import { offeredOf, type SessionTool } from '../common/offered-tools';
+import { TOOL_SPECS, toolSpec } from '../common/tools';
+import { contentOf, parseArguments, targetOf } from '../common/tools/tool-spec';
 import { utf8Length } from '../common/transcript';
 import { approveUpdate, denyUpdate } from './definitions';
 import type { ApprovalDecision, TurnControls } from './turn';
@@ -21,6 +22,8 @@ export interface ApprovalHost {
   limit(): number;
   /** The session's variables, to show paths with them filled in. */
   variables(): Record<string, string>;
+  /** The tools the session offers (built-in definitions and offered tools). */
+  tools(): readonly SessionTool[];
   refreshDetails(): void;
 }
 
@@ -54,9 +57,9 @@ export function approvalControls(host: ApprovalHost): TurnControls {
     maxRepeatedFailures: input.maxRepeatedFailures ?? 3,
     loopBreakers: input.loopBreakers !== false,
     interactive: !input.oneShot,
-    needsApproval: (call) => policyCovers(approval.policy, call.function.name),
+    needsApproval: (call) => policyCovers(approval.policy, call.function.name, host.tools()),
     requestApproval: async (call) => {
-      const pending: PendingApproval = { callId: call.id, tool: call.function.name, ...previewOf(call, host.variables()), since: Date.now() };
+      const pending: PendingApproval = { callId: call.id, tool: call.function.name, ...previewOf(call, host.variables(), host.tools()), since: Date.now() };
       state.pendingApprovals = [...state.pendingApprovals, pending];
       state.status = 'waiting_for_approval';
       host.refreshDetails();
@@ -79,10 +82,13 @@ export function approvalSettings(input: SessionInput): { policy: ApprovalPolicy;
 }
 
 /** Whether `policy` makes a call of `tool` wait for a human yes; `writes` covers the tools with `access: 'write'`. */
-export function policyCovers(policy: ApprovalPolicy, tool: string, specs?: readonly ToolSpec[]): boolean {
+export function policyCovers(policy: ApprovalPolicy, tool: string, specs: readonly SessionTool[] = TOOL_SPECS): boolean {
+  const spec = toolSpec(tool, specs);
+  // A tool offered with `approval: 'required'` (an MCP tool not marked read-only) always waits.
+  if (offeredOf(spec)?.approval === 'required') return true;
   if (policy === 'none') return false;
   if (policy === 'all') return true;
-  if (policy === 'writes') return toolSpec(tool, specs)?.access === 'write';
+  if (policy === 'writes') return spec?.access === 'write';
   return policy.includes(tool);
 }
 
@@ -90,7 +96,7 @@ export function policyCovers(policy: ApprovalPolicy, tool: string, specs?: reado
  * The target (a path, with known variables filled in) and a short preview of a call, for the
  * person approving it: the start of what a write writes, else the arguments as they came.
  */
-export function previewOf(call: ToolCall, variables: Record<string, string>, specs?: readonly ToolSpec[]): { path?: string; preview: string } {
+export function previewOf(call: ToolCall, variables: Record<string, string>, specs: readonly SessionTool[] = TOOL_SPECS): { path?: string; preview: string } {
   const spec = toolSpec(call.function.name, specs);
   const args = parseArguments(call.function.arguments);
   const raw = targetOf(spec, args);

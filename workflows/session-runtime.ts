@@ -7,6 +7,7 @@ import type { InitializeResult, SessionInput, SessionState } from '../common/ses
 import type { HashedTranscript } from '../common/transcript';
 import type { SessionActivityStubs } from './activity-proxies';
 import type { ManagedModel } from './model-calls';
+import type { SessionToolSet } from './tool-calls';
 
 export interface SessionRuntime {
   readonly input: SessionInput;
@@ -18,6 +19,8 @@ export interface SessionRuntime {
   readonly maxIterations: number;
   /** The agent, tools and runtime context, once initialised. */
   init: Omit<InitializeResult, 'messages'> | undefined;
+  /** The tools offered beyond the built-in ones and how to run them (built-in only until listed). */
+  toolSet: SessionToolSet;
   /** Context management and budgets, once initialised (sessions recorded before them have none). */
   managed: ManagedModel | undefined;
   /** Initialisation (or the carried transcript) is complete: turns may run. */

@@ -29,6 +29,7 @@ import type { PendingTurn, SessionInput, SessionResult, SessionState, TurnResult
 import { HashedTranscript, utf8Length } from '../common/transcript';
 import { sessionInputProblem } from '../common/session-input-schema';
 import { isLoopToolName } from '../common/tools';
+import { BUILT_IN_TOOL_SET, refreshSessionTools } from './session-tools';
 import { sessionActivities } from './activity-proxies';
 import { approvalControls } from './approvals';
 import { carriedTurns, continuedSession, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
@@ -109,6 +110,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     activities,
     maxIterations,
     init: undefined,
+    toolSet: BUILT_IN_TOOL_SET,
     managed: undefined,
     ready: false,
     busy: false,
@@ -161,7 +163,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
 
   // Human in the loop: approvals, the turn's (extendable) limit, the model's pending question.
   const controls: TurnControls | undefined = humanLoop
-    ? approvalControls({ input, state, limit: () => rt.turnLimit, variables: () => rt.init?.context.variables ?? {}, refreshDetails })
+    ? approvalControls({ input, state, limit: () => rt.turnLimit, variables: () => rt.init?.context.variables ?? {}, tools: () => rt.toolSet.tools, refreshDetails })
     : undefined;
   installControlHandlers(rt, snapshot);
 
@@ -204,6 +206,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
               transcript,
               tools: input.loopBreakers === false ? ready.tools.filter((t) => !isLoopToolName(t.function.name)) : ready.tools,
               context: ready.context,
+              toolSet: rt.toolSet,
               maxIterations,
               model: input.model,
               transcriptRef,
@@ -267,6 +270,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   }
   if (carried) {
     rt.init = carried.init;
+    await refreshSessionTools(rt);
     // The carried view needs no transcript: the state query shows it while the transcript pages in.
     if (managedContext && carried.context) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
     await loadCarriedTranscript(activities, carried, transcript);
@@ -303,6 +307,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       }
       rt.init = rest;
       if (warnings && warnings.length > 0) state.warnings = warnings;
+      await refreshSessionTools(rt);
     } catch (err) {
       state.status = 'failed';
       state.error = rootMessage(err);

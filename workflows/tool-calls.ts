@@ -6,20 +6,29 @@
 import { isCancellation, log } from '@temporalio/workflow';
 import { LOG_ARGUMENT_LIMIT } from '../common/defaults';
 import type { ToolCall, ToolResult } from '../common/messages';
+import { type McpCallInput, type McpServerConfig, offeredOf, type SessionTool, TOOL_NOT_REGISTERED } from '../common/offered-tools';
 import type { RuntimeContext } from '../common/runtime-context';
-import { toolSpec } from '../common/tools';
-import { argumentRecord, contentOf, targetOf, type ToolSpec } from '../common/tools/tool-spec';
+import { TOOL_SPECS, toolSpec } from '../common/tools';
+import { argumentRecord, contentOf, targetOf } from '../common/tools/tool-spec';
 import type { SessionActivityStubs } from './activity-proxies';
+
+/** The tools of a session beyond the built-in ones, as `listTools` recorded them. */
+export interface SessionToolSet {
+  /** Built-in definitions and offered tools, looked up by name. */
+  tools: readonly SessionTool[];
+  /** The MCP servers the offered MCP tools come from. */
+  mcpServers: Readonly<Record<string, McpServerConfig>>;
+}
 
 /** Run one tool call as its activity; never throws except for cancellation. */
 export async function runToolCall(
   activities: SessionActivityStubs,
   call: ToolCall,
   context: RuntimeContext,
-  options: { localReads?: boolean } = {},
+  options: { localReads?: boolean; toolSet?: SessionToolSet } = {},
 ): Promise<ToolResult> {
   const name = call.function.name;
-  const spec = toolSpec(name);
+  const spec = toolSpec(name, options.toolSet?.tools ?? TOOL_SPECS);
   if (spec === undefined) {
     return { success: false, error: `Unknown tool: ${name}` };
   }
@@ -33,13 +42,35 @@ export async function runToolCall(
     };
   }
   try {
-    const summary = { summary: toolSummary(name, args) };
+    const summary = { summary: toolSummary(name, args, options.toolSet?.tools) };
+    const offered = offeredOf(spec);
+    if (offered?.kind === 'mcp' && offered.mcp) {
+      const config = options.toolSet?.mcpServers[offered.mcp.server];
+      if (config === undefined) return { success: false, error: `${name} failed: its MCP server ${offered.mcp.server} is not configured in this session` };
+      return await activities.callMcpTool.executeWithOptions(summary, [
+        { server: offered.mcp.server, config, tool: offered.mcp.tool, name, args, retrySafe: offered.mcp.retrySafe === true, projectRoot: context.projectRoot, secrets: secretsOf(context) },
+      ]);
+    }
+    if (offered?.kind === 'custom') {
+      const local = options.localReads === true && offered.access === 'read';
+      return await activities.customTool(name, offered.retries, local).executeWithOptions(summary, [context, args]);
+    }
     // Only tools that change nothing may run as local activities (a crash repeats them).
     const local = options.localReads ? activities.localReads[name] : undefined;
     if (local) return await local.executeWithOptions(summary, [context, args]);
     return await activities.tools[name]!.executeWithOptions(summary, [context, args]);
   } catch (err) {
     if (isCancellation(err)) throw err;
+    if (failureType(err) === 'NotFoundError' || /not registered on (this )?worker/i.test(rootMessage(err))) {
+      // The worker that took the call has no activity of that name: its set of tools differs from
+      // the one that listed this session's tools.
+      log.warn('Tool is not registered on the worker', { tool: name, toolCallId: call.id });
+      return {
+        success: false,
+        errorType: TOOL_NOT_REGISTERED,
+        error: `${name} failed: the worker that took this call has no tool ${name} registered (${TOOL_NOT_REGISTERED}); every worker of this task queue must register the same tools`,
+      };
+    }
     const message = rootMessage(err);
     log.warn('Tool activity failed after its retries', { tool: name, toolCallId: call.id, error: message });
     return { success: false, error: `${name} failed: ${message}` };
@@ -50,7 +81,7 @@ export async function runToolCall(
  * What the Web UI shows for a tool call: the tool and its target argument as the model wrote it
  * (a path), and for a write the size of its content. Never the content. `specs`: the tools known.
  */
-export function toolSummary(name: string, args: unknown, specs?: readonly ToolSpec[]): string {
+export function toolSummary(name: string, args: unknown, specs: readonly SessionTool[] = TOOL_SPECS): string {
   const spec = toolSpec(name, specs);
   const record = argumentRecord(args);
   const target = targetOf(spec, record);
@@ -62,6 +93,23 @@ export function toolSummary(name: string, args: unknown, specs?: readonly ToolSp
 
 function formatBytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** The secret-file settings of a session, as an MCP call carries them. */
+function secretsOf(context: RuntimeContext): NonNullable<McpCallInput['secrets']> {
+  return { ...(context.allowSecretFiles ? { allowSecretFiles: true } : {}), ...(context.secretFiles ? { secretFiles: context.secretFiles } : {}) };
+}
+
+/** The failure type of the innermost application failure in `err`'s causes, if any. */
+export function failureType(err: unknown): string | undefined {
+  let current: unknown = err;
+  let type: string | undefined;
+  while (current instanceof Error) {
+    const own = (current as { type?: unknown }).type;
+    if (typeof own === 'string') type = own;
+    current = current.cause;
+  }
+  return type;
 }
 
 /** The innermost failure message (an ActivityFailure wraps the activity's own error). */

@@ -8,12 +8,12 @@ import { MAX_TRANSCRIPT_BYTES } from '../common/defaults';
 import type { TokenUsage, ToolCall, ToolDefinition, ToolMessage, ToolResult } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import type { CompactionRecord, PendingQuestion, PendingTurn, RunningTool, TurnResult, TurnStatus } from '../common/session-types';
-import { LOOP_TOOL_SPECS, loopToolSpec, toolSpec } from '../common/tools';
+import { LOOP_TOOL_SPECS, loopToolSpec, TOOL_SPECS, toolSpec } from '../common/tools';
 import { parseArguments, targetOf } from '../common/tools/tool-spec';
 import { type HashedTranscript, jsonBytes, MAX_MESSAGE_BYTES } from '../common/transcript';
 import type { SessionActivityStubs } from './activity-proxies';
 import { isContextLengthFailure, type ManagedModel, ModelCaller } from './model-calls';
-import { rootMessage, runToolCall, truncateArguments } from './tool-calls';
+import { rootMessage, runToolCall, type SessionToolSet, truncateArguments } from './tool-calls';
 import { addUsage, ZERO_USAGE } from './usage';
 
 /** What the turn tells its session as it goes, so queries can show progress. */
@@ -61,6 +61,8 @@ export interface TurnInput {
   transcriptRef: boolean;
   /** Run read-only tools as local activities. */
   localReads?: boolean;
+  /** The tools offered beyond the built-in ones (custom, MCP) and how to run them; default the built-in ones. */
+  toolSet?: SessionToolSet;
   /** Asked between iterations: true when this run should hand the turn over to a fresh run. */
   shouldPause(): boolean;
   /** Largest transcript sent to the model, in bytes (default MAX_TRANSCRIPT_BYTES). */
@@ -266,7 +268,7 @@ export function isPaused(result: TurnOutcome | PausedTurn): result is PausedTurn
  * next message.
  */
 async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker?: ToolCall): Promise<(ToolResult | undefined)[]> {
-  input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name, ...mainArgument(c) })));
+  input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name, ...mainArgument(c, input.toolSet) })));
   const results: (ToolResult | undefined)[] = calls.map(() => undefined);
   try {
     await Promise.all(
@@ -280,7 +282,7 @@ async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker?: ToolC
             return;
           }
         }
-        const result = await runToolCall(input.activities, call, input.context, { localReads: input.localReads });
+        const result = await runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
         results[i] = result;
         log.info('Tool call finished', {
           tool: call.function.name,
@@ -332,8 +334,8 @@ function noteRepeatedFailures(
 }
 
 /** The argument a person recognises a call by (its tool's `target`, a path), for progress displays. */
-function mainArgument(call: ToolCall): { detail?: string } {
-  const detail = targetOf(toolSpec(call.function.name), parseArguments(call.function.arguments));
+function mainArgument(call: ToolCall, toolSet: SessionToolSet | undefined): { detail?: string } {
+  const detail = targetOf(toolSpec(call.function.name, toolSet?.tools ?? TOOL_SPECS), parseArguments(call.function.arguments));
   return detail !== undefined ? { detail: detail.slice(0, 200) } : {};
 }
 

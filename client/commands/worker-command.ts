@@ -10,6 +10,7 @@ import type { CommandOutput } from '../output';
 import { installRuntimeLogging } from '../runtime-logging';
 import { openTemporal } from '../temporal-session';
 import { shutdownTracing } from '../../worker/tracing';
+import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
 
 export async function workerCommand(options: { taskQueue?: string }, out: CommandOutput): Promise<number> {
   installRuntimeLogging('INFO');
@@ -36,6 +37,7 @@ export async function workerCommand(options: { taskQueue?: string }, out: Comman
     out.error('Worker stopped');
     return 0;
   } finally {
+    await closeDefaultMcpPool();
     await connection.close();
     await temporal.close();
     // Send the spans still waiting in the batch (when OTEL_* turned tracing on).

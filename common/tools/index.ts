@@ -24,8 +24,10 @@ export const TOOL_NAMES: readonly ToolName[] = TOOL_SPECS.map((spec) => spec.nam
 export const LOOP_TOOL_NAMES: readonly LoopToolName[] = LOOP_TOOL_SPECS.map((spec) => spec.name);
 
 /** The definition of the tool `name` among `specs` (by default the built-in ones), if there is one. */
-export function toolSpec(name: string, specs: readonly ToolSpec[] = TOOL_SPECS): ToolSpec | undefined {
-  return specs.find((spec) => spec.name === name);
+export function toolSpec(name: string): ToolSpec | undefined;
+export function toolSpec<T extends { name: string }>(name: string, specs: readonly T[]): T | undefined;
+export function toolSpec(name: string, specs?: readonly { name: string }[]): { name: string } | undefined {
+  return (specs ?? TOOL_SPECS).find((spec) => spec.name === name);
 }
 
 /** The definition of the loop-breaking tool `name`, if it is one. */

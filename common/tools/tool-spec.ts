@@ -97,13 +97,13 @@ export function parseArguments(text: string): Record<string, unknown> {
 }
 
 /** The value of `spec`'s target argument in `args`, when it is a string. */
-export function targetOf(spec: ToolSpecBase | undefined, args: Record<string, unknown>): string | undefined {
+export function targetOf(spec: { target?: string } | undefined, args: Record<string, unknown>): string | undefined {
   const value = spec?.target === undefined ? undefined : args[spec.target];
   return typeof value === 'string' ? value : undefined;
 }
 
 /** The value of `spec`'s content argument in `args`, when it is a string. */
-export function contentOf(spec: ToolSpec | undefined, args: Record<string, unknown>): string | undefined {
+export function contentOf(spec: { content?: string } | undefined, args: Record<string, unknown>): string | undefined {
   const value = spec?.content === undefined ? undefined : args[spec.content];
   return typeof value === 'string' ? value : undefined;
 }

@@ -1,0 +1,214 @@
+/**
+ * Tools of your own on the real dev server: a custom TypeScript tool and the tools of two real MCP
+ * servers from npm (filesystem over stdio, everything over stdio), offered to the model, recorded
+ * in history when the session starts, approved, interrupted, narrowed by allow-lists, and a call
+ * that lands on a worker without the tool.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import type { ChatMessage, ToolMessage } from '../../common/messages';
+import type { McpServerConfig } from '../../common/offered-tools';
+import type { SessionState } from '../../common/session-types';
+import type { SessionHandle } from '../../client/session-client';
+import { defineTool, ToolError } from '../../activities/tools/custom-tool';
+import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
+import { hang, text, toolCalls } from '../../fake-model/server';
+import { approveUpdate } from '../../workflows/definitions';
+import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
+import type { LoopwrightClient } from '../../client/session-client';
+
+jest.setTimeout(90_000);
+
+const BIN = path.resolve(__dirname, '../../node_modules/@modelcontextprotocol');
+const filesystemServer = (dir: string): McpServerConfig => ({ command: process.execPath, args: [path.join(BIN, 'server-filesystem/dist/index.js'), dir] });
+const everythingServer: McpServerConfig = { command: process.execPath, args: [path.join(BIN, 'server-everything/dist/index.js'), 'stdio'] };
+
+const weatherCalls: string[] = [];
+const weather = defineTool({
+  name: 'get_weather',
+  description: 'The weather in a city today',
+  parameters: z.object({ city: z.string().describe('City name') }),
+  access: 'read',
+  target: 'city',
+  run: async ({ city }) => {
+    weatherCalls.push(city);
+    if (city === 'Atlantis') throw new ToolError('No weather station in Atlantis');
+    return `Sunny in ${city}, 21 °C`;
+  },
+});
+
+let h: SessionHarness;
+let loopwright: LoopwrightClient;
+let bundle: string;
+let project: { root: string; cleanup(): void };
+let files: string;
+
+beforeAll(async () => {
+  h = await startSessionHarness();
+  project = copyExampleBundle('lw-tools-');
+  bundle = path.join(project.root, 'requirements-facilitator');
+  files = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-mcp-files-'));
+  fs.writeFileSync(path.join(files, 'notes.txt'), 'MCP notes: hello from the filesystem server\n');
+  fs.writeFileSync(path.join(files, '.env'), 'TOKEN=do-not-read\n');
+  loopwright = (await h.startWorker({ activities: { tools: [weather] } })).loopwright;
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  await closeDefaultMcpPool();
+  project?.cleanup();
+  fs.rmSync(files, { recursive: true, force: true });
+});
+
+beforeEach(() => h.fake.reset());
+
+function start(extra: Partial<Parameters<LoopwrightClient['start']>[0]> = {}): Promise<SessionHandle> {
+  return loopwright.start({ bundlePath: bundle, agentId: 'facilitator', ...extra });
+}
+
+function toolResult(messages: ChatMessage[], id: string): Record<string, unknown> {
+  const message = messages.find((m): m is ToolMessage => m.role === 'tool' && m.tool_call_id === id);
+  if (!message) throw new Error(`no result for ${id}`);
+  return JSON.parse(message.content) as Record<string, unknown>;
+}
+
+async function waitForState(session: SessionHandle, test: (s: SessionState) => boolean): Promise<SessionState> {
+  for (let i = 0; i < 600; i++) {
+    const state = await session.state();
+    if (test(state)) return state;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('state never matched');
+}
+
+const offeredNames = (index: number): string[] => (h.fake.requests[index]!.body!.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
+
+test('a custom tool is offered, called as its own activity with a summary, and its ToolError reaches the model', async () => {
+  h.fake.enqueue(
+    toolCalls([
+      { id: 'c1', name: 'get_weather', arguments: { city: 'Lisbon' } },
+      { id: 'c2', name: 'get_weather', arguments: { city: 'Atlantis' } },
+      { id: 'c3', name: 'get_weather', arguments: { town: 'Porto' } },
+    ]),
+    text('Lisbon is sunny.'),
+  );
+  const session = await start();
+  const result = await session.send('weather?');
+  expect(result).toMatchObject({ success: true, response: 'Lisbon is sunny.' });
+  expect(offeredNames(0)).toEqual(expect.arrayContaining(['read_file', 'execute_workflow', 'save_output', 'get_weather']));
+  const messages = await session.turnMessages(result);
+  expect(toolResult(messages, 'c1')).toEqual({ success: true, content: 'Sunny in Lisbon, 21 °C' });
+  expect(toolResult(messages, 'c2')).toEqual({ success: false, error: 'No weather station in Atlantis' });
+  expect(toolResult(messages, 'c3')).toMatchObject({ success: false, error: expect.stringMatching(/^Invalid arguments for get_weather: city/) });
+  expect(weatherCalls).toEqual(expect.arrayContaining(['Lisbon', 'Atlantis']));
+  expect(weatherCalls).not.toContain('Porto');
+  const state = await session.state();
+  expect(state.tools).toEqual(expect.arrayContaining([{ name: 'get_weather', kind: 'custom', access: 'read' }, { name: 'save_output', kind: 'builtin', access: 'write' }]));
+  // The listing and the call are in history: the first with the tool's record, the second as an activity named like the tool.
+  const history = await session.workflow.fetchHistory();
+  const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+  expect(scheduled).toContain('listTools');
+  const local = history.events!.filter((e) => e.markerRecordedEventAttributes).length;
+  // A read may run as a local activity (a marker) or a normal one; either way it is recorded.
+  expect(scheduled.filter((n) => n === 'get_weather').length + local).toBeGreaterThan(0);
+  await session.end();
+});
+
+test('allow-lists: the session names the tools the model is offered', async () => {
+  h.fake.enqueue(toolCalls([{ id: 'w', name: 'save_output', arguments: { file_path: '{output_folder}/x.md', content: 'x' } }]), text('done'));
+  const session = await start({ tools: ['read_file', 'get_*'] });
+  const result = await session.send('go');
+  expect(offeredNames(0).filter((n) => !['ask_question', 'task_completion'].includes(n))).toEqual(['read_file', 'get_weather']);
+  expect(toolResult(await session.turnMessages(result), 'w')).toEqual({ success: false, error: 'Unknown tool: save_output' });
+  await session.end();
+});
+
+test('MCP: tools of two real servers are listed, read-only ones run at once, a write waits for approval, a secret path is refused', async () => {
+  h.fake.enqueue(
+    toolCalls([
+      { id: 'r', name: 'fs__read_text_file', arguments: { path: path.join(files, 'notes.txt') } },
+      { id: 'e', name: 'everything__echo', arguments: { message: 'ping' } },
+      { id: 's', name: 'fs__read_text_file', arguments: { path: path.join(files, '.env') } },
+      { id: 'bad', name: 'fs__read_text_file', arguments: { path: '/etc/hostname' } },
+    ]),
+    toolCalls([{ id: 'w', name: 'fs__write_file', arguments: { path: path.join(files, 'out.md'), content: '# written by MCP\n' } }]),
+    text('All done.'),
+  );
+  const session = await start({ mcpServers: { fs: filesystemServer(files), everything: everythingServer }, allowTools: ['everything__*'] });
+  const turn = session.send('use the servers');
+  const waiting = await waitForState(session, (s) => s.pendingApprovals.length > 0);
+  expect(waiting.pendingApprovals).toEqual([expect.objectContaining({ callId: 'w', tool: 'fs__write_file', path: path.join(files, 'out.md') })]);
+  expect(fs.existsSync(path.join(files, 'out.md'))).toBe(false);
+  await session.workflow.executeUpdate(approveUpdate, { args: ['w'] });
+  const result = await turn;
+  expect(result).toMatchObject({ success: true, response: 'All done.' });
+  const names = offeredNames(0);
+  expect(names).toEqual(expect.arrayContaining(['get_weather', 'fs__read_text_file', 'fs__write_file', 'everything__echo']));
+  const messages = await session.turnMessages(result);
+  expect(toolResult(messages, 'r')).toMatchObject({ success: true, content: expect.stringContaining('hello from the filesystem server') });
+  expect(toolResult(messages, 'e')).toMatchObject({ success: true, content: expect.stringContaining('ping') });
+  expect(toolResult(messages, 's')).toMatchObject({ success: false, error: expect.stringMatching(/^Secret file refused/) });
+  expect(JSON.stringify(messages)).not.toContain('do-not-read');
+  expect(toolResult(messages, 'bad')).toMatchObject({ success: false, error: expect.stringMatching(/denied|outside|not allowed/i) });
+  expect(toolResult(messages, 'w')).toMatchObject({ success: true });
+  expect(fs.readFileSync(path.join(files, 'out.md'), 'utf8')).toBe('# written by MCP\n');
+  const state = await session.state();
+  expect(state.tools).toEqual(
+    expect.arrayContaining([
+      { name: 'fs__read_text_file', kind: 'mcp', access: 'read', server: 'fs' },
+      { name: 'fs__write_file', kind: 'mcp', access: 'write', approval: 'required', server: 'fs' },
+    ]),
+  );
+  await session.end();
+});
+
+test('MCP: a server that does not start is a warning; the session offers the rest and goes on', async () => {
+  h.fake.enqueue(text('fine'));
+  const session = await start({ mcpServers: { broken: { command: process.execPath, args: ['-e', 'process.exit(3)'] } } });
+  await expect(session.send('hi')).resolves.toMatchObject({ success: true, response: 'fine' });
+  const state = await session.state();
+  expect(state.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^Tools: MCP server broken: /)]));
+  expect(offeredNames(0)).toContain('get_weather');
+  await session.end();
+});
+
+test('an interrupt stops a running MCP call and the session takes the next message', async () => {
+  h.fake.enqueue(toolCalls([{ id: 'long', name: 'everything__trigger-long-running-operation', arguments: { duration: 30, steps: 30 } }]));
+  const session = await start({ mcpServers: { everything: everythingServer }, allowTools: ['everything__*'] });
+  const turn = session.send('take long');
+  await waitForState(session, (s) => s.runningTools.some((t) => t.name === 'everything__trigger-long-running-operation'));
+  await session.interrupt();
+  await expect(turn).resolves.toMatchObject({ status: 'interrupted' });
+  h.fake.enqueue(text('back'));
+  await expect(session.send('again')).resolves.toMatchObject({ success: true, response: 'back' });
+  await session.end();
+});
+
+test('a call that lands on a worker without the tool fails at once with a typed result, not a hang', async () => {
+  const queue = `tools-missing-${process.pid}`;
+  const withTool = await h.startWorker({ taskQueue: queue, activities: { tools: [weather] } });
+  const session = await withTool.loopwright.start({ bundlePath: bundle, agentId: 'facilitator' });
+  await waitForState(session, (s) => s.status === 'waiting_for_user');
+  await withTool.stop();
+  const without = await h.startWorker({ taskQueue: queue });
+  h.fake.enqueue(toolCalls([{ id: 'x', name: 'get_weather', arguments: { city: 'Oslo' } }]), text('No weather.'));
+  const result = await session.send('weather in Oslo?');
+  expect(result).toMatchObject({ success: true, response: 'No weather.' });
+  expect(toolResult(await session.turnMessages(result), 'x')).toMatchObject({
+    success: false,
+    errorType: 'LoopwrightToolNotRegistered',
+    error: expect.stringContaining('has no tool get_weather registered'),
+  });
+  await session.end();
+  await without.stop();
+});
+
+test('a session waits for the hanging model while listing never blocks it: the tool list is there before the first call', async () => {
+  h.fake.enqueue(hang());
+  const session = await start();
+  const state = await waitForState(session, (s) => s.status === 'waiting_for_user');
+  expect(state.tools?.map((t) => t.name)).toEqual(expect.arrayContaining(['read_file', 'get_weather']));
+  await session.end();
+});

@@ -1,0 +1,63 @@
+/**
+ * `LoopwrightPlugin`: Loopwright on a worker you already have, with your tools and MCP servers, in
+ * a few lines (a `@temporalio/plugin` SimplePlugin):
+ *
+ *   const worker = await Worker.create({
+ *     connection, taskQueue: 'loopwright',
+ *     plugins: [new LoopwrightPlugin({ tools: [weather], model: { defaultModel: 'gpt-4o-mini' } })],
+ *   });
+ *
+ * It registers the session's activities (model calls, built-in tools, `listTools`, `callMcpTool`)
+ * and your custom tools; when the worker has no workflow code of its own it also gets the session
+ * workflow (the prebuilt bundle, else the sources). A worker with workflows of its own re-exports
+ * Loopwright's in its workflow entry point (`export * from 'loopwright/workflows'`). MCP
+ * connections the worker opened are closed when it stops.
+ */
+import { Client } from '@temporalio/client';
+import { SimplePlugin } from '@temporalio/plugin';
+import type { Worker, WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
+import type { CustomTool } from '../activities/tools/custom-tool';
+import { closeDefaultMcpPool } from '../activities/mcp/default-pool';
+import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from './workflow-bundle';
+
+/** Settings of the plugin: those of `createActivities`, with the tools at the top. */
+export interface LoopwrightPluginOptions extends Omit<ActivitiesOptions, 'client'> {
+  /** Custom tools (`defineTool`), offered to every session of this worker. */
+  tools?: readonly CustomTool[];
+}
+
+export class LoopwrightPlugin extends SimplePlugin {
+  constructor(private readonly settings: LoopwrightPluginOptions = {}) {
+    super({ name: 'loopwright' });
+  }
+
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    const base = super.configureWorker(options);
+    if (base.connection === undefined) {
+      throw new Error('LoopwrightPlugin needs the worker\'s connection option: sessions read their transcripts through a client on it');
+    }
+    // Activities read session transcripts through a client on the worker's own connection.
+    const client = new Client({ connection: base.connection, ...(base.namespace ? { namespace: base.namespace } : {}), ...(base.dataConverter ? { dataConverter: base.dataConverter } : {}) });
+    const ours = createActivities({ ...this.settings, client });
+    const hasWorkflows = base.workflowsPath !== undefined || base.workflowBundle !== undefined;
+    const bundle = hasWorkflows ? undefined : prebuiltWorkflowBundle({ traced: false });
+    return {
+      ...base,
+      // The worker's own activities win over a name they share with ours.
+      activities: { ...ours, ...(base.activities as object | undefined) },
+      ...(hasWorkflows ? {} : bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
+      // Heartbeats carry an interrupt to a running model call within about a second.
+      maxHeartbeatThrottleInterval: base.maxHeartbeatThrottleInterval ?? '1 second',
+      defaultHeartbeatThrottleInterval: base.defaultHeartbeatThrottleInterval ?? '1 second',
+    };
+  }
+
+  override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    try {
+      await super.runWorker(worker, next);
+    } finally {
+      await closeDefaultMcpPool();
+    }
+  }
+}
