@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_TASK_QUEUE, MAX_USER_MESSAGE_BYTES } from '../common/defaults';
 import { CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
 import type { ChatMessage } from '../common/messages';
-import type { BudgetChange, BudgetState, CompactionRecord, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
+import type { BudgetChange, BudgetState, CompactionRecord, OfferedToolSummary, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
 import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, SESSION_SEARCH_ATTRIBUTES, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
 import { utf8Length } from '../common/transcript';
 import {
@@ -19,6 +19,7 @@ import {
   awaitTurnUpdate,
   budgetUpdate,
   compactUpdate,
+  refreshToolsUpdate,
   denyUpdate,
   extendUpdate,
   endSignal,
@@ -232,6 +233,18 @@ export class SessionHandle {
   async compact(): Promise<CompactionRecord | null> {
     try {
       return await this.workflow.executeUpdate(compactUpdate, { args: [] });
+    } catch (err) {
+      throw rejection(err);
+    }
+  }
+
+  /**
+   * List the session's tools again (after a change to `.mcp.json` or the worker's tools, or a
+   * server that came back) and return them. Rejected (SessionRejectedError) while a turn runs.
+   */
+  async refreshTools(): Promise<OfferedToolSummary[]> {
+    try {
+      return await this.workflow.executeUpdate(refreshToolsUpdate, { args: [] });
     } catch (err) {
       throw rejection(err);
     }

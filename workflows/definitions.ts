@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage } from '../common/messages';
-import type { BudgetChange, BudgetState, CompactionRecord, SessionState, TurnResult } from '../common/session-types';
+import type { BudgetChange, BudgetState, CompactionRecord, OfferedToolSummary, SessionState, TurnResult } from '../common/session-types';
 import type { TranscriptPage } from '../common/transcript';
 
 /** Cancel the model or tool call in flight; the turn ends `interrupted` and the session waits for the next message. */
@@ -52,6 +52,8 @@ export const extendUpdate = defineUpdate<number, [n: number | null]>('extend');
 
 /** Compact the model's view of the transcript now (refused while a turn runs); returns what it did, null when there was nothing to compact. */
 export const compactUpdate = defineUpdate<CompactionRecord | null, []>('compact');
+/** List the session's tools again (a changed `.mcp.json`, a server that came back); returns them. Refused while a turn runs. */
+export const refreshToolsUpdate = defineUpdate<OfferedToolSummary[], []>('refreshTools');
 
 /** Raise the session's budgets by the given amounts (the running turn's too); returns the budgets now. */
 export const budgetUpdate = defineUpdate<BudgetState, [change: BudgetChange]>('budget');

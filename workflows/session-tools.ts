@@ -4,7 +4,9 @@
  * `refreshTools` update). Sessions recorded before tools were listed offer the built-in tools and
  * never schedule the activity (`OFFERED_TOOLS_PATCH`).
  */
-import { isCancellation, log, patched } from '@temporalio/workflow';
+import { ApplicationFailure, condition, isCancellation, log, patched, setHandler } from '@temporalio/workflow';
+import { BAD_INPUT, BUSY } from '../common/failure-types';
+import { refreshToolsUpdate } from './definitions';
 import type { ListToolsResult, SessionTool } from '../common/offered-tools';
 import type { InitializeResult, OfferedToolSummary, SessionInput } from '../common/session-types';
 import { isLoopToolName, TOOL_SPECS } from '../common/tools';
@@ -101,3 +103,23 @@ export async function refreshSessionTools(rt: SessionRuntime): Promise<void> {
 const TOOL_WARNING_PREFIX = 'Tools: ';
 const toolWarning = (w: string): string => `${TOOL_WARNING_PREFIX}${w}`;
 const isToolWarning = (w: string): boolean => w.startsWith(TOOL_WARNING_PREFIX);
+
+/** The `refreshTools` update: list the tools again once the session is ready; refused while a turn runs. */
+export function installToolHandlers(rt: SessionRuntime): void {
+  setHandler(
+    refreshToolsUpdate,
+    async () => {
+      await condition(() => rt.ready || rt.state.status === 'failed');
+      if (rt.state.tools === undefined) throw ApplicationFailure.nonRetryable('This session does not list its tools (it started before tools were listed)', BAD_INPUT);
+      await refreshSessionTools(rt);
+      return rt.state.tools;
+    },
+    {
+      description: 'List the session\'s tools again (custom, MCP) and return them',
+      validator: () => {
+        if (rt.continuing) throw rt.continuedFailure();
+        if (rt.busy || rt.resumingTurn !== undefined) throw ApplicationFailure.nonRetryable('busy: a turn is running; refresh the tools once it has finished', BUSY);
+      },
+    },
+  );
+}

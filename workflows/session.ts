@@ -29,7 +29,7 @@ import type { PendingTurn, SessionInput, SessionResult, SessionState, TurnResult
 import { HashedTranscript, utf8Length } from '../common/transcript';
 import { sessionInputProblem } from '../common/session-input-schema';
 import { isLoopToolName } from '../common/tools';
-import { BUILT_IN_TOOL_SET, refreshSessionTools } from './session-tools';
+import { BUILT_IN_TOOL_SET, installToolHandlers, refreshSessionTools } from './session-tools';
 import { sessionActivities } from './activity-proxies';
 import { approvalControls } from './approvals';
 import { carriedTurns, continuedSession, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
@@ -166,6 +166,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     ? approvalControls({ input, state, limit: () => rt.turnLimit, variables: () => rt.init?.context.variables ?? {}, tools: () => rt.toolSet.tools, refreshDetails })
     : undefined;
   installControlHandlers(rt, snapshot);
+  installToolHandlers(rt);
 
   /** Run (or resume) a turn in its own cancellable scope so `interrupt` can stop it and the session go on. */
   const runSessionTurn = async (start: TurnStart): Promise<TurnResult | undefined> => {

@@ -212,3 +212,25 @@ test('a session waits for the hanging model while listing never blocks it: the t
   expect(state.tools?.map((t) => t.name)).toEqual(expect.arrayContaining(['read_file', 'get_weather']));
   await session.end();
 });
+
+test("the project's .mcp.json is read at start, and refreshTools lists again after it changes", async () => {
+  const config = path.join(project.root, '.mcp.json');
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: { everything: everythingServer } }));
+  try {
+    const session = await start({ projectRoot: project.root });
+    const first = await waitForState(session, (s) => s.status === 'waiting_for_user');
+    expect(first.tools?.map((t) => t.name)).toContain('everything__echo');
+    expect(first.tools?.some((t) => t.server === 'fs')).toBe(false);
+    fs.writeFileSync(config, JSON.stringify({ mcpServers: { fs: filesystemServer(files), everything: { ...everythingServer, disabled: true } } }));
+    const tools = await session.refreshTools();
+    expect(tools.map((t) => t.name)).toContain('fs__read_text_file');
+    expect(tools.some((t) => t.server === 'everything')).toBe(false);
+    h.fake.enqueue(text('ok'));
+    await session.send('hi');
+    expect(offeredNames(0)).toContain('fs__read_text_file');
+    expect(offeredNames(0)).not.toContain('everything__echo');
+    await session.end();
+  } finally {
+    fs.rmSync(config, { force: true });
+  }
+});
