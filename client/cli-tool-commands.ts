@@ -20,6 +20,7 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     .summary('run a long-lived worker')
     .description('Run a long-lived worker for many sessions; SIGINT/SIGTERM stop it after running tasks finish (again to exit at once).')
     .option('--task-queue <queue>', 'task queue to poll (default: LOOPWRIGHT_TASK_QUEUE, else loopwright)')
+    .option('--tools <module>', 'a module exporting custom tools made by defineTool (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .addHelpText(
       'after',
       helpDetails(
@@ -31,11 +32,12 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
           ['LOOPWRIGHT_LOG_LEVEL, LOOPWRIGHT_LOG_PAYLOADS', 'Temporal runtime log level (default: INFO), and logging of model payloads'],
           ['LOOPWRIGHT_METRICS', 'host:port (or a port) of a Prometheus endpoint'],
           ['LOOPWRIGHT_MAX_READ_BYTES', 'largest file read_file returns (default: 1048576)'],
+          ['LOOPWRIGHT_TOOL_MODULES', 'modules of custom tools, comma-separated (as --tools; run and chat read it too)'],
           ['LOOPWRIGHT_ACTIVE_SESSIONS, LOOPWRIGHT_PARALLEL_TOOLS, ...', 'worker sizing (see README, "Configuration")'],
         ],
       ),
     )
-    .action(async (options: { taskQueue?: string }) => {
+    .action(async (options: { taskQueue?: string; tools?: string[] }) => {
       const { workerCommand } = await import('./commands/worker-command');
       await execute(invocation, 'worker', {}, () => workerCommand(options, out));
     });
@@ -91,7 +93,10 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
   program
     .command('inspect')
     .summary('show an agent as a session would start it')
-    .description('Show the parsed agent, its commands, its opening messages and system prompt, without calling a model; every problem met is listed as a warning.')
+    .description(
+      'Show the parsed agent, its commands, the built-in tools it is offered, the MCP servers of the project\'s .mcp.json, its opening messages ' +
+        'and system prompt, without calling a model or connecting to a server; every problem met is listed as a warning.',
+    )
     .argument('<bundle>', 'the bundle folder')
     .argument('[agent]', 'the agent id (default: the bundle\'s only agent)')
     .option('--json', 'print one JSON object')
@@ -104,7 +109,10 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
   program
     .command('validate')
     .summary('check a bundle without calling a model')
-    .description('Check that every referenced file exists, every variable resolves and every path stays inside its roots; prints each problem with its file and field. Exit status 1 on problems.')
+    .description(
+      'Check that every referenced file exists, every variable resolves, every path stays inside its roots and the project\'s .mcp.json reads; ' +
+        'prints each problem with its file and field, and tools: entries no tool can match as warnings. Exit status 1 on problems.',
+    )
     .argument('<bundle>', 'the bundle folder')
     .option('--json', 'print one JSON object (with error and type when there are problems)')
     .addHelpText('after', helpDetails(['loopwright validate bundles/requirements-facilitator'], []))

@@ -52,11 +52,14 @@ export async function startInProcessWorker(
   // it (LOOPWRIGHT_LOG_LEVEL=WARN shows them).
   installRuntimeLogging('ERROR');
   const connection = await session.nativeConnection();
+  const { loadToolModules, toolModulesFromEnv } = await import('../worker/tool-modules');
+  const tools = await loadToolModules(toolModulesFromEnv());
   const worker = await createWorker({
     connection,
     namespace: session.namespace,
     taskQueue: session.taskQueue,
     activityOptions,
+    tools,
     overrides: { identity: `${EPHEMERAL_WORKER_PREFIX}${process.pid}` },
   });
   const running = worker.run();

@@ -11,8 +11,19 @@ import { installRuntimeLogging } from '../runtime-logging';
 import { openTemporal } from '../temporal-session';
 import { shutdownTracing } from '../../worker/tracing';
 import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
+import { CustomToolError } from '../../activities/tools/custom-tool';
+import { loadToolModules, ToolModuleError, toolModulesFromEnv } from '../../worker/tool-modules';
 
-export async function workerCommand(options: { taskQueue?: string }, out: CommandOutput): Promise<number> {
+export async function workerCommand(options: { taskQueue?: string; tools?: string[] }, out: CommandOutput): Promise<number> {
+  // Tool modules load before any connection: a bad one is a usage error naming it.
+  let tools;
+  try {
+    tools = await loadToolModules([...toolModulesFromEnv(), ...(options.tools ?? [])]);
+  } catch (err) {
+    if (!(err instanceof ToolModuleError || err instanceof CustomToolError)) throw err;
+    out.error(`loopwright worker: ${err.message}`);
+    return 2;
+  }
   installRuntimeLogging('INFO');
   const temporal = await openTemporal(out, { taskQueue: options.taskQueue });
   const connection = await temporal.nativeConnection();
@@ -21,8 +32,10 @@ export async function workerCommand(options: { taskQueue?: string }, out: Comman
       connection,
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
+      tools,
       overrides: { identity: `loopwright-worker-${process.pid}@${os.hostname()}` },
     });
+    if (tools.length > 0) out.error(`Custom tools: ${tools.map((t) => t.name).join(', ')}`);
     out.error(`Worker polling task queue "${temporal.taskQueue}" on ${temporal.target.address} (namespace ${temporal.namespace}); Ctrl-C to stop`);
     const running = worker.run();
     const release = onSignalGracefully((signal) => {

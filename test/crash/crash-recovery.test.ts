@@ -189,3 +189,62 @@ test('worker: SIGTERM shuts a worker process down gracefully, letting a running 
   await session.end();
   await session.result();
 });
+
+test('crash: a worker killed with SIGKILL during a custom tool call and during an MCP call is replaced; both calls are made again and the turn completes', async () => {
+  const taskQueue = 'crash-tools';
+  const lw = await client(taskQueue);
+  const marks = path.join(stateDir, 'tool-marks');
+  fs.mkdirSync(marks, { recursive: true });
+  // A custom tool from a module, as `loopwright worker --tools` loads it: it notes each start, then takes 4 s.
+  const module = path.join(stateDir, 'slow-tools.js');
+  fs.writeFileSync(
+    module,
+    [
+      `const { z } = require(${JSON.stringify(require.resolve('zod'))});`,
+      `const { defineTool } = require(${JSON.stringify(path.resolve(__dirname, '../../dist/activities/tools/custom-tool.js'))});`,
+      `const fs = require('node:fs');`,
+      `exports.slow = defineTool({ name: 'slow_count', description: 'Counts slowly', parameters: z.object({ to: z.number() }), access: 'read',`,
+      `  run: async ({ to }, { signal }) => { fs.appendFileSync(${JSON.stringify(path.join(marks, 'starts'))}, 'x');`,
+      `    await new Promise((r) => setTimeout(r, 4000)); return 'counted to ' + to; } });`,
+    ].join('\n'),
+  );
+  const env = { ...workerEnv(taskQueue), LOOPWRIGHT_TOOL_MODULES: module };
+  const everything = { command: process.execPath, args: [path.resolve(__dirname, '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] };
+  const first = await startWorkerProcess(env);
+  workers.push(first);
+  expect(first.output()).toContain('Custom tools: slow_count');
+  fake.reset();
+  fake.setResponder((req) => {
+    const messages = req.body?.messages ?? [];
+    const step = messages.slice(messages.map((m) => m.role).lastIndexOf('user')).filter((m) => m.role === 'assistant').length;
+    if (step === 0) return toolCalls([{ id: 'slow', name: 'slow_count', arguments: { to: 3 } }]);
+    if (step === 1) return toolCalls([{ id: 'long', name: 'everything__trigger-long-running-operation', arguments: { duration: 4, steps: 4 } }]);
+    return text('Counted and waited.');
+  });
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', mcpServers: { everything }, allowTools: ['everything__*'], timeouts: { tool: '30 seconds' } });
+  const turn = session.send('count, then wait');
+  // Kill the worker while the custom tool runs.
+  for (let i = 0; i < 400 && !fs.existsSync(path.join(marks, 'starts')); i++) await new Promise((r) => setTimeout(r, 25));
+  await first.kill('SIGKILL');
+  const second = await startWorkerProcess(env);
+  workers.push(second);
+  // Then kill that one while the MCP call runs (the second model call has been answered).
+  await fake.waitForRequests(2, 60_000);
+  await new Promise((r) => setTimeout(r, 1000));
+  await second.kill('SIGKILL');
+  const third = await startWorkerProcess(env);
+  workers.push(third);
+
+  const result = await turn;
+  expect(result).toMatchObject({ success: true, response: 'Counted and waited.' });
+  const messages = await session.turnMessages(result);
+  const results = messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content) as Record<string, unknown>);
+  expect(results[0]).toEqual({ success: true, content: 'counted to 3' });
+  expect(results[1]).toMatchObject({ success: true, content: expect.stringContaining('completed') });
+  // The custom tool started again on the new worker (a local read is repeated after a crash).
+  expect(fs.readFileSync(path.join(marks, 'starts'), 'utf8').length).toBeGreaterThanOrEqual(2);
+  // Every model call was answered once; the crashes repeated tool calls, not model calls.
+  expect(fake.requests).toHaveLength(3);
+  await session.end();
+  await session.result();
+}, 150_000);

@@ -1,0 +1,76 @@
+/**
+ * Custom tools for workers the command line starts (`loopwright worker --tools <module>`, and the
+ * worker `run` and `chat` start themselves, through LOOPWRIGHT_TOOL_MODULES): a module's exported
+ * `defineTool` results, whether exported one by one, as a `tools` list or as the default export.
+ */
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { CustomTool } from '../activities/tools/custom-tool';
+
+/** A tool module that cannot be loaded or exports no tool; the message names the module. */
+export class ToolModuleError extends Error {
+  override name = 'ToolModuleError';
+  constructor(
+    message: string,
+    readonly module: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Variable naming tool modules for workers the command line starts, separated by commas. */
+export const TOOL_MODULES_VARIABLE = 'LOOPWRIGHT_TOOL_MODULES';
+
+/** The modules `LOOPWRIGHT_TOOL_MODULES` names. */
+export function toolModulesFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env[TOOL_MODULES_VARIABLE] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+/** Loads each module (a path, relative to `cwd`, or a package name) and collects its tools, in order. */
+export async function loadToolModules(modules: readonly string[], cwd: string = process.cwd()): Promise<CustomTool[]> {
+  const tools: CustomTool[] = [];
+  for (const module of modules) {
+    const target = module.startsWith('.') || path.isAbsolute(module) ? path.resolve(cwd, module) : module;
+    let exported: Record<string, unknown>;
+    try {
+      exported = (await importModule(target)) as Record<string, unknown>;
+    } catch (err) {
+      throw new ToolModuleError(`Tool module ${module} could not be loaded: ${(err as Error).message}`, module);
+    }
+    const found = toolsOf(exported);
+    if (found.length === 0) throw new ToolModuleError(`Tool module ${module} exports no tool made by defineTool (export them by name, as "tools" or as the default export)`, module);
+    tools.push(...found);
+  }
+  return tools;
+}
+
+/** `require` first (CommonJS, and TypeScript under ts-node), else `import()` (ES modules). */
+async function importModule(target: string): Promise<unknown> {
+  try {
+    return require(target) as unknown;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_REQUIRE_ESM') throw err;
+    const url = path.isAbsolute(target) ? pathToFileURL(target).href : target;
+    return (await import(url)) as unknown;
+  }
+}
+
+function toolsOf(exported: Record<string, unknown>): CustomTool[] {
+  const out: CustomTool[] = [];
+  const add = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(add);
+    else if (isCustomTool(value) && !out.includes(value)) out.push(value);
+  };
+  add(exported.default);
+  add(exported.tools);
+  for (const value of Object.values(exported)) add(value);
+  return out;
+}
+
+function isCustomTool(value: unknown): value is CustomTool {
+  const tool = value as Partial<CustomTool> | null;
+  return tool !== null && typeof tool === 'object' && typeof tool.activity === 'function' && tool.offered?.kind === 'custom';
+}
