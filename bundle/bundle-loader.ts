@@ -33,7 +33,7 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { parseManifest, type BundleManifest } from './bundle-manifest';
+import { parseManifest, readManifestFile, type BundleManifest } from './bundle-manifest';
 import { AgentNotFoundError, BundleError, BundleLoadError, SecurityViolationError } from './errors';
 import {
   AGENTS_FOLDER,
@@ -50,10 +50,7 @@ import {
 } from './bundle-layout';
 import { checkRoots, coreFolder, realBmadFolder, realDirectory, realProjectRoot } from './bundle-roots';
 import { guardRead, isInside } from './path-guard';
-import { readTextFile, readTextHead } from './text-content';
-
-/** Largest `bundle.yaml` read (the YAML parser has its own, smaller limit). */
-const MAX_MANIFEST_BYTES = 1024 * 1024;
+import { readTextHead } from './text-content';
 
 /** How much of an agent file is read to find its name and title when listing a bundle. */
 const AGENT_HEAD_BYTES = 64 * 1024;
@@ -84,6 +81,8 @@ export interface BundleAgent {
   /** From the manifest. */
   description?: string;
   entryPoint?: boolean;
+  /** From the manifest: the agent's own tool allow-list (names or `*` patterns). */
+  tools?: string[];
 }
 
 /** What `loadBundle` found. All paths are absolute and symlink-resolved. */
@@ -122,8 +121,8 @@ export async function loadBundle(bundlePath: string, options: LoadBundleOptions 
 async function locateBundle(bundlePath: string, options: LoadBundleOptions): Promise<BundleInfo> {
   const start = await realDirectory(bundlePath);
 
-  if (await hasModules(path.join(start, BMAD_FOLDER))) return loadInstalled(start, undefined);
-  if (path.basename(start) === BMAD_FOLDER && (await hasModules(start))) return loadInstalled(path.dirname(start), undefined);
+  const project = await installedProjectAt(start);
+  if (project !== undefined) return loadInstalled(project, undefined);
   const tree = await findInstalledTree(start);
   if (tree && path.dirname(start) === tree && !(await exists(path.join(start, MANIFEST_FILE)))) {
     return loadInstalled(path.dirname(tree), path.basename(start));
@@ -136,6 +135,17 @@ async function locateBundle(bundlePath: string, options: LoadBundleOptions): Pro
 }
 
 /**
+ * The project folder when the (real) folder `start` is an installed tree's project or its `bmad/`
+ * folder; `undefined` otherwise. Checked first: such a folder is never read as a bundle folder, so
+ * its `bundle.yaml`, if any, is not the manifest.
+ */
+export async function installedProjectAt(start: string): Promise<string | undefined> {
+  if (await hasModules(path.join(start, BMAD_FOLDER))) return start;
+  if (path.basename(start) === BMAD_FOLDER && (await hasModules(start))) return path.dirname(start);
+  return undefined;
+}
+
+/**
  * Finds an agent by manifest id, file name without extension, path relative to the bundle root,
  * `<module>/<name>` (installed trees) or the `<agent id>` attribute. An empty id picks the
  * manifest's entry point, or the only agent. When several agents match, one in the module the
@@ -143,6 +153,17 @@ async function locateBundle(bundlePath: string, options: LoadBundleOptions): Pro
  * listing the available ids.
  */
 export async function findAgent(bundle: BundleInfo, agentId: string): Promise<FoundAgent> {
+  const agent = matchAgent(bundle, agentId);
+  const file = await guardAgentFile(agent.file, bundle.bundleRoot, {});
+  if (file === undefined) {
+    throw new BundleLoadError(`Agent file not found: ${agent.file}`, { file: agent.file, field: 'file' });
+  }
+  const configPath = bundle.kind === 'installed' && agent.module ? await moduleConfig(bundle.bundleRoot, agent.module) : bundle.configPath;
+  return { ...agent, file, ...(configPath ? { configPath } : {}) };
+}
+
+/** The agent `findAgent` picks, by the listed agents alone (no file is read); the same errors. */
+export function matchAgent(bundle: Pick<BundleInfo, 'kind' | 'bundleRoot' | 'module' | 'agents'>, agentId: string): BundleAgent {
   const wanted = agentId.trim();
   let matches: BundleAgent[];
   if (wanted === '') {
@@ -165,13 +186,7 @@ export async function findAgent(bundle: BundleInfo, agentId: string): Promise<Fo
       `Agent id is ambiguous: ${agentId}\nMatching agents: ${matches.map((a) => `${a.module}/${a.id}`).join(', ')}`,
     );
   }
-  const agent = matches[0];
-  const file = await guardAgentFile(agent.file, bundle.bundleRoot, {});
-  if (file === undefined) {
-    throw new BundleLoadError(`Agent file not found: ${agent.file}`, { file: agent.file, field: 'file' });
-  }
-  const configPath = bundle.kind === 'installed' && agent.module ? await moduleConfig(bundle.bundleRoot, agent.module) : bundle.configPath;
-  return { ...agent, file, ...(configPath ? { configPath } : {}) };
+  return matches[0];
 }
 
 /**
@@ -199,11 +214,11 @@ export async function guardAgentFile(file: string, root: string, where: { manife
 }
 
 /** The ids `findAgent` accepts, shown when an agent is not found (module-qualified in trees). */
-export function availableIds(bundle: BundleInfo): string[] {
+export function availableIds(bundle: Pick<BundleInfo, 'kind' | 'agents'>): string[] {
   return bundle.agents.map((a) => (bundle.kind === 'installed' && a.module ? `${a.module}/${a.id}` : a.id));
 }
 
-function agentKeys(bundle: BundleInfo, agent: BundleAgent): string[] {
+function agentKeys(bundle: Pick<BundleInfo, 'kind' | 'bundleRoot'>, agent: BundleAgent): string[] {
   const keys = [agent.id, path.basename(agent.file, path.extname(agent.file)), path.relative(bundle.bundleRoot, agent.file)];
   if (agent.module) keys.push(`${agent.module}/${agent.id}`);
   if (agent.xmlId) keys.push(agent.xmlId);
@@ -225,7 +240,7 @@ async function loadBundleFolder(root: string, tree: string | undefined, givenPro
   let manifest: BundleManifest | undefined;
   let agents: BundleAgent[];
   if (await exists(manifestFile)) {
-    manifest = parseManifest(await readManifest(manifestFile, root), manifestFile);
+    manifest = parseManifest(await readManifestFile(manifestFile, root), manifestFile);
     agents = [];
     for (const [index, entry] of manifest.agents.entries()) {
       const file = path.resolve(root, entry.file);
@@ -245,6 +260,7 @@ async function loadBundleFolder(root: string, tree: string | undefined, givenPro
         ...(entry.title !== undefined ? { title: entry.title } : {}),
         ...(entry.description !== undefined ? { description: entry.description } : {}),
         ...(entry.entry_point !== undefined ? { entryPoint: entry.entry_point } : {}),
+        ...(entry.tools !== undefined ? { tools: entry.tools } : {}),
       });
     }
     // Fill in the `<agent id>` for lookups; a missing file is reported by findAgent, not here.
@@ -318,7 +334,7 @@ async function scanAgents(dir: string, module: string | undefined, root: string)
  * Name, title and id from the `<agent ...>` start tag, found by a cheap scan (no full parse) of the
  * file's first `AGENT_HEAD_BYTES`, opened as a regular file only (a FIFO is refused, not waited on).
  */
-async function agentHead(file: string): Promise<{ name?: string; title?: string; xmlId?: string }> {
+export async function agentHead(file: string): Promise<{ name?: string; title?: string; xmlId?: string }> {
   const text = await readTextHead(await fs.realpath(file), AGENT_HEAD_BYTES);
   const tag = /<agent(\s[^>]*)>/.exec(text)?.[1];
   if (!tag) return {};
@@ -331,18 +347,6 @@ async function agentHead(file: string): Promise<{ name?: string; title?: string;
   if (title) out.title = title;
   if (id) out.xmlId = id;
   return out;
-}
-
-/** Reads `bundle.yaml` as a regular text file inside the bundle (not a symlink out, not a FIFO). */
-async function readManifest(file: string, root: string): Promise<string> {
-  try {
-    const real = await guardRead(file, [root]);
-    return (await readTextFile(real, MAX_MANIFEST_BYTES, undefined, { allowHardLinks: true })).content;
-  } catch (error) {
-    if (!(error instanceof BundleError)) throw error;
-    const reason = error instanceof SecurityViolationError ? 'leaves the bundle folder (through a symlink)' : error.message;
-    throw new BundleLoadError(`Invalid bundle manifest ${file}: ${reason}`, { file, cause: error });
-  }
 }
 
 /** A manifest entry whose file cannot be read as an agent: missing is left to findAgent, the rest is the entry's fault. */

@@ -3,8 +3,17 @@
  * files are, and which one starts by default. Validated at the edge; errors name the bad field.
  */
 import { z } from 'zod';
-import { BundleLoadError, YamlSyntaxError } from './errors';
+import { TOOL_PATTERN, TOOL_PATTERN_RULE } from '../common/tool-patterns';
+import { BundleError, BundleLoadError, SecurityViolationError, YamlSyntaxError } from './errors';
+import { guardRead } from './path-guard';
 import { parseYamlSafe } from './safe-yaml';
+import { readTextFile } from './text-content';
+
+/** Largest `bundle.yaml` read (the YAML parser has its own, smaller limit). */
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+/** One entry of an agent's `tools:` list: a tool name or a `*` pattern (see common/tool-patterns.ts). */
+const ToolPatternSchema = z.string().regex(TOOL_PATTERN, { error: (issue) => `${TOOL_PATTERN_RULE}, got ${JSON.stringify(issue.input)}` });
 
 /** One agent entry of the manifest. `file` is relative to the bundle root. */
 export const ManifestAgentSchema = z.object({
@@ -14,6 +23,11 @@ export const ManifestAgentSchema = z.object({
   file: z.string().min(1),
   entry_point: z.boolean().optional(),
   description: z.string().optional(),
+  /**
+   * The agent's own allow-list: the tools its sessions offer the model, by name or pattern
+   * (`read_file`, `github__*`). A session's own list (`SessionInput.tools`) replaces it.
+   */
+  tools: z.array(ToolPatternSchema).optional(),
 });
 export type ManifestAgent = z.infer<typeof ManifestAgentSchema>;
 
@@ -45,4 +59,16 @@ export function parseManifest(text: string, file: string): BundleManifest {
     throw new BundleLoadError(`Invalid bundle manifest ${file}: ${field || 'manifest'}: ${issue.message}`, { file, field });
   }
   return parsed.data;
+}
+
+/** Reads `bundle.yaml` as a regular text file inside the bundle `root` (not a symlink out, not a FIFO). */
+export async function readManifestFile(file: string, root: string): Promise<string> {
+  try {
+    const real = await guardRead(file, [root]);
+    return (await readTextFile(real, MAX_MANIFEST_BYTES, undefined, { allowHardLinks: true })).content;
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+    const reason = error instanceof SecurityViolationError ? 'leaves the bundle folder (through a symlink)' : error.message;
+    throw new BundleLoadError(`Invalid bundle manifest ${file}: ${reason}`, { file, cause: error });
+  }
 }

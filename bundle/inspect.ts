@@ -8,14 +8,21 @@
  * only warns about (a named file that does not exist) and what inspect finds on its own (variables
  * that do not resolve in the instructions the model gets or in command targets, command files that
  * do not exist or leave the roots, prompts a command names that the agent lacks).
+ *
+ * It also shows what the model would be offered: the built-in tools the agent's allow-list
+ * (`tools:` in bundle.yaml) lets through, and the MCP servers of the project's `.mcp.json` (named,
+ * never connected to: their tools are listed when a session starts, `loopwright tools <session>`).
+ * A `.mcp.json` that cannot be read is a warning.
  */
 import type { SystemMessage, ToolDefinition } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
-import { TOOL_DEFINITIONS } from '../common/tool-definitions';
+import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from '../common/tool-definitions';
+import { agentToolAllowList, type BuiltinToolOffer, offeredBuiltinTools } from './agent-tools';
 import type { AgentDefinition, CommandTarget } from './agent-schema';
 import { loadBundle, type BundleInfo } from './bundle-loader';
 import { SecurityViolationError } from './errors';
 import { initializeAgentForInspection } from './initialize-agent';
+import { type McpServerSummary, readMcpServersFile } from './mcp-servers-file';
 import { guardRead, secretOptionsOf } from './path-guard';
 import { findUnresolved, resolveVariables } from './variables';
 import { spellVariable } from './workflow-loader';
@@ -39,7 +46,16 @@ export interface BundleInspection {
   messages: SystemMessage[];
   systemPrompt: string;
   context: RuntimeContext;
-  tools: ToolDefinition[];
+  /** The built-in tools the model is offered (the agent's allow-list applied), in the order it sees them. */
+  tools: BuiltinToolOffer[];
+  /** The agent's own allow-list (`tools:` in bundle.yaml), when it has one. */
+  toolAllowList?: string[];
+  /** The definitions the model is sent for `tools`. */
+  toolDefinitions: ToolDefinition[];
+  /** The MCP servers of the project's `.mcp.json` (its file in `mcpServersFile`); their tools are known only once a session starts. */
+  mcpServers: McpServerSummary[];
+  /** The `.mcp.json` looked at, when it exists. */
+  mcpServersFile?: string;
   /**
    * Every problem met, one human-readable line each (empty when none): the session's own warnings
    * (`Critical action: could not load <path> (not found)`), what would stop a session (the line
@@ -90,6 +106,12 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
     commands.push({ cmd: command.cmd, description: command.description, targets });
   }
 
+  // Asked as the worker asks it when a session starts, so what is shown is what will be offered.
+  const allowList = await agentToolAllowList(bundlePath, agentId);
+  const tools = offeredBuiltinTools(allowList);
+  const mcp = await readMcpServersFile(context.projectRoot);
+  for (const problem of mcp.problems) add(`MCP servers: ${mcp.file}${problem.field ? ` ${problem.field}` : ''}: ${problem.message}`);
+
   return {
     bundle: {
       kind: bundle.kind,
@@ -110,7 +132,11 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
     messages,
     systemPrompt: messages[0]?.content ?? '',
     context,
-    tools: TOOL_DEFINITIONS,
+    tools,
+    ...(allowList ? { toolAllowList: allowList } : {}),
+    toolDefinitions: [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS].filter((d) => tools.some((t) => t.name === d.function.name)),
+    mcpServers: mcp.servers,
+    ...(mcp.found ? { mcpServersFile: mcp.file } : {}),
     warnings,
     sessionWouldStart: !wouldStop,
   };

@@ -12,6 +12,9 @@
  * and the project's `.loopwright/secret-files`, whose malformed lines are problems too), and an
  * instructions or template file that is not a regular file (a FIFO) or has several hard links.
  *
+ * The tools are checked in validate-tools.ts: an agent's allow-list entry that can only be a mistake
+ * is a warning (warnings do not fail validation), a `.mcp.json` a session could not read a problem.
+ *
  * Problems are data, not exceptions: the whole bundle is checked and every problem reported with
  * the file and field it concerns. Only unexpected failures (I/O faults) throw.
  */
@@ -28,6 +31,7 @@ import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent, type In
 import { guardRead, isInside, protectedPathsOf, secretOptionsOf, UnsafeRootError } from './path-guard';
 import { protectingEntry } from './protected-paths';
 import { SecretFileError, SecretFilesConfigError } from './secret-files';
+import { type AgentTools, checkTools } from './validate-tools';
 import { readTextFile } from './text-content';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
 import { loadWorkflowContent, resolveWorkflow, spellVariable, type ResolvedWorkflow } from './workflow-loader';
@@ -39,11 +43,15 @@ export interface Problem {
   message: string;
 }
 
-/** The problems and how much was checked. */
+/** The problems, the warnings and how much was checked. */
 export interface ValidationReport {
   bundleRoot?: string;
   problems: Problem[];
+  /** Likely mistakes that would not stop a session (an allow-list entry no tool can match). */
+  warnings: Problem[];
   checked: { agents: number; commands: number; workflows: number };
+  /** Each agent's allow-list and the built-in tools it is offered. */
+  agents: AgentTools[];
 }
 
 /**
@@ -69,7 +77,7 @@ export async function checkBundle(bundlePath: string, options: ValidateOptions =
       ...(options.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
     });
   } catch (error) {
-    return { problems: [problemFrom(error, bundlePath, '')], checked: { agents: 0, commands: 0, workflows: 0 } };
+    return { problems: [problemFrom(error, bundlePath, '')], warnings: [], checked: { agents: 0, commands: 0, workflows: 0 }, agents: [] };
   }
   const run = new Validation(bundle, options);
   let firstContext: RuntimeContext | undefined;
@@ -83,7 +91,10 @@ export async function checkBundle(bundlePath: string, options: ValidateOptions =
       await run.workflow(file, firstContext);
     }
   }
-  return { bundleRoot: bundle.bundleRoot, problems: run.problems, checked: run.checked };
+  const tools = await checkTools(bundle);
+  for (const problem of tools.problems) run.add(problem);
+  const warnings = tools.warnings.map((w) => ({ ...w, file: run.display(w.file) }));
+  return { bundleRoot: bundle.bundleRoot, problems: run.problems, warnings, checked: run.checked, agents: tools.agents };
 }
 
 class Validation {
@@ -278,14 +289,14 @@ class Validation {
   }
 
   /** Records a problem once (several agents sharing a config would report the same one). */
-  private add(problem: Problem): void {
+  add(problem: Problem): void {
     const shown = { ...problem, file: this.display(problem.file) };
     const same = (p: Problem) => p.file === shown.file && p.field === shown.field && p.message === shown.message;
     if (!this.problems.some(same)) this.problems.push(shown);
   }
 
   /** A path relative to the bundle root when inside it (shorter to read), else as given. */
-  private display(p: string): string {
+  display(p: string): string {
     return path.isAbsolute(p) && isInside(p, this.bundle.bundleRoot, true) ? path.relative(this.bundle.bundleRoot, p) : p;
   }
 }

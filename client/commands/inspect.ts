@@ -64,7 +64,7 @@ export function formatInspection(data: BundleInspection): string {
     lines.push(`  {${key}} = ${value}`);
   }
   lines.push('');
-  lines.push(`Tools: ${data.tools.map((t) => t.function.name).join(', ')}`);
+  lines.push(...toolLines(data));
   lines.push('');
   lines.push(`Initial messages (${data.messages.length}):`);
   data.messages.forEach((message, i) => {
@@ -73,6 +73,25 @@ export function formatInspection(data: BundleInspection): string {
     lines.push(i === 0 ? message.content : message.content.split('\n').slice(1).join('\n').replace(/^\n/, '') || '(no further text)');
   });
   return lines.join('\n');
+}
+
+/** The built-in tools offered (after the agent's allow-list) and the project's MCP servers. */
+export function toolLines(data: Pick<BundleInspection, 'tools' | 'toolAllowList' | 'mcpServers' | 'mcpServersFile'>): string[] {
+  const lines: string[] = [];
+  const allow = data.toolAllowList ? `, by the agent's tools: ${data.toolAllowList.length > 0 ? data.toolAllowList.join(', ') : '(empty)'}` : '';
+  lines.push(`Built-in tools (${data.tools.length}${allow}):`);
+  const width = Math.max(0, ...data.tools.map((t) => t.name.length));
+  for (const tool of data.tools) lines.push(`  ${tool.name.padEnd(width)}  ${tool.kind === 'loop' ? 'ends the turn' : tool.access}`);
+  if (data.tools.length === 0) lines.push('  (none)');
+  lines.push(`MCP servers (${data.mcpServersFile ?? 'no .mcp.json in the project root'}):`);
+  const nameWidth = Math.max(0, ...data.mcpServers.map((s) => s.name.length));
+  for (const server of data.mcpServers) {
+    const how = server.transport === 'http' ? `http   ${server.url}` : `stdio  ${server.command}`;
+    lines.push(`  ${server.name.padEnd(nameWidth)}  ${how}${server.disabled ? '  (disabled)' : ''}`);
+  }
+  if (data.mcpServers.length === 0) lines.push('  (none)');
+  else lines.push('  Their tools are listed when a session starts: loopwright tools <session>.');
+  return lines;
 }
 
 function oneLine(text: string): string {

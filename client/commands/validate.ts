@@ -2,7 +2,7 @@
  * `loopwright validate <bundle> [--json]`: checks a bundle without calling a model and prints each
  * problem with its file and field. Exit status 0 when none, 1 when there are problems.
  */
-import { checkBundle, type ValidationReport } from '../../bundle/validate';
+import { checkBundle, type Problem, type ValidationReport } from '../../bundle/validate';
 import type { CommandOutput } from '../output';
 
 /** Runs the command; resolves to the exit status. */
@@ -15,17 +15,23 @@ export async function validateCommand(bundlePath: string, options: { json?: bool
   return report.problems.length === 0 ? 0 : 1;
 }
 
-/** The human-readable report: one line per problem, `file  field: message`, then a summary. */
+/**
+ * The human-readable report: one line per problem, `file  field: message`, and per warning,
+ * `file  field: warning: message`, then a summary. Warnings alone do not fail validation.
+ */
 export function formatReport(bundlePath: string, report: ValidationReport): string {
   const { agents, commands, workflows } = report.checked;
   const checked = `${agents} agent(s), ${commands} command(s), ${workflows} workflow(s) checked`;
-  if (report.problems.length === 0) return `${report.bundleRoot ?? bundlePath}: no problems (${checked})`;
+  const warnings = report.warnings ?? [];
+  if (report.problems.length === 0 && warnings.length === 0) return `${report.bundleRoot ?? bundlePath}: no problems (${checked})`;
   const lines = [`${report.bundleRoot ?? bundlePath}:`];
-  for (const p of report.problems) {
+  const add = (p: Problem, label: string) => {
     const [first, ...rest] = p.message.split('\n');
-    lines.push(`  ${p.file}${p.field ? `  ${p.field}` : ''}: ${first}`);
+    lines.push(`  ${p.file}${p.field ? `  ${p.field}` : ''}: ${label}${first}`);
     for (const line of rest) lines.push(`      ${line}`);
-  }
-  lines.push(`${report.problems.length} problem(s); ${checked}`);
+  };
+  for (const p of report.problems) add(p, '');
+  for (const w of warnings) add(w, 'warning: ');
+  lines.push(`${report.problems.length} problem(s)${warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''}; ${checked}`);
   return lines.join('\n');
 }

@@ -156,7 +156,16 @@ describe('inspect', () => {
     expect(data.messages).toHaveLength(4);
     expect(data.systemPrompt).toBe(data.messages[0].content);
     expect(data.context.variables.user_name).toBe('Sam');
-    expect(data.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(['read_file', 'execute_workflow', 'save_output']);
+    expect(data.tools).toEqual([
+      { name: 'read_file', kind: 'builtin', access: 'read' },
+      { name: 'execute_workflow', kind: 'builtin', access: 'read' },
+      { name: 'save_output', kind: 'builtin', access: 'write' },
+      { name: 'ask_question', kind: 'loop' },
+      { name: 'task_completion', kind: 'loop' },
+    ]);
+    expect(data.toolDefinitions.map((t: { function: { name: string } }) => t.function.name)).toEqual(data.tools.map((t: { name: string }) => t.name));
+    expect(data).not.toHaveProperty('toolAllowList');
+    expect(data.mcpServers).toEqual([]);
   });
 
   test('inspect: an unknown agent prints the error with the available ids and exits 1', async () => {
