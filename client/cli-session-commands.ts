@@ -1,6 +1,6 @@
 /**
  * The session commands of the `loopwright` command line: `run` and `chat` start sessions; `send`,
- * `interrupt`, `status`, `list`, `transcript`, `approve`, `deny`, `extend`, `compact`, `budget`,
+ * `interrupt`, `status`, `tools`, `list`, `transcript`, `approve`, `deny`, `extend`, `compact`, `budget`,
  * `rewind`, `branch` and `end` talk to them. Each command's module is loaded only when it runs.
  */
 import type { Command } from 'commander';
@@ -9,7 +9,7 @@ import { approvalPolicy, positiveInt, positiveNumber, wholeNumber } from './comm
 import type { BudgetOptions, RunOptions } from './commands/session-commands';
 import type { JsonOption } from './commands/command-support';
 import type { ListOptions } from './commands/session-views';
-import { addModelSettingOptions, addSandboxOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, rejoinHint, SESSION_ENV, SESSION_ID, SESSION_SETTINGS_ENV, UI_ENV } from './cli-support';
+import { addModelSettingOptions, addSandboxOptions, addToolOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, rejoinHint, SESSION_ENV, SESSION_ID, SESSION_SETTINGS_ENV, TOOL_SETTINGS_ENV, UI_ENV } from './cli-support';
 
 /** Register the session commands on `program`, in the order the root help lists them. */
 export function addSessionCommands(program: Command, invocation: Invocation): void {
@@ -31,15 +31,16 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .option('--model <model>', 'model for this session (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)')
     .option('--id <id>', 'workflow id (default: loopwright-<agent>-<random>)')
     .option('--no-check', 'skip loading the bundle here first (when it exists only where the worker runs)');
-  addModelSettingOptions(addSandboxOptions(run))
+  addToolOptions(addModelSettingOptions(addSandboxOptions(run)))
     .addHelpText(
       'after',
       helpDetails(
         [
           'loopwright run bundles/requirements-facilitator facilitator "*intake"',
           'loopwright run bundles/requirements-facilitator facilitator "Summarise docs/notes.md" --once --json',
+          'loopwright run bundles/requirements-facilitator facilitator "*intake" --tools \'read_file,save_output,github__*\' --mcp-config github.json',
         ],
-        [...SESSION_ENV, ...SESSION_SETTINGS_ENV, ...UI_ENV],
+        [...SESSION_ENV, ...SESSION_SETTINGS_ENV, ...TOOL_SETTINGS_ENV, ...UI_ENV],
       ),
     )
     .action(async (bundle: string, agent: string, message: string, options: RunOptions) => {
@@ -62,12 +63,12 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .option('--approve <policy>', 'tool calls that wait for /approve: none, writes, all, or a comma-separated list of tools', approvalPolicy, 'writes')
     .option('--max-iterations <n>', 'most model calls in a turn (default: 50)', positiveInt)
     .option('--model <model>', 'model for this session (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)');
-  addModelSettingOptions(addSandboxOptions(chat))
+  addToolOptions(addModelSettingOptions(addSandboxOptions(chat)))
     .addHelpText(
       'after',
       helpDetails(
         ['loopwright chat bundles/requirements-facilitator facilitator', 'loopwright chat --id loopwright-facilitator-1a2b3c4d'],
-        [...SESSION_ENV, ...SESSION_SETTINGS_ENV],
+        [...SESSION_ENV, ...SESSION_SETTINGS_ENV, ...TOOL_SETTINGS_ENV],
       ),
     )
     .action(async (bundle: string | undefined, agent: string | undefined, options: ChatOptions) => {
@@ -114,6 +115,22 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
       rejoinHint(id);
       const { statusCommand } = await import('./commands/session-views');
       await execute(invocation, 'status', options, () => statusCommand(id, options, out));
+    });
+
+  program
+    .command('tools')
+    .summary('list the tools a session offers its model')
+    .description(
+      'List the tools a session offers its model, as it decided when it started: built-in, custom and MCP tools, each with whether it ' +
+        'reads or writes and whether every call needs approval.',
+    )
+    .argument(...SESSION_ID)
+    .option('--json', 'print one JSON object {workflowId, tools} (tools null when the session has not listed them)')
+    .addHelpText('after', helpDetails(['loopwright tools loopwright-facilitator-1a2b3c4d'], SESSION_ENV))
+    .action(async (id: string, options: JsonOption) => {
+      rejoinHint(id);
+      const { toolsCommand } = await import('./commands/session-views');
+      await execute(invocation, 'tools', options, () => toolsCommand(id, options, out));
     });
 
   program

@@ -12,7 +12,7 @@ import type { JsonOption } from './commands/command-support';
 import { EXIT_STATUS_HELP } from './exit-codes';
 import { onExitCleanup, setRejoinHint } from './exit-on-signal';
 import type { CommandOutput } from './output';
-import { collect, jsonObject, models, openFraction, positiveInt, positiveNumber, price, reasoningEffort, temperature, toolChoice, wholeNumber } from './commands/option-values';
+import { collect, jsonObject, models, openFraction, positiveInt, positiveNumber, price, reasoningEffort, temperature, toolChoice, toolPatternList, toolPatterns, wholeNumber } from './commands/option-values';
 import { DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT, DEFAULT_MAX_CONTINUATIONS } from '../common/defaults';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../common/model-call';
 import type * as TracingModule from '../worker/tracing';
@@ -54,10 +54,16 @@ export const SESSION_SETTINGS_ENV: EnvironmentHelp = [
   ['LOOPWRIGHT_SESSION_TOKEN_BUDGET', 'default of --session-token-budget'],
 ];
 
+/** Defaults of the tool flags of the commands that start sessions (an option given wins). */
+export const TOOL_SETTINGS_ENV: EnvironmentHelp = [
+  ['LOOPWRIGHT_TOOLS', 'default of --tools: tool names or patterns, comma-separated'],
+  ['LOOPWRIGHT_ALLOW_TOOLS', 'default of --allow-tool: tool names or patterns, comma-separated'],
+];
+
 export const SESSION_ID = ['<id>', 'workflow id of the session (`loopwright list` shows them)'] as const;
 
 /** Commands traced as one span each (`loopwright send`, ...); chat's turns are traces of their own. */
-export const TRACED_COMMANDS = new Set(['run', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'compact', 'budget', 'rewind', 'branch', 'end', 'demo']);
+export const TRACED_COMMANDS = new Set(['run', 'send', 'interrupt', 'status', 'tools', 'list', 'transcript', 'approve', 'deny', 'extend', 'compact', 'budget', 'rewind', 'branch', 'end', 'demo']);
 
 /** One run of the command line: where it prints, and what the running command set. */
 export interface Invocation {
@@ -182,4 +188,13 @@ export function addModelSettingOptions(command: Command): Command {
     .option('--session-token-budget <n>', 'tokens the session may use (default: no limit)', positiveInt)
     .option('--cost-budget <x>', 'cost the session may reach, priced by --price (default: no limit)', positiveNumber)
     .option('--price <model=input,output>', 'price of a model per million input and output tokens (* for any model; repeatable)', price);
+}
+
+/** The tool flags of the commands that start sessions (run and chat). */
+export function addToolOptions(command: Command): Command {
+  return command
+    .option('--tools <list>', "the tools the model is offered: names or * patterns, comma-separated, e.g. read_file,github__* (default: the agent's tools: in bundle.yaml, else every tool)", toolPatternList)
+    .option('--mcp-config <file>', 'MCP servers from a JSON file in .mcp.json format, {"mcpServers": {...}}, added to the project\'s .mcp.json (repeatable; a later file wins per server)', collect)
+    .option('--no-project-mcp', "leave out the MCP servers of the project's .mcp.json")
+    .option('--allow-tool <pattern>', 'an MCP tool that runs without approval, by name or pattern, e.g. github__get_* (repeatable)', toolPatterns);
 }

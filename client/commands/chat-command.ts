@@ -15,12 +15,13 @@ import { onSignalGracefully, setRejoinHint } from '../exit-on-signal';
 import { SessionRejectedError, type SessionHandle } from '../session-client';
 import { type SandboxOptions, sandboxSettings } from './session-commands';
 import { type ModelSettingOptions, modelSessionSettings } from './session-settings';
+import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';
 import { CHAT_HELP, describeMessage, newBudgetWarnings, parseBudgetArgs, turnEndLines } from './chat-text';
 import { budgetLines, formatCompaction, stateDetailLines } from './session-text';
 import { openTemporal } from '../temporal-session';
 
 /** Options of `loopwright chat`. */
-export interface ChatOptions extends SandboxOptions, ModelSettingOptions {
+export interface ChatOptions extends SandboxOptions, ModelSettingOptions, ToolSettingOptions {
   /** Rejoin this session (without a bundle and agent), or the id of the new one. */
   id?: string;
   /** Tool calls that wait for /approve (default `writes`). */
@@ -48,6 +49,7 @@ export async function chatCommand(bundlePath: string | undefined, agentId: strin
         approval: { policy: options.approve ?? 'writes' },
         ...sandboxSettings(options),
         ...modelSessionSettings(options),
+        ...toolSessionSettings(options),
         ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}),
         ...(options.model ? { model: options.model } : {}),
       });

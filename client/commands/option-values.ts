@@ -6,6 +6,7 @@
 import { InvalidArgumentError } from 'commander';
 import type { ModelSettings } from '../../common/model-call';
 import type { ApprovalPolicy, ModelPrice } from '../../common/session-types';
+import { TOOL_PATTERN, TOOL_PATTERN_RULE } from '../../common/tool-patterns';
 
 /** A whole number >= 1 (iteration limits, turn numbers, list sizes). */
 export function positiveInt(raw: string): number {
@@ -118,4 +119,18 @@ export function price(raw: string, previous: Record<string, ModelPrice> | undefi
     throw new InvalidArgumentError('Expected model=input,output: prices per million input and output tokens, e.g. gpt-4o-mini=0.15,0.6 (* as the model: any other).');
   }
   return { ...previous, [model]: { input, output } };
+}
+
+/** A comma-separated list of tool names or patterns (`read_file,github__*`), none empty, each a valid name or pattern. */
+export function toolPatternList(raw: string): string[] {
+  const patterns = raw.split(',').map((t) => t.trim()).filter(Boolean);
+  if (patterns.length === 0) throw new InvalidArgumentError('Expected a comma-separated list of tool names or patterns, e.g. read_file,github__*.');
+  const bad = patterns.find((p) => !TOOL_PATTERN.test(p));
+  if (bad !== undefined) throw new InvalidArgumentError(`"${bad}": ${TOOL_PATTERN_RULE}.`);
+  return patterns;
+}
+
+/** A repeatable tool option: each use adds a name or pattern (or several, comma-separated). */
+export function toolPatterns(raw: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), ...toolPatternList(raw)];
 }

@@ -19,6 +19,7 @@ import { setRejoinHint } from '../exit-on-signal';
 import { openTemporal } from '../temporal-session';
 import { type JsonOption, updateCommand, webUiLink, withSession, workerNotice } from './command-support';
 import { type ModelSettingOptions, modelSessionSettings } from './session-settings';
+import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';
 import { budgetLines, formatCompaction, turnExitCode, turnFailed, turnFailureType, turnNotes, turnStatusMessage } from './session-text';
 
 export type { JsonOption } from './command-support';
@@ -37,7 +38,7 @@ export interface SandboxOptions {
 }
 
 /** Options of `loopwright run`. */
-export interface RunOptions extends SandboxOptions, ModelSettingOptions, JsonOption {
+export interface RunOptions extends SandboxOptions, ModelSettingOptions, ToolSettingOptions, JsonOption {
   once?: boolean;
   detach?: boolean;
   maxIterations?: number;
@@ -53,6 +54,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
   const json = options.json === true;
   const sandbox = sandboxSettings(options);
   const settings = modelSessionSettings(options);
+  const tools = toolSessionSettings(options);
   // A bundle that cannot be loaded here would only leave a failed workflow behind.
   if (options.check !== false) {
     const problem = await checkBundleLocally(bundlePath, agentId, sandbox);
@@ -74,6 +76,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
       model: options.model,
       ...sandbox,
       ...settings,
+      ...tools,
       // A one-shot or detached run carries its message in the input; an interactive one sends it
       // through the `send` update so that the reply comes back as the update's result.
       ...(oneShot || options.detach ? { firstMessage: message } : {}),

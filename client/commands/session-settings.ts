@@ -54,8 +54,16 @@ export const SESSION_SETTINGS_ENV_NAMES: readonly string[] = Object.values(ENV_D
  * value counts as unset). A bad value is a usage mistake naming the variable.
  */
 export function withEnvironmentDefaults(options: ModelSettingOptions, env: NodeJS.ProcessEnv = process.env): ModelSettingOptions {
-  const resolved: ModelSettingOptions = { ...options };
-  for (const [key, [name, parse]] of Object.entries(ENV_DEFAULTS) as [keyof typeof ENV_DEFAULTS, (typeof ENV_DEFAULTS)[keyof typeof ENV_DEFAULTS]][]) {
+  return applyEnvironmentDefaults(options, ENV_DEFAULTS, env);
+}
+
+/** Options with an environment default: for an option, its variable and how a value of it is read. */
+export type EnvironmentDefaults<T> = { [K in keyof T]?: readonly [string, (raw: string) => T[K]] };
+
+/** `withEnvironmentDefaults` for any option group (see tool-settings.ts). */
+export function applyEnvironmentDefaults<T extends object>(options: T, defaults: EnvironmentDefaults<T>, env: NodeJS.ProcessEnv): T {
+  const resolved: T = { ...options };
+  for (const [key, [name, parse]] of Object.entries(defaults) as [keyof T & string, readonly [string, (raw: string) => unknown]][]) {
     const raw = env[name];
     if (options[key] !== undefined || raw === undefined || raw.trim() === '') continue;
     try {

@@ -4,7 +4,7 @@
  * the session's types, shared by run, send, status, compact, budget and chat.
  */
 import { BUDGET_EXCEEDED, MAX_ITERATIONS_EXCEEDED, REPLY_REFUSED, REPLY_TRUNCATED, TURN_FAILED } from '../../common/failure-types';
-import type { BudgetState, BudgetUse, CompactionRecord, ContextState, SessionState, TurnResult, TurnStatus } from '../../common/session-types';
+import type { BudgetState, BudgetUse, CompactionRecord, ContextState, OfferedToolSummary, SessionState, TurnResult, TurnStatus } from '../../common/session-types';
 import { EXIT } from '../exit-codes';
 
 /** Statuses of a turn that ended without the whole answer, whatever its `success` says: exit status 1. */
@@ -156,4 +156,12 @@ export function stateDetailLines(state: Pick<SessionState, 'context' | 'budget'>
   if (state.context) lines.push(`context:    ${contextLine(state.context)}`);
   if (state.budget) budgetLines(state.budget).forEach((line, i) => lines.push(`${i === 0 ? 'budget:' : ''}`.padEnd(12) + line));
   return lines;
+}
+
+/** "github__create_issue  mcp      write  needs approval  (server github)": one offered tool, its name padded to `width`. */
+export function toolLine(tool: OfferedToolSummary, width = 0): string {
+  const parts = [tool.name.padEnd(width), tool.kind.padEnd(7), tool.access.padEnd(5)];
+  if (tool.approval === 'required') parts.push('needs approval');
+  if (tool.server !== undefined) parts.push(`(server ${tool.server})`);
+  return parts.join('  ').trimEnd();
 }

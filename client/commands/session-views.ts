@@ -1,5 +1,6 @@
 /**
- * `loopwright status | list | transcript`: read where sessions stand and what they said. Each
+ * `loopwright status | tools | list | transcript`: read where sessions stand, what they offer their
+ * model and what they said. Each
  * command receives its arguments and options parsed (client/cli-session-commands.ts defines them)
  * and resolves to its exit status.
  */
@@ -10,7 +11,7 @@ import { withWorker } from '../in-process-worker';
 import type { CommandOutput } from '../output';
 import { openTemporal } from '../temporal-session';
 import { type JsonOption, webUiLink, withSession, workerNotice } from './command-support';
-import { budgetSummary, stateDetailLines } from './session-text';
+import { budgetSummary, stateDetailLines, toolLine } from './session-text';
 
 /** `loopwright transcript <id> [--json] [--from N]`: the whole conversation, across the session's runs. */
 export async function transcriptCommand(workflowId: string, options: JsonOption & { from?: number }, out: CommandOutput): Promise<number> {
@@ -130,4 +131,32 @@ export async function statusCommand(workflowId: string, options: JsonOption, out
   } finally {
     await temporal.close();
   }
+}
+
+/**
+ * `loopwright tools <id> [--json]`: the tools the session offers its model, from its state (listed
+ * when its run started). A session that has not listed them (recorded before tools were listed, or
+ * still initialising) says so; --json has `tools: null` then.
+ */
+export async function toolsCommand(workflowId: string, options: JsonOption, out: CommandOutput): Promise<number> {
+  const json = options.json === true;
+  return withSession(out, async (temporal) => {
+    const session = temporal.loopwright.session(workflowId);
+    // Queries are answered by a worker; when none polls, this command runs one for the moment.
+    const state = await withWorker(temporal, { startIfSlow: true, onStart: workerNotice(out, json) }, () => session.state());
+    const tools = state.tools;
+    if (json) {
+      out.log(JSON.stringify({ workflowId, tools: tools ?? null }, null, 2));
+      return EXIT.OK;
+    }
+    if (tools === undefined) {
+      const why = state.agent ? 'it was started by a version of loopwright that did not list them, and offers the built-in tools' : 'it is still starting';
+      out.log(`Session ${workflowId} has not listed its tools: ${why}.`);
+      return EXIT.OK;
+    }
+    out.log(`Session ${workflowId} offers ${tools.length} tool(s)${tools.length > 0 ? ':' : '.'}`);
+    const width = Math.max(0, ...tools.map((t) => t.name.length));
+    for (const tool of tools) out.log(`  ${toolLine(tool, width)}`);
+    return EXIT.OK;
+  });
 }

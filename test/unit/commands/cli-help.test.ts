@@ -16,7 +16,7 @@ const REPO = path.resolve(__dirname, '../../..');
 const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 
 
-const COMMANDS = ['run', 'chat', 'send', 'interrupt', 'status', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'worker', 'server', 'codec-server', 'demo', 'inspect', 'validate'];
+const COMMANDS = ['run', 'chat', 'send', 'interrupt', 'status', 'tools', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'worker', 'server', 'codec-server', 'demo', 'inspect', 'validate'];
 
 /** Variables each command's help must name (a sample: the ones it cannot work without). */
 const ENV_NAMED: Record<string, string[]> = {
