@@ -18,7 +18,10 @@
  *                worker in a child process (with its default cache, or `--idle-cache N`): its
  *                memory, and its CPU at rest. Takes several minutes on two cores; the report says how long;
  *   startup      `loopwright --help`, `status` and `send` (one iteration) as fresh processes against
- *                the warm server, with a worker polling in a child process.
+ *                the warm server, with a worker polling in a child process;
+ *   mcp          echo calls to server-everything over stdio, through one SDK client and through the
+ *                worker's MCP pool (scripts/bench/mcp.ts). Needs no Temporal server: it runs first,
+ *                and `--only mcp` runs it alone.
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
@@ -42,6 +45,7 @@ import { measureHistoryTurns } from './bench/history-turns';
 import { measureIdleSessions } from './bench/idle-sessions';
 import { formatReport, machineInfo, PARTS, type BenchPart, type BenchReport } from './bench/report';
 import { measureStartup } from './bench/startup';
+import { formatMcpOverhead, measureMcpOverhead } from './bench/mcp';
 import { startWorkerProcess } from './bench/worker-process';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
@@ -83,6 +87,8 @@ interface Options {
   idleSessions: number;
   idleSeconds: number;
   idleCache: number;
+  /** Run the MCP part (not one of PARTS: it needs no Temporal server). */
+  mcp: boolean;
 }
 
 async function main(options: Options, cleanup: CleanupStack): Promise<void> {
@@ -97,6 +103,12 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     ),
     telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
   });
+
+  const mcp = options.mcp ? await measureMcpOverhead({ progress }) : undefined;
+  if (options.parts.length === 0) {
+    process.stdout.write(options.json ? `${JSON.stringify({ mcp }, null, 2)}\n` : `${formatMcpOverhead(mcp!)}\n`);
+    return;
+  }
 
   const bundle = prepareBenchBundle(cleanup);
   const wants = (part: BenchPart) => options.parts.includes(part);
@@ -246,7 +258,8 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
 
   report.totalSeconds = (performance.now() - started) / 1000;
   const files = { smallFileBytes: bundle.smallFileBytes, largeFileBytes: bundle.largeFileBytes };
-  process.stdout.write(options.json ? `${JSON.stringify({ ...report, files }, null, 2)}\n` : `${formatReport(report)}\n`);
+  const mcpText = mcp ? `\n\n${formatMcpOverhead(mcp)}` : '';
+  process.stdout.write(options.json ? `${JSON.stringify({ ...report, files, ...(mcp ? { mcp } : {}) }, null, 2)}\n` : `${formatReport(report)}${mcpText}\n`);
 }
 
 /** Forget the recorded requests (the responder goes with them, so it is set again). */
@@ -268,7 +281,7 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  'usage: bench.ts [--json] [--only engine|history|context|concurrency|idle|startup[,...]] [--levels 10,100,1000]' +
+  'usage: bench.ts [--json] [--only engine|history|context|concurrency|idle|startup|mcp[,...]] [--levels 10,100,1000]' +
   ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */
@@ -296,7 +309,7 @@ function parseOptions(argv: string[]): Options {
     return fail(err instanceof Error ? err.message : String(err));
   }
   const only = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
-  for (const part of only) if (!(PARTS as readonly string[]).includes(part)) fail(`unknown part ${part}`);
+  for (const part of only) if (part !== 'mcp' && !(PARTS as readonly string[]).includes(part)) fail(`unknown part ${part}`);
   const count = (name: string, raw: string | undefined, fallback: number, min: number) => {
     if (raw === undefined) return fallback;
     const value = Number(raw);
@@ -306,6 +319,7 @@ function parseOptions(argv: string[]): Options {
   return {
     json: values.json ?? false,
     parts: only.length === 0 ? [...PARTS] : PARTS.filter((p) => only.includes(p)),
+    mcp: only.length === 0 || only.includes('mcp'),
     levels,
     idleSessions: count('idle-sessions', values['idle-sessions'], IDLE_SESSIONS, 1),
     idleSeconds: count('idle-seconds', values['idle-seconds'], IDLE_REST_SECONDS, 1),
