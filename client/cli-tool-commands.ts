@@ -20,7 +20,7 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     .summary('run a long-lived worker')
     .description('Run a long-lived worker for many sessions; SIGINT/SIGTERM stop it after running tasks finish (again to exit at once).')
     .option('--task-queue <queue>', 'task queue to poll (default: LOOPWRIGHT_TASK_QUEUE, else loopwright)')
-    .option('--tools <module>', 'a module exporting custom tools made by defineTool (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--tool-module <module>', 'a module exporting custom tools made by defineTool (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .addHelpText(
       'after',
       helpDetails(
@@ -32,12 +32,12 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
           ['LOOPWRIGHT_LOG_LEVEL, LOOPWRIGHT_LOG_PAYLOADS', 'Temporal runtime log level (default: INFO), and logging of model payloads'],
           ['LOOPWRIGHT_METRICS', 'host:port (or a port) of a Prometheus endpoint'],
           ['LOOPWRIGHT_MAX_READ_BYTES', 'largest file read_file returns (default: 1048576)'],
-          ['LOOPWRIGHT_TOOL_MODULES', 'modules of custom tools, comma-separated (as --tools; run and chat read it too)'],
+          ['LOOPWRIGHT_TOOL_MODULES', 'modules of custom tools, comma-separated (as --tool-module; run and chat read it too)'],
           ['LOOPWRIGHT_ACTIVE_SESSIONS, LOOPWRIGHT_PARALLEL_TOOLS, ...', 'worker sizing (see README, "Configuration")'],
         ],
       ),
     )
-    .action(async (options: { taskQueue?: string; tools?: string[] }) => {
+    .action(async (options: { taskQueue?: string; toolModule?: string[] }) => {
       const { workerCommand } = await import('./commands/worker-command');
       await execute(invocation, 'worker', {}, () => workerCommand(options, out));
     });

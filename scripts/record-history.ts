@@ -12,6 +12,8 @@
  * With --context the session is one of context management instead: a server with a 4,096-token
  * window and a 64-token output limit, turns that read a 6 KB file (compactions with summaries), a
  * reply cut off and continued, a compaction on demand, a budget raised.
+ *
+ * With --tools: a custom tool and two real MCP servers (see record-tools-session.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,11 +23,13 @@ import type { ChatMessage } from '../common/messages';
 import { hang, isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../fake-model/server';
 import type { SessionHandle } from '../client/session-client';
 import { copyExampleBundle, startSessionHarness } from '../test/support/session-harness';
+import { recordingTools, recordToolsSession } from './record-tools-session';
 
 async function main(): Promise<void> {
   const name = process.argv[2];
   const chain = process.argv.includes('--continue-as-new');
   const context = process.argv.includes('--context');
+  const tools = process.argv.includes('--tools');
   if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> [--continue-as-new] (lower-case letters, digits, dashes)');
   const dir = path.resolve(__dirname, '../test/fixtures/histories');
   const existing = fs.readdirSync(dir).filter((f) => f === `${name}.json` || f.startsWith(`${name}-run`));
@@ -34,9 +38,10 @@ async function main(): Promise<void> {
   const h = await startSessionHarness();
   const bundle = copyExampleBundle();
   try {
-    const { loopwright } = await h.startWorker();
+    const { loopwright } = await h.startWorker(tools ? { activities: { tools: recordingTools() } } : {});
+    if (tools) await recordToolsSession(loopwright, h.fake, bundle.bundle, name);
     const session = context ? await recordContextSession(loopwright, h.fake, bundle.bundle, name, chain) : undefined;
-    if (!session) h.fake.enqueue(
+    if (!session && !tools) h.fake.enqueue(
       toolCalls([
         { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
         { id: 'call_2', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } },
@@ -47,7 +52,7 @@ async function main(): Promise<void> {
       hang(),
       text('Resumed.'),
     );
-    if (!session) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
+    if (!session && !tools) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
     const workflowId = `fixture-${name}`;
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
     const cli = findTemporalCli();

@@ -1,5 +1,5 @@
 /**
- * Custom tools for workers the command line starts (`loopwright worker --tools <module>`, and the
+ * Custom tools for workers the command line starts (`loopwright worker --tool-module <module>`, and the
  * worker `run` and `chat` start themselves, through LOOPWRIGHT_TOOL_MODULES): a module's exported
  * `defineTool` results, whether exported one by one, as a `tools` list or as the default export.
  */

@@ -4,7 +4,7 @@
  */
 export { McpConfigError, MAX_MCP_CONFIG_BYTES, MCP_CONFIG_FILE, MCP_SERVER_NAME_PATTERN, parseMcpConfig, parseMcpServers, readMcpConfig, readProjectMcpConfig } from './mcp-config';
 export { expandServerVariables, expandVariables, isHttpServer, isStdioServer, type ExpandedServer, type VariableSource } from './mcp-variables';
-export { matchesAnyToolPattern, matchesToolPattern, mcpToolName } from './mcp-names';
+export { mcpToolName } from './mcp-names';
 export { toListedTools, toolParameters, toToolResult, type McpListedTool, type McpToolAnnotations, type McpToolListing } from './mcp-result';
 export { McpServerError, STDERR_TAIL_BYTES } from './mcp-connection';
 export { abortReason, type McpCallOptions, type McpProgress } from './mcp-call';

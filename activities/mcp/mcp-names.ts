@@ -33,37 +33,3 @@ export function mcpToolName(server: string, tool: string): string | undefined {
     .join('');
   return `${prefix}${sanitized}_${hash}`;
 }
-
-/**
- * Whether `name` matches `pattern`, where `*` stands for any run of characters (none included)
- * and everything else for itself, case-sensitively: `github__*` matches every tool of `github`.
- * The classic greedy match with one backtracking point, no regular expression: at worst the
- * product of the two lengths, whatever the pattern.
- */
-export function matchesToolPattern(name: string, pattern: string): boolean {
-  let n = 0;
-  let p = 0;
-  let star = -1;
-  let resume = 0;
-  while (n < name.length) {
-    if (p < pattern.length && pattern[p] === '*') {
-      star = p++;
-      resume = n;
-    } else if (p < pattern.length && pattern[p] === name[n]) {
-      p++;
-      n++;
-    } else if (star !== -1) {
-      p = star + 1;
-      n = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.length && pattern[p] === '*') p++;
-  return p === pattern.length;
-}
-
-/** Whether `name` matches any of `patterns` (see `matchesToolPattern`). */
-export function matchesAnyToolPattern(name: string, patterns: readonly string[]): boolean {
-  return patterns.some((pattern) => matchesToolPattern(name, pattern));
-}

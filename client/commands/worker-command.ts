@@ -14,11 +14,11 @@ import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
 import { CustomToolError } from '../../activities/tools/custom-tool';
 import { loadToolModules, ToolModuleError, toolModulesFromEnv } from '../../worker/tool-modules';
 
-export async function workerCommand(options: { taskQueue?: string; tools?: string[] }, out: CommandOutput): Promise<number> {
+export async function workerCommand(options: { taskQueue?: string; toolModule?: string[] }, out: CommandOutput): Promise<number> {
   // Tool modules load before any connection: a bad one is a usage error naming it.
   let tools;
   try {
-    tools = await loadToolModules([...toolModulesFromEnv(), ...(options.tools ?? [])]);
+    tools = await loadToolModules([...toolModulesFromEnv(), ...(options.toolModule ?? [])]);
   } catch (err) {
     if (!(err instanceof ToolModuleError || err instanceof CustomToolError)) throw err;
     out.error(`loopwright worker: ${err.message}`);

@@ -195,7 +195,7 @@ test('crash: a worker killed with SIGKILL during a custom tool call and during a
   const lw = await client(taskQueue);
   const marks = path.join(stateDir, 'tool-marks');
   fs.mkdirSync(marks, { recursive: true });
-  // A custom tool from a module, as `loopwright worker --tools` loads it: it notes each start, then takes 4 s.
+  // A custom tool from a module, as `loopwright worker --tool-module` loads it: it notes each start, then takes 4 s.
   const module = path.join(stateDir, 'slow-tools.js');
   fs.writeFileSync(
     module,

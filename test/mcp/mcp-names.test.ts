@@ -1,5 +1,6 @@
 import { TOOL_NAME_PATTERN } from '../../common/offered-tools';
-import { matchesAnyToolPattern, matchesToolPattern, mcpToolName, toListedTools, toolParameters, toToolResult } from '../../activities/mcp';
+import { allowedByPatterns, matchesToolPattern } from '../../common/tool-patterns';
+import { mcpToolName, toListedTools, toolParameters, toToolResult } from '../../activities/mcp';
 
 describe('mcpToolName', () => {
   test('server__tool when that is a valid function name', () => {
@@ -54,13 +55,13 @@ describe('matchesToolPattern', () => {
     ['x', '', false],
     ['', '*', true],
   ])('%j against %j: %s', (name, pattern, expected) => {
-    expect(matchesToolPattern(name, pattern)).toBe(expected);
+    expect(matchesToolPattern(pattern, name)).toBe(expected);
   });
 
   test('many stars against a long name that does not match end quickly (no regular expression)', () => {
-    expect(matchesToolPattern('a'.repeat(5000), `${'*a'.repeat(50)}b`)).toBe(false);
-    expect(matchesAnyToolPattern('fs__read', ['git__*', 'fs__*'])).toBe(true);
-    expect(matchesAnyToolPattern('fs__read', [])).toBe(false);
+    expect(matchesToolPattern(`${'*a'.repeat(50)}b`, 'a'.repeat(5000))).toBe(false);
+    expect(allowedByPatterns(['git__*', 'fs__*'], 'fs__read')).toBe(true);
+    expect(allowedByPatterns([], 'fs__read')).toBe(false);
   });
 });
 
