@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestTemporal } from '../support/temporal-server';
 import type { ChatMessage } from '../../common/messages';
-import { type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
+import { type FakeOpenAI, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { startTestTemporal, stopTestTemporal } from '../support/temporal-server';
 
 jest.setTimeout(300_000);
@@ -29,6 +29,15 @@ let app: string;
 let home: string;
 let server: TestTemporal;
 let fake: FakeOpenAI;
+
+/** The fake model: `call shout` asks for the consumer's tool, then reports its result; anything else is echoed. */
+function reply(messages: ChatMessage[]): Step {
+  const said = lastUser(messages);
+  const result = messages.at(-1)?.role === 'tool' ? String(messages.at(-1)!.content) : undefined;
+  if (said === 'call shout' && result === undefined) return toolCalls([{ name: 'shout', arguments: { text: 'plugin' } }]);
+  if (result !== undefined) return text(`tool said: ${result}`);
+  return text(`echo: ${said}`);
+}
 
 /** The last user message of a request, which the fake model echoes. */
 function lastUser(messages: ChatMessage[]): string {
@@ -51,7 +60,7 @@ beforeAll(async () => {
   fs.mkdirSync(home);
   [server, fake] = await Promise.all([
     startTestTemporal(),
-    startFakeOpenAI({ responder: (request) => text(`echo: ${lastUser(request.body?.messages ?? [])}`) }),
+    startFakeOpenAI({ responder: (request) => reply(request.body?.messages ?? []) }),
   ]);
   // What `npm pack` ships is dist/ as built now: rebuild it when a source is newer.
   await run(process.execPath, [path.join(REPO, 'scripts', 'build.js'), '--if-stale'], { cwd: REPO });
@@ -113,7 +122,7 @@ test('the installed demo finds its example bundle in the package and keeps its p
 
 test('a consumer program registers Loopwright beside its own workflow and starts a session through the exported client', async () => {
   const consumer = path.join(__dirname, 'consumer');
-  for (const file of ['main.ts', 'workflows.ts', 'tsconfig.json']) fs.copyFileSync(path.join(consumer, file), path.join(app, file));
+  for (const file of ['main.ts', 'workflows.ts', 'plugin.ts', 'tsconfig.json']) fs.copyFileSync(path.join(consumer, file), path.join(app, file));
   // Node's own resolution (exports) and the older one (typesVersions) both find the types.
   await run(process.execPath, [TSC, '-p', 'tsconfig.json', '--typeRoots', path.join(REPO, 'node_modules', '@types')], { cwd: app });
   await run(
@@ -136,4 +145,19 @@ test('a consumer program registers Loopwright beside its own workflow and starts
     status: 'completed',
     reply: 'echo: hello from the consumer',
   });
+});
+
+test('a consumer worker adds Loopwright with LoopwrightPlugin and a tool of its own, which the model calls', async () => {
+  // Compiled by the test before (the consumer's tsconfig takes every .ts file of the folder).
+  expect(fs.existsSync(path.join(app, 'out', 'plugin.js'))).toBe(true);
+  const bundle = path.join(app, 'node_modules', 'loopwright', 'bundles', 'requirements-facilitator');
+  const { stdout } = await run(process.execPath, [path.join(app, 'out', 'plugin.js'), server.address, fake.baseURL, bundle, `pack-plugin-${process.pid}`], {
+    cwd: app,
+    env: appEnv({}),
+    timeout: 180_000,
+  });
+  const outcome = JSON.parse(stdout.trim().split('\n').pop()!) as { status: string; reply: string; tools: string[] };
+  expect(outcome.status).toBe('completed');
+  expect(outcome.reply).toBe('tool said: {"success":true,"content":"PLUGIN!"}');
+  expect(outcome.tools).toEqual(expect.arrayContaining(['read_file:builtin', 'shout:custom']));
 });
