@@ -100,8 +100,10 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     .argument('<bundle>', 'the bundle folder')
     .argument('[agent]', 'the agent id (default: the bundle\'s only agent)')
     .option('--json', 'print one JSON object')
-    .addHelpText('after', helpDetails(['loopwright inspect bundles/requirements-facilitator facilitator'], []))
-    .action(async (bundle: string, agent: string | undefined, options: JsonOption) => {
+    .option('--list-tools', 'list every tool a session would be offered, as a worker lists them: starts the project\'s MCP servers to ask them')
+    .option('--tool-module <module>', 'custom tools to list with --list-tools, as loopwright worker --tool-module (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .addHelpText('after', helpDetails(['loopwright inspect bundles/requirements-facilitator facilitator', 'loopwright inspect . --list-tools --tool-module ./tools.js'], []))
+    .action(async (bundle: string, agent: string | undefined, options: JsonOption & { listTools?: boolean; toolModule?: string[] }) => {
       const { inspectCommand } = await import('./commands/inspect');
       await execute(invocation, 'inspect', options, () => inspectCommand(bundle, agent, options, out));
     });

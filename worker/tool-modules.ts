@@ -50,6 +50,8 @@ export async function loadToolModules(modules: readonly string[], cwd: string = 
 /** `require` first (CommonJS, and TypeScript under ts-node), else `import()` (ES modules). */
 async function importModule(target: string): Promise<unknown> {
   try {
+    // A user's module named at run time: require, not import, so that CommonJS and ts-node both load it.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require(target) as unknown;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ERR_REQUIRE_ESM') throw err;

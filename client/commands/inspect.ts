@@ -6,24 +6,35 @@
 import { inspectBundle, type BundleInspection } from '../../bundle/inspect';
 import { BundleError } from '../../bundle/errors';
 import type { CommandOutput } from '../output';
+import type { ListToolsResult } from '../../common/offered-tools';
+import { CustomToolError } from '../../activities/tools/custom-tool';
+import { ToolModuleError } from '../../worker/tool-modules';
+import { listAgentTools, listedToolLines } from './inspect-tools';
 
 /**
  * Runs the command; resolves to the exit status: 0 the agent was shown (with its warnings, if any,
  * even those that would stop a session), 1 the bundle or agent could not be loaded or parsed.
  */
-export async function inspectCommand(bundlePath: string, agentId: string | undefined, options: { json?: boolean }, out: CommandOutput): Promise<number> {
+export async function inspectCommand(
+  bundlePath: string,
+  agentId: string | undefined,
+  options: { json?: boolean; listTools?: boolean; toolModule?: string[] },
+  out: CommandOutput,
+): Promise<number> {
   let inspection: BundleInspection;
+  let listed: ListToolsResult | undefined;
   try {
     inspection = await inspectBundle(bundlePath, agentId ?? '');
+    if (options.listTools || (options.toolModule ?? []).length > 0) listed = await listAgentTools(inspection, bundlePath, agentId ?? '', options.toolModule ?? []);
   } catch (error) {
-    if (!(error instanceof BundleError)) throw error;
+    if (!(error instanceof BundleError || error instanceof ToolModuleError || error instanceof CustomToolError)) throw error;
     // With --json, one object naming the failure, as every command prints.
     if (options.json) out.log(JSON.stringify({ error: error.message, type: error.name }));
     else out.error(error.message);
     return 1;
   }
-  if (options.json) out.log(JSON.stringify(inspection, null, 2));
-  else out.log(formatInspection(inspection));
+  if (options.json) out.log(JSON.stringify(listed ? { ...inspection, listedTools: listed } : inspection, null, 2));
+  else out.log(listed ? `${formatInspection(inspection)}\n\n${listedToolLines(listed).join('\n')}` : formatInspection(inspection));
   return 0;
 }
 
