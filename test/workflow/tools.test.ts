@@ -17,6 +17,7 @@ import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
 import { hang, text, toolCalls } from '../../fake-model/server';
 import { approveUpdate } from '../../workflows/definitions';
 import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { startEverythingHttp } from '../mcp/mcp-helpers';
 import type { LoopwrightClient } from '../../client/session-client';
 
 jest.setTimeout(90_000);
@@ -81,6 +82,22 @@ async function waitForState(session: SessionHandle, test: (s: SessionState) => b
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error('state never matched');
+}
+
+/** Every payload of a history, decoded, as one text. */
+function decodedPayloads(history: unknown): string {
+  const parts: string[] = [];
+  const walk = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node !== null && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'data' && (typeof value === 'string' || value instanceof Uint8Array)) parts.push(Buffer.from(value as string, typeof value === 'string' ? 'base64' : undefined).toString('utf8'));
+        else walk(value);
+      }
+    }
+  };
+  walk(history);
+  return parts.join('\n');
 }
 
 const offeredNames = (index: number): string[] => (h.fake.requests[index]!.body!.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
@@ -232,5 +249,25 @@ test("the project's .mcp.json is read at start, and refreshTools lists again aft
     await session.end();
   } finally {
     fs.rmSync(config, { force: true });
+  }
+});
+
+test('MCP over streamable HTTP: a server given by URL with a header from the environment is listed and called', async () => {
+  const server = await startEverythingHttp();
+  process.env.LW_TEST_MCP_TOKEN = 'token-from-the-environment-1234';
+  try {
+    h.fake.enqueue(toolCalls([{ id: 'sum', name: 'web__get-sum', arguments: { a: 2, b: 40 } }]), text('42'));
+    const session = await start({ mcpServers: { web: { ...server.config, headers: { Authorization: 'Bearer ${LW_TEST_MCP_TOKEN}' } } } });
+    const result = await session.send('add');
+    expect(result).toMatchObject({ success: true, response: '42' });
+    expect(toolResult(await session.turnMessages(result), 'sum')).toMatchObject({ success: true, content: expect.stringContaining('42') });
+    // History holds the variable's name, never its value (payloads decoded).
+    const history = decodedPayloads(await session.workflow.fetchHistory());
+    expect(history.includes('${LW_TEST_MCP_TOKEN}')).toBe(true);
+    expect(history.includes('token-from-the-environment-1234')).toBe(false);
+    await session.end();
+  } finally {
+    delete process.env.LW_TEST_MCP_TOKEN;
+    await server.stop();
   }
 });
