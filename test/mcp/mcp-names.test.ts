@@ -1,5 +1,4 @@
 import { TOOL_NAME_PATTERN } from '../../common/offered-tools';
-import { allowedByPatterns, matchesToolPattern } from '../../common/tool-patterns';
 import { mcpToolName, toListedTools, toolParameters, toToolResult } from '../../activities/mcp';
 
 describe('mcpToolName', () => {
@@ -36,32 +35,6 @@ describe('mcpToolName', () => {
     expect(mcpToolName('srv', '')).toBeUndefined();
     expect(mcpToolName('bad server', 'tool')).toBeUndefined();
     expect(mcpToolName('a__b', 'tool')).toBeUndefined();
-  });
-});
-
-describe('matchesToolPattern', () => {
-  test.each([
-    ['github__search', 'github__*', true],
-    ['github__search', '*', true],
-    ['github__search', 'github__search', true],
-    ['github__', 'github__*', true],
-    ['gitlab__search', 'github__*', false],
-    ['read_file', '*_file', true],
-    ['read_file_x', '*_file', false],
-    ['a__b__c', 'a*c', true],
-    ['abcbc', 'a*bc', true],
-    ['ab', 'a*b*c', false],
-    ['Github__x', 'github__*', false],
-    ['x', '', false],
-    ['', '*', true],
-  ])('%j against %j: %s', (name, pattern, expected) => {
-    expect(matchesToolPattern(pattern, name)).toBe(expected);
-  });
-
-  test('many stars against a long name that does not match end quickly (no regular expression)', () => {
-    expect(matchesToolPattern(`${'*a'.repeat(50)}b`, 'a'.repeat(5000))).toBe(false);
-    expect(allowedByPatterns(['git__*', 'fs__*'], 'fs__read')).toBe(true);
-    expect(allowedByPatterns([], 'fs__read')).toBe(false);
   });
 });
 
