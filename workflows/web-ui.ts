@@ -4,7 +4,7 @@
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
-import type { SessionInput, SessionState } from '../common/session-types';
+import type { OfferedToolSummary, SessionInput, SessionState } from '../common/session-types';
 
 /** The session's live details, in markdown. */
 export function sessionDetails(state: SessionState): string {
@@ -12,6 +12,7 @@ export function sessionDetails(state: SessionState): string {
     `**${state.status.replace(/_/g, ' ')}** · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · run ${state.run} · ${state.usage.totalTokens} tokens`,
   ];
   if (state.agent) lines.push(`agent: ${state.agent.name} (${state.agent.title})`);
+  if (state.tools) lines.push(toolsLine(state.tools));
   for (const tool of state.runningTools) lines.push(`running: \`${tool.name}\`${tool.detail ? ` ${tool.detail}` : ''}`);
   for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId})`);
   if (state.pendingQuestion) lines.push(`question for the user: ${state.pendingQuestion.question.slice(0, 200)}`);
@@ -33,6 +34,21 @@ export function sessionDetails(state: SessionState): string {
   }
   if (state.error) lines.push(`error: ${state.error}`);
   return lines.join('\n\n');
+}
+
+/** What the session offers: `tools: 3 built-in · 1 custom (get_weather) · 17 MCP (fs, everything) · 4 need approval`. */
+export function toolsLine(tools: readonly OfferedToolSummary[]): string {
+  const of = (kind: OfferedToolSummary['kind']) => tools.filter((t) => t.kind === kind);
+  const custom = of('custom');
+  const mcp = of('mcp');
+  const servers = [...new Set(mcp.map((t) => t.server ?? '?'))];
+  const approval = tools.filter((t) => t.approval === 'required').length;
+  return [
+    `tools: ${of('builtin').length} built-in`,
+    ...(custom.length > 0 ? [`${custom.length} custom (${custom.slice(0, 5).map((t) => t.name).join(', ')}${custom.length > 5 ? ', …' : ''})`] : []),
+    ...(mcp.length > 0 ? [`${mcp.length} MCP (${servers.join(', ')})`] : []),
+    ...(approval > 0 ? [`${approval} need approval`] : []),
+  ].join(' · ');
 }
 
 /** A function that upserts the search attributes that changed since its last call. */
