@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the figures the issues ask for, on this machine. Five parts, all on one dev
+ * `npm run bench`: the figures the issues ask for, on this machine. Seven parts, all on one dev
  * server (in memory, 127.0.0.1), run in this order; `--only <part>[,<part>]` runs some of them:
  *
  *   engine       engine overhead per iteration: a scripted 10- and 50-iteration turn through the
@@ -20,8 +20,9 @@
  *   startup      `loopwright --help`, `status` and `send` (one iteration) as fresh processes against
  *                the warm server, with a worker polling in a child process;
  *   mcp          echo calls to server-everything over stdio, through one SDK client and through the
- *                worker's MCP pool (scripts/bench/mcp.ts). Needs no Temporal server: it runs first,
- *                and `--only mcp` runs it alone.
+ *                worker's MCP pool, without Temporal (scripts/bench/mcp.ts); then inside sessions:
+ *                20-iteration turns calling a custom `echo` tool against ones calling the MCP
+ *                `everything__echo`, worker in this process (scripts/bench/mcp-session.ts).
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
@@ -45,7 +46,8 @@ import { measureHistoryTurns } from './bench/history-turns';
 import { measureIdleSessions } from './bench/idle-sessions';
 import { formatReport, machineInfo, PARTS, type BenchPart, type BenchReport } from './bench/report';
 import { measureStartup } from './bench/startup';
-import { formatMcpOverhead, measureMcpOverhead } from './bench/mcp';
+import { measureMcpOverhead } from './bench/mcp';
+import { measureMcpSession } from './bench/mcp-session';
 import { startWorkerProcess } from './bench/worker-process';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
@@ -87,8 +89,6 @@ interface Options {
   idleSessions: number;
   idleSeconds: number;
   idleCache: number;
-  /** Run the MCP part (not one of PARTS: it needs no Temporal server). */
-  mcp: boolean;
 }
 
 async function main(options: Options, cleanup: CleanupStack): Promise<void> {
@@ -103,12 +103,6 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     ),
     telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
   });
-
-  const mcp = options.mcp ? await measureMcpOverhead({ progress }) : undefined;
-  if (options.parts.length === 0) {
-    process.stdout.write(options.json ? `${JSON.stringify({ mcp }, null, 2)}\n` : `${formatMcpOverhead(mcp!)}\n`);
-    return;
-  }
 
   const bundle = prepareBenchBundle(cleanup);
   const wants = (part: BenchPart) => options.parts.includes(part);
@@ -256,10 +250,15 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     await worker.stop();
   });
 
+  await timed('mcp', async () => {
+    const pool = await measureMcpOverhead({ progress });
+    const mcpSession = { server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, progress };
+    report.mcp = { ...pool, session: await measureMcpSession(mcpSession, cleanup) };
+  });
+
   report.totalSeconds = (performance.now() - started) / 1000;
   const files = { smallFileBytes: bundle.smallFileBytes, largeFileBytes: bundle.largeFileBytes };
-  const mcpText = mcp ? `\n\n${formatMcpOverhead(mcp)}` : '';
-  process.stdout.write(options.json ? `${JSON.stringify({ ...report, files, ...(mcp ? { mcp } : {}) }, null, 2)}\n` : `${formatReport(report)}${mcpText}\n`);
+  process.stdout.write(options.json ? `${JSON.stringify({ ...report, files }, null, 2)}\n` : `${formatReport(report)}\n`);
 }
 
 /** Forget the recorded requests (the responder goes with them, so it is set again). */
@@ -309,7 +308,7 @@ function parseOptions(argv: string[]): Options {
     return fail(err instanceof Error ? err.message : String(err));
   }
   const only = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
-  for (const part of only) if (part !== 'mcp' && !(PARTS as readonly string[]).includes(part)) fail(`unknown part ${part}`);
+  for (const part of only) if (!(PARTS as readonly string[]).includes(part)) fail(`unknown part ${part}`);
   const count = (name: string, raw: string | undefined, fallback: number, min: number) => {
     if (raw === undefined) return fallback;
     const value = Number(raw);
@@ -319,7 +318,6 @@ function parseOptions(argv: string[]): Options {
   return {
     json: values.json ?? false,
     parts: only.length === 0 ? [...PARTS] : PARTS.filter((p) => only.includes(p)),
-    mcp: only.length === 0 || only.includes('mcp'),
     levels,
     idleSessions: count('idle-sessions', values['idle-sessions'], IDLE_SESSIONS, 1),
     idleSeconds: count('idle-seconds', values['idle-seconds'], IDLE_REST_SECONDS, 1),

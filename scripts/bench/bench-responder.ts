@@ -31,7 +31,7 @@ export function delayedBenchResponder(ms: number): Responder {
   return async (request, index) => delay(ms, await benchResponder(request, index));
 }
 
-function findLastIndex<T>(items: readonly T[], predicate: (item: T) => boolean): number {
+export function findLastIndex<T>(items: readonly T[], predicate: (item: T) => boolean): number {
   for (let i = items.length - 1; i >= 0; i--) if (predicate(items[i]!)) return i;
   return -1;
 }

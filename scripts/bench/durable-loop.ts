@@ -48,12 +48,17 @@ export interface DurableBench {
 
 const TASK_QUEUE = `loopwright-bench-${process.pid}`;
 
+let sharedBundle: ReturnType<typeof bundleWorkflowCode> | undefined;
+
+/** The session workflow bundled from the sources, once per bench run (every in-process Loopwright worker shares it). */
+export function benchWorkflowBundle(): ReturnType<typeof bundleWorkflowCode> {
+  sharedBundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger });
+  return sharedBundle;
+}
+
 /** Start a Loopwright worker in this process on `server`; its shutdown is pushed onto `cleanup`. */
 export async function startDurableBench(options: DurableBenchOptions, server: BenchServer, cleanup: CleanupStack): Promise<DurableBench> {
-  const [workflowBundle, connection] = await Promise.all([
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger }),
-    server.nativeConnection(),
-  ]);
+  const [workflowBundle, connection] = await Promise.all([benchWorkflowBundle(), server.nativeConnection()]);
   const worker = await createWorker({
     connection,
     taskQueue: TASK_QUEUE,
@@ -106,7 +111,7 @@ function startedRun(loopwright: LoopwrightClient, session: SessionHandle) {
 }
 
 /** Wait until agent initialisation is over, so the timed part is the turn alone. */
-async function waitUntilReady(session: SessionHandle, timeoutMs: number): Promise<void> {
+export async function waitUntilReady(session: SessionHandle, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = await session.state();

@@ -13,6 +13,8 @@ import { isModelActivity } from './history-size';
 import type { TimelineFigures } from './history-timeline';
 import { HISTORY_RATIO_TARGET, type HistoryTurnFigures } from './history-turns';
 import { IDLE_RSS_TARGET_BYTES, type IdleFigures } from './idle-sessions';
+import { formatMcpOverhead, type McpBenchFigures } from './mcp';
+import { formatMcpSession, type McpSessionFigures } from './mcp-session';
 import type { SampleSummary } from './stats';
 import { bytes, ms, textTable } from './text-table';
 
@@ -28,7 +30,7 @@ export interface MachineInfo {
 }
 
 /** The parts of the bench, in the order they run. */
-export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup'] as const;
+export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp'] as const;
 export type BenchPart = (typeof PARTS)[number];
 
 /** Everything one bench run measured; a part that did not run is absent. */
@@ -43,6 +45,8 @@ export interface BenchReport {
   concurrency?: ConcurrencyFigures;
   idle?: IdleFigures;
   startup?: StartupFigures;
+  /** MCP echo calls: direct SDK client against the worker's pool (no Temporal), and `session`, inside durable sessions. */
+  mcp?: McpBenchFigures & { session: McpSessionFigures };
   /** Wall time of each part that ran. */
   partSeconds: Partial<Record<BenchPart, number>>;
   totalSeconds: number;
@@ -84,6 +88,7 @@ export function formatReport(report: BenchReport): string {
   if (report.idle) sections.push(formatIdle(report.idle));
   if (report.bundle) sections.push(formatBundle(report.bundle));
   if (report.startup) sections.push(formatStartup(report.startup));
+  if (report.mcp) sections.push(`7. ${formatMcpOverhead(report.mcp)}\n\n${formatMcpSession(report.mcp.session, report.mcp)}`);
   return sections.join('\n\n');
 }
 
