@@ -46,11 +46,13 @@ test('web ui: summaries on the session, its activities and its timer; live detai
     const summary = summaryOf(e.userMetadata);
     return summary ? [summary] : [];
   });
-  // In order: the session (on its start event), the agent's initialisation, each model call, the
-  // read (a local activity's marker), the write with its size but never its content, and the idle timer.
-  expect(summaries.slice(0, 7)).toEqual([
+  // In order: the session (on its start event), the agent's initialisation, the listing of its
+  // tools, each model call, the read (a local activity's marker), the write with its size but never
+  // its content, and the idle timer.
+  expect(summaries.slice(0, 8)).toEqual([
     'facilitator · requirements-facilitator',
     'initializeAgent facilitator · requirements-facilitator',
+    'listTools facilitator',
     'turn 1 · iteration 1 · callModel ui-model',
     'read_file {bundle-root}/config.yaml',
     'turn 1 · iteration 2 · callModel ui-model',
