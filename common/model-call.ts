@@ -55,6 +55,11 @@ export interface ModelSettings {
   extraBody?: Record<string, unknown>;
   /** Send an earlier reply's `reasoning_content` back to the server (default false: several servers refuse it). */
   sendReasoning?: boolean;
+  /**
+   * Ask for a streamed reply and show it while it is written (see stream-types.ts): the reply is
+   * assembled exactly as an unstreamed one. A server that refuses to stream is asked again without.
+   */
+  stream?: boolean;
 }
 
 /** Input of the `callModel` activity: the whole transcript so far and the tools the model may call. */

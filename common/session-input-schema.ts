@@ -175,6 +175,7 @@ const SESSION_INPUT = object(
           toolChoice: optional(oneOf('auto', 'required', 'none')),
           extraBody: optional(plainObject),
           sendReasoning: optional(boolean),
+          stream: optional(boolean),
         },
         true,
       ),
