@@ -178,6 +178,8 @@ export function addModelSettingOptions(command: Command): Command {
     .option('--tool-choice <choice>', 'auto, required or none (default: auto)', toolChoice)
     .option('--extra-body <json>', 'a JSON object merged into every model request, e.g. \'{"top_k": 40}\'', jsonObject)
     .option('--send-reasoning', "send earlier replies' reasoning_content back to the model server")
+    .option('--stream', 'ask for streamed replies and show them as they are written (default on a terminal; LOOPWRIGHT_STREAM)')
+    .option('--no-stream', 'ask for whole replies, even on a terminal')
     .option('--fallback-model <model>', "a model to try when the session's model cannot answer (repeatable, tried in order)", models)
     .option('--max-continuations <n>', `how often a reply cut off at the output limit is continued (default: ${DEFAULT_MAX_CONTINUATIONS}; 0: never)`, wholeNumber)
     .option('--context-window <n>', `the model's context window in tokens (default: what the server reports, else ${DEFAULT_CONTEXT_WINDOW})`, positiveInt)

@@ -22,14 +22,15 @@ export function describeProgress(state: SessionState): string {
 }
 
 /** Poll `state` every `intervalMs` and print changes until `stop()` is called. */
-export function watchProgress(session: SessionHandle, out: CommandOutput, intervalMs = 400): { stop(): void } {
+export function watchProgress(session: SessionHandle, out: CommandOutput, intervalMs = 400, paused: () => boolean = () => false): { stop(): void } {
   let last = '';
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const tick = async (): Promise<void> => {
     try {
       const line = describeProgress(await session.state());
-      if (!stopped && line !== last) {
+      // While a reply is being printed live, a progress line would break it.
+      if (!stopped && line !== last && !paused()) {
         last = line;
         out.error(`  … ${line}`);
       }

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure } from '@temporalio/common';
+import type { UpdateDefinition } from '@temporalio/common';
 import { DEFAULT_TASK_QUEUE, MAX_USER_MESSAGE_BYTES } from '../common/defaults';
 import { CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
 import type { ChatMessage } from '../common/messages';
@@ -31,6 +32,7 @@ import {
   BUDGET_MEMO,
 } from '../workflows/definitions';
 import { findTurnEnd, readTranscript, type TurnEnd, whileLoading } from './turn-history';
+import { type FollowOptions, followTurn, type SessionEvent } from './session-events';
 
 /** How long the client keeps following a session that is moving to a new run before giving up. */
 const FOLLOW_TIMEOUT_MS = 60_000;
@@ -193,6 +195,25 @@ export class SessionHandle {
     }
   }
 
+  /** Run an update of the session; its refusal becomes a SessionRejectedError. */
+  private async update<R, A extends unknown[]>(definition: UpdateDefinition<R, A>, args: A): Promise<R> {
+    try {
+      // The overloads of executeUpdate split on whether there are arguments; both take this shape.
+      return await this.workflow.executeUpdate(definition as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown] });
+    } catch (err) {
+      throw rejection(err);
+    }
+  }
+
+  /**
+   * The turn `options.turn` (default: the running one, else the next) as events while it runs: the
+   * reply's text as it is written, tool calls, iterations, compactions, approvals, its end. Works
+   * from any process with a client of the session's namespace. See session-events.ts.
+   */
+  follow(options: FollowOptions = {}): AsyncGenerator<SessionEvent> {
+    return followTurn(this, this.client, options);
+  }
+
   /** Cancel the model or tool call in flight; the turn ends `interrupted`. */
   interrupt(reason?: string): Promise<void> {
     return this.workflow.signal(interruptSignal, reason);
@@ -200,29 +221,17 @@ export class SessionHandle {
 
   /** Let a tool call that waits for approval run (every waiting call when `callId` is omitted); returns the ids approved. */
   async approve(callId?: string): Promise<string[]> {
-    try {
-      return await this.workflow.executeUpdate(approveUpdate, { args: [callId ?? null] });
-    } catch (err) {
-      throw rejection(err);
-    }
+    return this.update(approveUpdate, [callId ?? null]);
   }
 
   /** Refuse a tool call that waits for approval (every waiting call when `callId` is omitted); the model sees `reason`. */
   async deny(callId?: string, reason?: string): Promise<string[]> {
-    try {
-      return await this.workflow.executeUpdate(denyUpdate, { args: [callId ?? null, ...(reason ? [reason] : [])] as [string | null, string?] });
-    } catch (err) {
-      throw rejection(err);
-    }
+    return this.update(denyUpdate, [callId ?? null, ...(reason ? [reason] : [])] as [string | null, string?]);
   }
 
   /** Raise the running turn's iteration limit by `n` (default: the session's limit); returns the new limit. */
   async extend(n?: number): Promise<number> {
-    try {
-      return await this.workflow.executeUpdate(extendUpdate, { args: [n ?? null] });
-    } catch (err) {
-      throw rejection(err);
-    }
+    return this.update(extendUpdate, [n ?? null]);
   }
 
   /**
@@ -231,11 +240,7 @@ export class SessionHandle {
    * (SessionRejectedError) while a turn runs.
    */
   async compact(): Promise<CompactionRecord | null> {
-    try {
-      return await this.workflow.executeUpdate(compactUpdate, { args: [] });
-    } catch (err) {
-      throw rejection(err);
-    }
+    return this.update(compactUpdate, []);
   }
 
   /**
@@ -243,11 +248,7 @@ export class SessionHandle {
    * server that came back) and return them. Rejected (SessionRejectedError) while a turn runs.
    */
   async refreshTools(): Promise<OfferedToolSummary[]> {
-    try {
-      return await this.workflow.executeUpdate(refreshToolsUpdate, { args: [] });
-    } catch (err) {
-      throw rejection(err);
-    }
+    return this.update(refreshToolsUpdate, []);
   }
 
   /**
@@ -255,11 +256,7 @@ export class SessionHandle {
    * returns the budgets now. A refusal is a SessionRejectedError.
    */
   async budget(change: BudgetChange): Promise<BudgetState> {
-    try {
-      return await this.workflow.executeUpdate(budgetUpdate, { args: [change] });
-    } catch (err) {
-      throw rejection(err);
-    }
+    return this.update(budgetUpdate, [change]);
   }
 
   /**

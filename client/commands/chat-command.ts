@@ -19,6 +19,7 @@ import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';
 import { CHAT_HELP, describeMessage, newBudgetWarnings, parseBudgetArgs, turnEndLines } from './chat-text';
 import { budgetLines, formatCompaction, stateDetailLines } from './session-text';
 import { openTemporal } from '../temporal-session';
+import { type LiveReply, startLiveReply } from './live-reply';
 
 /** Options of `loopwright chat`. */
 export interface ChatOptions extends SandboxOptions, ModelSettingOptions, ToolSettingOptions {
@@ -48,7 +49,7 @@ export async function chatCommand(bundlePath: string | undefined, agentId: strin
         ...(options.id ? { workflowId: options.id } : {}),
         approval: { policy: options.approve ?? 'writes' },
         ...sandboxSettings(options),
-        ...modelSessionSettings(options),
+        ...modelSessionSettings(options, process.env, { terminal: tty }),
         ...toolSessionSettings(options),
         ...(options.maxIterations ? { maxIterations: options.maxIterations } : {}),
         ...(options.model ? { model: options.model } : {}),
@@ -70,6 +71,7 @@ class Chat {
   private printed: Promise<void> = Promise.resolve();
   private seenMessages = 0;
   private lastLive = '';
+  private live: LiveReply | undefined;
   private shownApprovals = new Set<string>();
   private shownBudgetWarnings = new Set<string>();
   private closed = false;
@@ -90,6 +92,12 @@ class Chat {
     }
     if (!rejoined) for (const warning of state.warnings ?? []) this.info(`Warning: ${warning}`);
     if (rejoined) await this.showLastExchange(state);
+    // Rejoined while a turn runs: follow it (live on a terminal), then prompt.
+    const busy = ['thinking', 'executing_tool', 'waiting_for_approval'].includes(state.status);
+    if (rejoined && busy) {
+      this.turn = this.session.awaitTurn(state.turn);
+      this.turn.catch(() => undefined);
+    }
     const rl = readline.createInterface({ input: process.stdin, output: this.tty ? process.stdout : undefined, terminal: this.tty });
     const lines: string[] = [];
     let wake: (() => void) | undefined;
@@ -115,7 +123,8 @@ class Chat {
       if (this.tty) rl.prompt();
     };
     rl.setPrompt('> ');
-    prompt();
+    if (this.turn) void this.finishTurn().then(prompt);
+    else prompt();
     try {
       for (;;) {
         if (this.closed) {
@@ -208,11 +217,16 @@ class Chat {
       (error: unknown) => ({ error }),
     );
     void finished.then(() => (settled = true));
+    // On a terminal the reply is printed while the model writes it.
+    const live = this.tty ? startLiveReply(this.session, { write: (t) => process.stdout.write(t), notice: (l) => this.info(l), before: () => this.clearLive() }) : undefined;
+    this.live = live;
     while (!settled) {
       await Promise.race([finished, sleep(300)]);
       await this.showProgress().catch(() => undefined);
     }
     const outcome = await finished;
+    await live?.stop();
+    this.live = undefined;
     if (this.turn === turn) this.turn = undefined;
     this.clearLive();
     await this.showNewMessages().catch(() => undefined);
@@ -222,7 +236,7 @@ class Chat {
       return;
     }
     const result = outcome.result;
-    if (result.response) this.out.log(result.response);
+    if (result.response && !live?.showed(result.response)) this.out.log(result.response);
     for (const line of turnEndLines(result)) this.info(line);
     // A budget passed its warning share during the turn: said once per budget.
     const state = await this.session.state().catch(() => undefined);
@@ -245,6 +259,7 @@ class Chat {
       this.info(`    /approve ${approval.callId}   or   /deny ${approval.callId} [reason]`);
     }
     const tools = state.runningTools.map((t) => (t.detail ? `${t.name} ${t.detail}` : t.name)).join(', ');
+    if (this.live?.writing) return;
     const live = `  … iteration ${state.iteration}/${state.maxIterations}${tools ? ` · ${tools}` : ` · ${state.status.replace(/_/g, ' ')}`} · ${state.usage.totalTokens} tokens`;
     if (live === this.lastLive) return;
     this.lastLive = live;

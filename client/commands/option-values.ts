@@ -134,3 +134,11 @@ export function toolPatternList(raw: string): string[] {
 export function toolPatterns(raw: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), ...toolPatternList(raw)];
 }
+
+/** A yes/no setting of the environment: 1, true, yes, on, or 0, false, no, off. */
+export function onOff(raw: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  throw new InvalidArgumentError('Expected 1, true, yes or on, or 0, false, no or off.');
+}

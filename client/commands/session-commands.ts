@@ -21,6 +21,7 @@ import { type JsonOption, updateCommand, webUiLink, withSession, workerNotice } 
 import { type ModelSettingOptions, modelSessionSettings } from './session-settings';
 import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';
 import { budgetLines, formatCompaction, turnExitCode, turnFailed, turnFailureType, turnNotes, turnStatusMessage } from './session-text';
+import { startLiveReply } from './live-reply';
 
 export type { JsonOption } from './command-support';
 export { webUiLink } from './command-support';
@@ -53,7 +54,8 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
   if (message.trim() === '') throw new UsageError('the message must not be empty');
   const json = options.json === true;
   const sandbox = sandboxSettings(options);
-  const settings = modelSessionSettings(options);
+  const live = !json && process.stdout.isTTY === true;
+  const settings = modelSessionSettings(options, process.env, { terminal: live });
   const tools = toolSessionSettings(options);
   // A bundle that cannot be loaded here would only leave a failed workflow behind.
   if (options.check !== false) {
@@ -103,7 +105,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
     let warnings: string[] = [];
     try {
       result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, json) }, async () => {
-        const turn = await (oneShot ? oneShotTurn(session, out, !json) : sendWithProgress(session, message, out, !json));
+        const turn = await (oneShot ? oneShotTurn(session, out, !json) : sendWithProgress(session, message, out, !json, live));
         // Asked while this command's worker (if any) still runs: a query needs one.
         warnings = await sessionWarnings(session);
         if (!json) for (const warning of warnings) out.error(`Warning: ${warning}`);
@@ -299,10 +301,14 @@ export async function endCommand(workflowId: string, options: JsonOption, out: C
   });
 }
 
-async function sendWithProgress(session: SessionHandle, message: string, out: CommandOutput, show: boolean): Promise<TurnResult> {
-  const progress = show ? watchProgress(session, out) : undefined;
+/** Send and show progress; on a terminal the reply is printed while it is written (then not again). */
+async function sendWithProgress(session: SessionHandle, message: string, out: CommandOutput, show: boolean, live = false): Promise<TurnResult & { shownLive?: boolean }> {
+  const reply = live ? startLiveReply(session, { write: (t) => process.stdout.write(t), notice: (l) => out.error(l), before: () => undefined }) : undefined;
+  const progress = show ? watchProgress(session, out, 400, () => reply?.writing === true) : undefined;
   try {
-    return await session.send(message);
+    const result = await session.send(message);
+    await reply?.stop();
+    return reply?.showed(result.response) ? { ...result, shownLive: true } : result;
   } finally {
     progress?.stop();
   }
@@ -326,7 +332,7 @@ async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boo
   }
 }
 
-function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutput, json: boolean, warnings: string[] = []): void {
+function printTurn(result: TurnResult & { shownLive?: boolean }, session: SessionHandle, out: CommandOutput, json: boolean, warnings: string[] = []): void {
   const failed = turnFailed(result);
   const message = turnStatusMessage(result, { workflowId: session.workflowId });
   if (json) {
@@ -350,7 +356,7 @@ function printTurn(result: TurnResult, session: SessionHandle, out: CommandOutpu
     );
     return;
   }
-  if (result.response) out.log(result.response);
+  if (result.response && !result.shownLive) out.log(result.response);
   for (const note of turnNotes(result)) out.error(`  (${note})`);
   if (message) out.error(message);
   else if (failed) out.error(`Turn ${result.status}: ${result.error ?? 'no reason given'} (${result.iterations} iteration(s))`);

@@ -7,7 +7,7 @@ import { InvalidArgumentError } from 'commander';
 import type { ModelSettings } from '../../common/model-call';
 import type { BudgetSettings, ContextSettings, ModelPrice, SessionInput } from '../../common/session-types';
 import { UsageError } from '../output';
-import { modelList, positiveInt, reasoningEffort, temperature } from './option-values';
+import { modelList, onOff, positiveInt, reasoningEffort, temperature } from './option-values';
 
 /** The model, context and budget flags (run and chat), as the command line parses them. */
 export interface ModelSettingOptions {
@@ -17,6 +17,8 @@ export interface ModelSettingOptions {
   toolChoice?: ModelSettings['toolChoice'];
   extraBody?: Record<string, unknown>;
   sendReasoning?: boolean;
+  /** `--stream` / `--no-stream`: ask for streamed replies (default: on a terminal, where they are shown as written). */
+  stream?: boolean;
   /** `--fallback-model`, repeatable. */
   fallbackModel?: string[];
   maxContinuations?: number;
@@ -44,6 +46,7 @@ const ENV_DEFAULTS = {
   fallbackModel: ['LOOPWRIGHT_FALLBACK_MODELS', modelList],
   turnTokenBudget: ['LOOPWRIGHT_TURN_TOKEN_BUDGET', positiveInt],
   sessionTokenBudget: ['LOOPWRIGHT_SESSION_TOKEN_BUDGET', positiveInt],
+  stream: ['LOOPWRIGHT_STREAM', onOff],
 } as const satisfies { [K in keyof ModelSettingOptions]?: readonly [string, (raw: string) => ModelSettingOptions[K]] };
 
 /** The environment variables that give defaults to the model, context and budget flags. */
@@ -77,7 +80,7 @@ export function applyEnvironmentDefaults<T extends object>(options: T, defaults:
 }
 
 /** The session settings of the options and the environment; only what was given is set. */
-export function modelSessionSettings(options: ModelSettingOptions, env: NodeJS.ProcessEnv = process.env): ModelSessionSettings {
+export function modelSessionSettings(options: ModelSettingOptions, env: NodeJS.ProcessEnv = process.env, where: { terminal?: boolean } = {}): ModelSessionSettings {
   const o = withEnvironmentDefaults(options, env);
   const modelSettings: ModelSettings = defined({
     maxOutputTokens: o.maxOutputTokens,
@@ -86,6 +89,8 @@ export function modelSessionSettings(options: ModelSettingOptions, env: NodeJS.P
     toolChoice: o.toolChoice,
     extraBody: o.extraBody,
     sendReasoning: o.sendReasoning ? true : undefined,
+    // Streamed replies are shown as they are written on a terminal; elsewhere only when asked.
+    stream: o.stream ?? (where.terminal ? true : undefined),
   });
   const context: ContextSettings = defined({
     window: o.contextWindow,

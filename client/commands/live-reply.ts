@@ -1,0 +1,76 @@
+/**
+ * The model's reply printed while it is written, on a terminal: `chat` and `run` follow the turn's
+ * events (`SessionHandle.follow`) and write each reply's text as it arrives. A reply shown this way
+ * is not printed again when the turn ends; a reply that had to start over (its model call was made
+ * again) is said to, and printed anew.
+ */
+import type { SessionEvent } from '../session-events';
+
+/** What the live printer follows (SessionHandle has it). */
+export interface LiveSession {
+  follow(options?: { signal?: AbortSignal; turn?: number }): AsyncGenerator<SessionEvent>;
+}
+
+/** A running live printer. */
+export interface LiveReply {
+  /** A reply's line is open on the screen (status lines must wait). */
+  readonly writing: boolean;
+  /** Whether `text` (a turn's final reply) was shown whole, so it need not be printed again. */
+  showed(text: string | null): boolean;
+  /** Let the follower see the turn's end (at most `graceMs`), then stop it. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Starts printing the running (or next) turn's replies to `write`; `before` runs before the first text of a reply (to clear a status line). */
+export function startLiveReply(
+  session: LiveSession,
+  io: { write(text: string): void; notice(line: string): void; before(): void },
+  options: { turn?: number } = {},
+): LiveReply {
+  const abort = new AbortController();
+  let writing = false;
+  let current = '';
+  const shown: string[] = [];
+  let ended = false;
+  const done = (async () => {
+    try {
+      for await (const event of session.follow({ signal: abort.signal, ...(options.turn !== undefined ? { turn: options.turn } : {}) })) {
+        if (event.type === 'text') {
+          if (!writing) io.before();
+          writing = true;
+          current += event.text;
+          io.write(event.text);
+        } else if (event.type === 'restart') {
+          if (writing) io.write('\n');
+          writing = false;
+          current = '';
+          io.notice('  (the model call is being made again: its reply starts over)');
+        } else if (event.type === 'reply_done') {
+          if (writing) io.write('\n');
+          writing = false;
+          if (current !== '') shown.push(current);
+          current = '';
+        } else if (event.type === 'turn_ended') {
+          ended = true;
+          return;
+        }
+      }
+    } catch {
+      // Following is a nicety: the turn's result is printed as before when it fails.
+    } finally {
+      if (writing) io.write('\n');
+      writing = false;
+    }
+  })();
+  return {
+    get writing() {
+      return writing;
+    },
+    showed: (text) => text !== null && text !== '' && shown.includes(text),
+    async stop(graceMs = 500) {
+      if (!ended) await Promise.race([done, new Promise((resolve) => setTimeout(resolve, graceMs))]);
+      abort.abort();
+      await done;
+    },
+  };
+}
