@@ -52,6 +52,7 @@ export const SESSION_SETTINGS_ENV: EnvironmentHelp = [
   ['LOOPWRIGHT_FALLBACK_MODELS', 'default of --fallback-model: models, comma-separated'],
   ['LOOPWRIGHT_TURN_TOKEN_BUDGET', 'default of --turn-token-budget'],
   ['LOOPWRIGHT_SESSION_TOKEN_BUDGET', 'default of --session-token-budget'],
+  ['LOOPWRIGHT_STREAM', 'default of --stream / --no-stream: 1 or 0 (unset: stream on a terminal)'],
 ];
 
 /** Defaults of the tool flags of the commands that start sessions (an option given wins). */

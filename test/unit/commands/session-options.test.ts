@@ -35,6 +35,7 @@ const ENV_NAMES = [
   'LOOPWRIGHT_FALLBACK_MODELS',
   'LOOPWRIGHT_TURN_TOKEN_BUDGET',
   'LOOPWRIGHT_SESSION_TOKEN_BUDGET',
+  'LOOPWRIGHT_STREAM',
 ];
 
 const saved: Record<string, string | undefined> = {};
@@ -244,7 +245,7 @@ test('run and chat --help list the options and every variable that gives them a 
   expect([...SESSION_SETTINGS_ENV_NAMES].sort()).toEqual([...ENV_NAMES].sort());
   for (const command of ['run', 'chat']) {
     const { stdout } = await cli([command, '--help']);
-    for (const flag of ['--max-output-tokens <n>', '--temperature <x>', '--reasoning-effort <level>', '--tool-choice <choice>', '--extra-body <json>', '--send-reasoning', '--fallback-model <model>', '--max-continuations <n>', '--context-window <n>', '--compact-at <fraction>', '--keep-recent <n>', '--no-summarize', '--turn-token-budget <n>', '--session-token-budget <n>', '--cost-budget <x>', '--price <model=input,output>']) {
+    for (const flag of ['--max-output-tokens <n>', '--temperature <x>', '--reasoning-effort <level>', '--tool-choice <choice>', '--extra-body <json>', '--send-reasoning', '--fallback-model <model>', '--max-continuations <n>', '--context-window <n>', '--compact-at <fraction>', '--keep-recent <n>', '--no-summarize', '--turn-token-budget <n>', '--session-token-budget <n>', '--cost-budget <x>', '--price <model=input,output>', '--stream', '--no-stream']) {
       expect(stdout).toContain(flag);
     }
     const environment = stdout.slice(stdout.indexOf('\nEnvironment:\n'));
@@ -273,4 +274,18 @@ test('run: --secret-files lines (repeatable) reach the session input as secretFi
 
 test('chat: --secret-files reaches the session input too', async () => {
   expect((await chatStarts('--secret-files', '/private/')).secretFiles).toEqual(['/private/']);
+});
+
+test('streamed replies: --stream and --no-stream, LOOPWRIGHT_STREAM, and the default (on a terminal only)', async () => {
+  expect((await runStarts('--stream')).modelSettings).toEqual({ stream: true });
+  started.length = 0;
+  expect((await runStarts('--no-stream')).modelSettings).toEqual({ stream: false });
+  started.length = 0;
+  // Tests run without a terminal: nothing is set unless asked.
+  expect((await runStarts()).modelSettings).toBeUndefined();
+  expect(modelSessionSettings({}, {}, { terminal: true })).toEqual({ modelSettings: { stream: true } });
+  expect(modelSessionSettings({ stream: false }, {}, { terminal: true })).toEqual({ modelSettings: { stream: false } });
+  expect(modelSessionSettings({}, { LOOPWRIGHT_STREAM: '0' }, { terminal: true })).toEqual({ modelSettings: { stream: false } });
+  expect(modelSessionSettings({}, { LOOPWRIGHT_STREAM: 'yes' })).toEqual({ modelSettings: { stream: true } });
+  expect(() => modelSessionSettings({}, { LOOPWRIGHT_STREAM: 'maybe' })).toThrow(/LOOPWRIGHT_STREAM value 'maybe' is invalid/);
 });
