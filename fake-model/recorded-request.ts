@@ -13,6 +13,10 @@ export interface ChatCompletionRequestBody {
   temperature?: number;
   max_tokens?: number;
   max_completion_tokens?: number;
+  /** `true` asks for a streamed reply (stream.ts). */
+  stream?: boolean;
+  /** `include_usage: true` adds a last chunk with the usage to a streamed reply. */
+  stream_options?: { include_usage?: boolean };
   [key: string]: unknown;
 }
 
@@ -38,4 +42,6 @@ export interface RecordedRequest {
   promptTokens: number;
   /** Decoded bytes of a `bomb` or `endless` reply the server produced (for an endless one, until the client hung up). */
   bodyBytes?: number;
+  /** Chunks of a streamed reply sent so far (`[DONE]` not counted); absent when the reply was not streamed. */
+  streamedChunks?: number;
 }

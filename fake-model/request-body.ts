@@ -1,6 +1,7 @@
-/** Reading a request's body and parsing it as the JSON object a chat-completion request is. */
+/** Reading a request's body, parsing it as the JSON object a chat-completion request is, and recording the request. */
 import type { IncomingMessage } from 'node:http';
-import type { ChatCompletionRequestBody } from './recorded-request';
+import { promptTokensOf } from './limits';
+import type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
 
 /** The whole body of `req` as UTF-8 text. */
 export function readBody(req: IncomingMessage): Promise<string> {
@@ -22,4 +23,25 @@ export function parseJson(text: string): ChatCompletionRequestBody | null {
     void err;
     return null;
   }
+}
+
+/** The record of request number `index` (0-based): its headers without `authorization`, its body and prompt tokens. */
+export function recordOf(req: IncomingMessage, index: number, path: string, body: ChatCompletionRequestBody | null): RecordedRequest {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (name === 'authorization' || value === undefined) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return {
+    index,
+    method: req.method ?? 'POST',
+    path,
+    body,
+    headers,
+    hasAuthorization: req.headers.authorization !== undefined,
+    receivedAt: Date.now(),
+    aborted: false,
+    status: null,
+    promptTokens: promptTokensOf(body),
+  };
 }

@@ -4,6 +4,7 @@
  * `prompt_tokens` is the request's prompt estimate, `completion_tokens` the estimate of the text
  * sent (content followed by every tool call's arguments, as one text), `total_tokens` their sum.
  * A reply over the request's output limit is cut (limits.ts) and ends with `finish_reason: "length"`.
+ * A streamed reply (stream.ts) is cut into chunks from the same ChatCompletion object.
  */
 import { estimateTextTokens } from '../common/token-estimate';
 import { cutReply } from './limits';
@@ -25,7 +26,7 @@ export interface WireChatCompletion {
   model: string;
   choices: {
     index: number;
-    message: { role: 'assistant'; content: string | null; refusal: null; tool_calls?: WireToolCall[] };
+    message: { role: 'assistant'; content: string | null; refusal: null; reasoning_content?: string; tool_calls?: WireToolCall[] };
     finish_reason: string;
     logprobs: null;
   }[];
@@ -73,6 +74,7 @@ export function buildCompletion(
   const promptUsage = options.usage?.prompt_tokens ?? promptTokens;
   const completionUsage = options.usage?.completion_tokens ?? estimateTextTokens(sent);
   const message: WireChatCompletion['choices'][number]['message'] = { role: 'assistant', content: cut.content, refusal: null };
+  if (options.reasoning !== undefined) message.reasoning_content = options.reasoning;
   // A tool-calls reply cut inside its content has no calls left to send.
   if (toolCalls && (toolCalls.length > 0 || !cut.truncated)) message.tool_calls = toolCalls;
   const finishReason = cut.truncated ? 'length' : (options.finishReason ?? (step.kind === 'text' ? 'stop' : 'tool_calls'));

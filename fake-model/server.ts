@@ -1,36 +1,31 @@
 /**
  * A fake OpenAI-compatible HTTP server for tests, benchmarks and the quick-start demo. It speaks
- * `POST /v1/chat/completions` (non-streaming), `GET /v1/models`, `GET /v1/models/<id>` and, when
- * asked to pass for llama.cpp, `GET /props` on 127.0.0.1; answers each chat-completion request with
- * the next scripted step (or a responder's choice), records every request, and notices when a
- * client gives up on one. Like a real server it can have a context window and an output limit
- * (limits.ts), counted with the project's token estimate; like a hostile one it can answer with a
- * compression bomb or a body that never ends (bombs.ts).
+ * `POST /v1/chat/completions` (a JSON reply; with `"stream": true`, server-sent chunks at a
+ * settable pace, stream.ts, or, set so, a 400 refusing to stream), `GET /v1/models`,
+ * `GET /v1/models/<id>` and, when asked to pass for llama.cpp, `GET /props` on 127.0.0.1; answers
+ * each chat-completion request with the next scripted step (or a responder's choice), records every
+ * request, and notices when a client gives up on one. Like a real server it can have a context
+ * window and an output limit (limits.ts), counted with the project's token estimate; like a hostile
+ * one it can answer with a compression bomb or a body that never ends (bombs.ts).
  */
 import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
-import { parseJson, readBody } from './request-body';
-import {
-  contextErrorBody,
-  exceedsWindow,
-  mergeLimits,
-  modelEntry,
-  outputLimitOf,
-  promptTokensOf,
-  propsBody,
-  type FakeLimits,
-} from './limits';
+import type { RecordedRequest } from './recorded-request';
+import { parseJson, readBody, recordOf } from './request-body';
+import { contextErrorBody, exceedsWindow, mergeLimits, modelEntry, outputLimitOf, propsBody, type FakeLimits } from './limits';
 import { sendBomb } from './bombs';
 import { buildCompletion, buildErrorBody, faultHeaders, type IdCounters } from './response-bodies';
 import type { Responder, Step } from './steps';
+import { checkStreaming, sendStream, STREAM_REFUSAL_BODY, wantsStream, type StreamingSetting } from './stream';
 
 export type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
 export { isSummaryRequest } from './limits';
 export type { ContextErrorStyle, FakeLimits } from './limits';
 export { bomb, DEFAULT_BOMB_BYTES, delay, drop, endless, fault, hang, raw, text, toolCalls } from './steps';
 export type { BombEncoding, FakeToolCall, FaultOptions, ReplyOptions, Responder, Step } from './steps';
+export { DEFAULT_CHUNK_CHARS, STREAM_REFUSAL_BODY } from './stream';
+export type { StreamingSetting, StreamRate } from './stream';
 
 /** Model the server names in `/v1/models` and in replies to requests that name none. */
 export const FAKE_MODEL = 'loopwright-fake-model';
@@ -46,6 +41,8 @@ export interface FakeOpenAIOptions extends FakeLimits {
   responder?: Responder;
   /** Model listed by `/v1/models` (default `FAKE_MODEL`). */
   model?: string;
+  /** Pace of streamed replies (`StreamRate`), or false for a server that refuses `"stream": true` with a 400; default `{}`. */
+  streaming?: StreamingSetting;
 }
 
 /** Events: `request` (a chat-completion request arrived), `aborted` (its client disconnected before the answer). */
@@ -80,7 +77,9 @@ export interface FakeOpenAI {
   setLimits(limits: FakeLimits): void;
   /** The limits in force. */
   limits(): FakeLimits;
-  /** Forget the script, the responder, the recorded requests and the limits (ids keep counting). */
+  /** Pace streamed replies (`{ chunkChars, intervalMs }`, default 4 and 0), or refuse to stream (false); replaces the setting. */
+  setStreaming(setting: StreamingSetting): void;
+  /** Forget the script, the responder, the recorded requests, the limits and the streaming setting (ids keep counting). */
   reset(): void;
   /** Stop listening, drop open connections and pending timers. */
   close(): Promise<void>;
@@ -91,6 +90,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const fake = new FakeOpenAIServer(options.model ?? FAKE_MODEL, options.responder);
   const { contextWindow, maxOutputTokens, contextErrorStyle, llamaProps } = options;
   fake.setLimits({ contextWindow, maxOutputTokens, contextErrorStyle, llamaProps });
+  fake.setStreaming(options.streaming ?? {});
   await fake.listen(options.port ?? 0);
   return fake;
 }
@@ -104,6 +104,7 @@ class FakeOpenAIServer implements FakeOpenAI {
   private readonly ids: IdCounters = { completion: 0, toolCall: 0 };
   private responder: Responder | undefined;
   private currentLimits: FakeLimits = {};
+  private streaming: StreamingSetting = {};
   private closing = false;
   private boundPort = 0;
 
@@ -165,11 +166,16 @@ class FakeOpenAIServer implements FakeOpenAI {
     return { ...this.currentLimits };
   }
 
+  setStreaming(setting: StreamingSetting): void {
+    this.streaming = checkStreaming(setting);
+  }
+
   reset(): void {
     this.script.length = 0;
     this.requests.length = 0;
     this.responder = undefined;
     this.currentLimits = {};
+    this.streaming = {};
   }
 
   async close(): Promise<void> {
@@ -222,7 +228,8 @@ class FakeOpenAIServer implements FakeOpenAI {
 
     const rawBody = await readBody(req);
     const body = parseJson(rawBody);
-    const record = this.record(req, path, body);
+    const record = recordOf(req, this.requests.length, path, body);
+    this.requests.push(record);
     res.on('close', () => {
       // `close` before `finish` means the connection went away under an unfinished response;
       // unless we dropped it ourselves or are shutting down, the client gave up.
@@ -236,7 +243,11 @@ class FakeOpenAIServer implements FakeOpenAI {
       this.respondStatus(res, record, 400, buildErrorBody(400, { message: 'Request body is not valid JSON.' }));
       return;
     }
-    // A prompt over the window is refused before any step or responder is spent on it.
+    // A request the server cannot take (a stream it does not do, a prompt over the window) spends no step.
+    if (this.streaming === false && wantsStream(body)) {
+      this.respondStatus(res, record, 400, STREAM_REFUSAL_BODY);
+      return;
+    }
     const limits = this.currentLimits;
     if (exceedsWindow(limits, record.promptTokens)) {
       const refusal = contextErrorBody(limits.contextErrorStyle ?? 'openai', limits.contextWindow!, record.promptTokens);
@@ -270,28 +281,6 @@ class FakeOpenAIServer implements FakeOpenAI {
     return true;
   }
 
-  private record(req: IncomingMessage, path: string, body: ChatCompletionRequestBody | null): RecordedRequest {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (name === 'authorization' || value === undefined) continue;
-      headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    const record: RecordedRequest = {
-      index: this.requests.length,
-      method: req.method ?? 'POST',
-      path,
-      body,
-      headers,
-      hasAuthorization: req.headers.authorization !== undefined,
-      receivedAt: Date.now(),
-      aborted: false,
-      status: null,
-      promptTokens: promptTokensOf(body),
-    };
-    this.requests.push(record);
-    return record;
-  }
-
   private async nextStep(record: RecordedRequest): Promise<Step> {
     const scripted = this.script.shift();
     if (scripted) return scripted;
@@ -310,7 +299,9 @@ class FakeOpenAIServer implements FakeOpenAI {
       case 'tool_calls': {
         const limit = outputLimitOf(this.currentLimits, record.body, record.promptTokens);
         const completion = buildCompletion(step, record.body, this.model, this.ids, record.receivedAt, record.promptTokens, limit);
-        this.respondStatus(res, record, 200, completion);
+        // A stream asked for while the server still streamed goes out even if refusal was set since.
+        if (wantsStream(record.body)) sendStream(res, record, completion, this.streaming || {}, this.requestIdHeader(record));
+        else this.respondStatus(res, record, 200, completion);
         return;
       }
       case 'fault':
@@ -342,7 +333,7 @@ class FakeOpenAIServer implements FakeOpenAI {
         return;
       case 'bomb':
       case 'endless':
-        sendBomb(step, res, record, { 'x-request-id': `req_fake_${record.index + 1}` });
+        sendBomb(step, res, record, this.requestIdHeader(record));
         return;
     }
   }
@@ -355,7 +346,11 @@ class FakeOpenAIServer implements FakeOpenAI {
     headers: Record<string, string> = {},
   ): void {
     record.status = status;
-    this.sendJson(res, status, body, { 'x-request-id': `req_fake_${record.index + 1}`, ...headers });
+    this.sendJson(res, status, body, { ...this.requestIdHeader(record), ...headers });
+  }
+
+  private requestIdHeader(record: RecordedRequest): Record<string, string> {
+    return { 'x-request-id': `req_fake_${record.index + 1}` };
   }
 
   private sendError(res: ServerResponse, status: number, message: string, code: string | null = null): void {

@@ -20,6 +20,12 @@ export interface ReplyOptions {
   usage?: UsageOverride;
   /** Send no `usage` object at all, as some compatible servers do. */
   omitUsage?: boolean;
+  /**
+   * The model's reasoning, sent as `message.reasoning_content` (streamed: `reasoning_content` deltas
+   * before the content), as llama.cpp and vLLM send it. It is neither counted in usage nor cut by
+   * the output limit.
+   */
+  reasoning?: string;
 }
 
 /** A plain assistant reply. */

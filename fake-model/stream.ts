@@ -1,0 +1,165 @@
+/**
+ * Streamed replies of the fake model server, for requests with `"stream": true`, as OpenAI,
+ * llama.cpp and vLLM send them: `text/event-stream` with one `data: <chat.completion.chunk>` event
+ * per chunk and a final `data: [DONE]`. The chunks are cut from the very ChatCompletion object a
+ * non-streamed request gets (response-bodies.ts), so they assemble to the same reply: the same text,
+ * tool calls, ids, finish reason and usage, output-limit cuts included.
+ *
+ * The chunks, in order: `delta: {role: 'assistant', content: ''}`; the reasoning, if the step has
+ * any, as `reasoning_content` deltas; the content as `content` deltas; each tool call as a first
+ * delta with its index, id, type and name (`arguments: ''`), then its arguments as deltas of
+ * `{index, function: {arguments}}`; a chunk with an empty delta and the `finish_reason`; and, when
+ * the request asks for `stream_options: {include_usage: true}` and the reply has usage, a chunk with
+ * `choices: []` and the usage (the other chunks then carry `usage: null`, as OpenAI's do).
+ *
+ * Text is cut into pieces of `chunkChars` characters (code points) and the events go out
+ * `intervalMs` apart (`StreamRate`), so a test can watch a reply being written. The request's
+ * status is recorded once the last event was sent; a client that disconnects before that stops the
+ * sending and counts as an abort, as it does for a reply not yet sent.
+ */
+import type { ServerResponse } from 'node:http';
+import type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
+import type { WireChatCompletion } from './response-bodies';
+
+/** Pace of streamed replies. */
+export interface StreamRate {
+  /** Characters of text (content, reasoning, tool-call arguments) per chunk; default `DEFAULT_CHUNK_CHARS`. */
+  chunkChars?: number;
+  /** Pause between two events in milliseconds; default 0 (the whole stream is written at once). */
+  intervalMs?: number;
+}
+
+/** How the server treats `"stream": true`: streams at a `StreamRate`, or refuses with a 400 (false). */
+export type StreamingSetting = StreamRate | false;
+
+export const DEFAULT_CHUNK_CHARS = 4;
+
+/** The 400 body of a server that does not stream, in OpenAI's shape. */
+export const STREAM_REFUSAL_BODY = {
+  error: {
+    message: "Unsupported value: 'stream' does not support true with this server: stream is not supported. Only the default (false) value is supported.",
+    type: 'invalid_request_error',
+    param: 'stream',
+    code: 'unsupported_value',
+  },
+};
+
+/** The delta of one chunk's choice. */
+export interface WireDelta {
+  role?: 'assistant';
+  content?: string;
+  reasoning_content?: string;
+  tool_calls?: { index: number; id?: string; type?: 'function'; function: { name?: string; arguments: string } }[];
+}
+
+type WireUsage = NonNullable<WireChatCompletion['usage']>;
+
+/** One `chat.completion.chunk` event. */
+export interface WireChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: { index: number; delta: WireDelta; finish_reason: string | null; logprobs: null }[];
+  usage?: WireUsage | null;
+}
+
+/** Whether a request asks for a streamed reply. */
+export function wantsStream(body: ChatCompletionRequestBody | null): boolean {
+  return body?.stream === true;
+}
+
+/** Check a setting's numbers: `chunkChars` a whole number >= 1, `intervalMs` a finite number >= 0. */
+export function checkStreaming(setting: StreamingSetting): StreamingSetting {
+  if (setting === false) return false;
+  const { chunkChars, intervalMs } = setting;
+  if (chunkChars !== undefined && (!Number.isInteger(chunkChars) || chunkChars < 1)) {
+    throw new Error(`fake model: chunkChars must be a whole number >= 1, got ${chunkChars}`);
+  }
+  if (intervalMs !== undefined && (!Number.isFinite(intervalMs) || intervalMs < 0)) {
+    throw new Error(`fake model: intervalMs must be a number >= 0, got ${intervalMs}`);
+  }
+  return { ...setting };
+}
+
+/** The chunks of `completion` (one choice), text cut every `chunkChars` characters. */
+export function completionChunks(completion: WireChatCompletion, includeUsage: boolean, chunkChars = DEFAULT_CHUNK_CHARS): WireChunk[] {
+  const usage = includeUsage ? completion.usage : undefined;
+  const chunk = (delta: WireDelta, finishReason: string | null = null): WireChunk => ({
+    id: completion.id,
+    object: 'chat.completion.chunk',
+    created: completion.created,
+    model: completion.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
+    ...(usage ? { usage: null } : {}),
+  });
+  const choice = completion.choices[0]!;
+  const { message } = choice;
+  const chunks = [chunk({ role: 'assistant', content: '' })];
+  for (const piece of pieces(message.reasoning_content ?? '', chunkChars)) chunks.push(chunk({ reasoning_content: piece }));
+  for (const piece of pieces(message.content ?? '', chunkChars)) chunks.push(chunk({ content: piece }));
+  (message.tool_calls ?? []).forEach((call, index) => {
+    chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+    for (const piece of pieces(call.function.arguments, chunkChars)) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+  });
+  chunks.push(chunk({}, choice.finish_reason));
+  if (usage) chunks.push({ ...chunk({}), choices: [], usage });
+  return chunks;
+}
+
+/** `text` in pieces of `size` code points (none for the empty text). */
+function pieces(text: string, size: number): string[] {
+  const chars = Array.from(text);
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
+  return out;
+}
+
+/**
+ * Send `completion` as a stream at `rate`. `record.streamedChunks` counts the chunks sent so far;
+ * `record.status` is set to 200 once the stream has ended. A closed connection stops the sending.
+ */
+export function sendStream(
+  res: ServerResponse,
+  record: RecordedRequest,
+  completion: WireChatCompletion,
+  rate: StreamRate,
+  headers: Record<string, string>,
+): void {
+  const includeUsage = record.body?.stream_options?.include_usage === true;
+  const chunks = completionChunks(completion, includeUsage, rate.chunkChars);
+  const events = [...chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n'];
+  const intervalMs = rate.intervalMs ?? 0;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
+  record.streamedChunks = 0;
+  const finished = (): void => {
+    record.status = 200;
+  };
+  if (intervalMs === 0) {
+    record.streamedChunks = chunks.length;
+    res.end(events.join(''), finished);
+    return;
+  }
+  let next = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const sendNext = (): void => {
+    timer = undefined;
+    if (res.destroyed) return;
+    const event = events[next]!;
+    next += 1;
+    if (next <= chunks.length) record.streamedChunks = next;
+    if (next === events.length) {
+      res.end(event, finished);
+      return;
+    }
+    res.write(event);
+    timer = setTimeout(sendNext, intervalMs);
+    // Like a pending delay, a stream in progress never keeps a test process alive on its own.
+    timer.unref();
+  };
+  res.on('close', () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+  });
+  sendNext();
+}
