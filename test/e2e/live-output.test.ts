@@ -1,0 +1,215 @@
+/**
+ * Live output end to end: the fake model streams its reply slowly, and
+ * - a second process follows the turn through its own Temporal client and sees the reply in pieces
+ *   before the turn ends, joined exactly into the final reply;
+ * - `loopwright chat` on a pseudo-terminal (util-linux `script`) shows the reply while it is still
+ *   being written, and not twice;
+ * - a worker killed mid-stream: the call is made again on a new worker, the follower is told the
+ *   reply starts over, and the final text is the one reply, once.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { LoopwrightClient } from '../../client/session-client';
+import type { SessionEvent } from '../../client/session-events';
+import type { ChatMessage } from '../../common/messages';
+import { type FakeOpenAI, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
+import { copyExampleBundle } from '../support/session-harness';
+import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { BIN, cliEnvironment } from './cli-runner';
+
+jest.setTimeout(120_000);
+
+const REPO = path.resolve(__dirname, '../..');
+const WORDS = Array.from({ length: 40 }, (_, i) => `word${i + 1}`).join(' ');
+
+let server: TestTemporal;
+let fake: FakeOpenAI;
+let connection: Connection;
+let client: Client;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+let stateDir: string;
+const workers: WorkerProcess[] = [];
+
+/** `read then answer` reads the config first; anything else gets the forty words. */
+function respond(request: RecordedRequest): Step {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const said = String(messages[lastUser]?.content ?? '');
+  const step = messages.slice(lastUser).filter((m) => m.role === 'assistant').length;
+  if (said === 'read then answer' && step === 0) return toolCalls([{ id: 'call_read', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]);
+  return text(WORDS);
+}
+
+beforeAll(async () => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-live-'));
+  [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: respond })]);
+  connection = await Connection.connect({ address: server.address });
+  client = new Client({ connection });
+  bundleCopy = copyExampleBundle('lw-live-bundle-');
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+  await connection?.close();
+  await fake?.close();
+  await server?.stop();
+  bundleCopy?.cleanup();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  fake.reset();
+  fake.setResponder(respond);
+  // Four characters every 40 ms: the forty words take about 2.5 s to write.
+  fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+});
+
+function workerEnv(taskQueue: string): Record<string, string> {
+  return { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' };
+}
+
+async function worker(taskQueue: string): Promise<WorkerProcess> {
+  const started = await startWorkerProcess(workerEnv(taskQueue));
+  workers.push(started);
+  return started;
+}
+
+/** The follower process: its events as they come. */
+function follower(taskQueue: string, workflowId: string) {
+  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--transpile-only', path.join(REPO, 'test/support/follow-session.ts'), server.address, taskQueue, workflowId], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const events: (SessionEvent & { at: number })[] = [];
+  let buffer = '';
+  let stderr = '';
+  let ready: () => void = () => undefined;
+  const isReady = new Promise<void>((resolve) => (ready = resolve));
+  child.stdout!.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
+      const event = JSON.parse(buffer.slice(0, i)) as { type: string };
+      buffer = buffer.slice(i + 1);
+      if (event.type === 'ready') ready();
+      else if (event.type !== 'end') events.push(event as SessionEvent & { at: number });
+    }
+  });
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { events, isReady, exited, stderr: () => stderr, kill: () => child.kill('SIGKILL') };
+}
+
+test('a second process follows a streamed turn: tool events, the reply in pieces before the turn ends, joined exactly', async () => {
+  const taskQueue = 'live-follow';
+  await worker(taskQueue);
+  const lw = new LoopwrightClient(client, taskQueue);
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
+  const follow = follower(taskQueue, session.workflowId);
+  await follow.isReady;
+  const result = await session.send('read then answer');
+  expect(result).toMatchObject({ success: true, response: WORDS });
+  expect(await follow.exited).toBe(0);
+  const types = follow.events.map((e) => e.type);
+  expect(types).toEqual(expect.arrayContaining(['iteration', 'tool_started', 'tool_finished', 'text', 'reply_done', 'turn_ended']));
+  expect(types.indexOf('tool_finished')).toBeLessThan(types.indexOf('text'));
+  const texts = follow.events.filter((e): e is Extract<SessionEvent, { type: 'text' }> & { at: number } => e.type === 'text');
+  // Several pieces, in order, with offsets that join without gaps, into exactly the reply.
+  expect(texts.length).toBeGreaterThan(3);
+  let joined = '';
+  for (const piece of texts) {
+    expect(piece.offset).toBe(joined.length);
+    joined += piece.text;
+  }
+  expect(joined).toBe(WORDS);
+  // The first pieces arrived before the reply was complete on the reader's side.
+  const ended = follow.events.find((e) => e.type === 'turn_ended')!;
+  expect(texts[0]!.at).toBeLessThan(ended.at);
+  expect(texts[0]!.text.length).toBeLessThan(WORDS.length);
+  expect(fake.requests.at(-1)!.body!.stream).toBe(true);
+  await session.end();
+});
+
+test('chat on a pseudo-terminal shows the reply while it is being written, and once', async () => {
+  const taskQueue = 'live-chat';
+  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
+  const command = [process.execPath, BIN, 'chat', bundleCopy.bundle, 'facilitator'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  // util-linux script gives the command a terminal and copies what it shows to our pipe.
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: stateDir, env: { ...env, TERM: 'dumb', COLUMNS: '200' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let screen = '';
+  child.stdout!.on('data', (d: Buffer) => (screen += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const waitFor = async (test: () => boolean, what: string): Promise<void> => {
+    for (let i = 0; i < 1200 && !test(); i++) await new Promise((r) => setTimeout(r, 25));
+    if (!test()) throw new Error(`never saw ${what}; the screen:\n${screen}`);
+  };
+  try {
+    await waitFor(() => screen.includes('> '), 'the prompt');
+    child.stdin!.write('hello\r');
+    // A few words are on the screen while the last one is not yet written.
+    await waitFor(() => screen.includes('word3 '), 'the first words');
+    const partial = screen;
+    expect(partial).not.toContain('word40');
+    await waitFor(() => screen.includes('word40'), 'the last word');
+    await waitFor(() => screen.lastIndexOf('> ') > screen.indexOf('word40'), 'the prompt after the reply');
+    // The reply is shown once, not again when the turn ends.
+    expect(screen.split('word20 ').length - 1).toBe(1);
+    child.stdin!.write('/end\r');
+    expect(await exited).toBe(0);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
+test('a worker killed mid-stream: the call is made again, the follower is told the reply starts over, the final text comes once', async () => {
+  const taskQueue = 'live-crash';
+  const first = await worker(taskQueue);
+  const lw = new LoopwrightClient(client, taskQueue);
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true }, timeouts: { modelHeartbeat: '2 seconds' } });
+  const events: SessionEvent[] = [];
+  const following = (async () => {
+    for await (const event of session.follow({ intervalMs: 25 })) events.push(event);
+  })();
+  const turn = session.send('hello');
+  // Kill the worker once some of the reply was shown.
+  for (let i = 0; i < 800 && !events.some((e) => e.type === 'text'); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(events.some((e) => e.type === 'text')).toBe(true);
+  await first.kill('SIGKILL');
+  await worker(taskQueue);
+  await expect(turn).resolves.toMatchObject({ success: true, response: WORDS });
+  await following;
+  const restart = events.findIndex((e) => e.type === 'restart');
+  expect(restart).toBeGreaterThan(0);
+  // After the restart the text is the whole reply, from offset 0, once.
+  const after = events.slice(restart + 1).filter((e): e is Extract<SessionEvent, { type: 'text' }> => e.type === 'text');
+  expect(after[0]!.offset).toBe(0);
+  expect(after.map((e) => e.text).join('')).toBe(WORDS);
+  expect(fake.requests.length).toBe(2);
+  await session.end();
+});
+
+test('an interrupt stops a stream at once: the HTTP request is cancelled and the next message works', async () => {
+  const taskQueue = 'live-interrupt';
+  await worker(taskQueue);
+  fake.setStreaming({ chunkChars: 2, intervalMs: 200 });
+  const lw = new LoopwrightClient(client, taskQueue);
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
+  const events: SessionEvent[] = [];
+  const following = (async () => {
+    for await (const event of session.follow({ intervalMs: 25 })) events.push(event);
+  })();
+  const turn = session.send('hello');
+  for (let i = 0; i < 800 && !events.some((e) => e.type === 'text'); i++) await new Promise((r) => setTimeout(r, 25));
+  await session.interrupt('enough');
+  await expect(turn).resolves.toMatchObject({ status: 'interrupted' });
+  await fake.waitForAborts(1, 10_000);
+  await following;
+  // The stream had not ended when it was stopped.
+  expect(fake.requests[0]!.streamedChunks ?? 0).toBeLessThan(WORDS.length / 2);
+  fake.setStreaming({ chunkChars: 64, intervalMs: 0 });
+  await expect(session.send('again')).resolves.toMatchObject({ success: true, response: WORDS });
+  await session.end();
+});
