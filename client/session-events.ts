@@ -45,7 +45,11 @@ interface PendingActivityLike {
 export interface FollowOptions {
   /** The turn to follow (default: the one running, else the next one to start). */
   turn?: number;
-  /** Skip the first `offset` characters of the turn's first reply (a reader that reconnects names where it was). */
+  /**
+   * Where a reader that reconnects was: text of replies before `reply` (default 1) is not sent
+   * again, nor the first `offset` characters of reply `reply`.
+   */
+  reply?: number;
   offset?: number;
   /** How often the session is asked (default 50 ms). */
   intervalMs?: number;
@@ -73,18 +77,20 @@ export async function* followTurn(session: FollowedSession, client: Client, opti
   let seen = await turnStart(session, state);
   let reply = 1;
   let shown = '';
-  let skip = options.offset ?? 0;
+  const fromReply = options.reply ?? 1;
+  let skip = fromReply === 1 ? (options.offset ?? 0) : 0;
   let attempt: number | undefined;
   let iteration = 0;
   const approvals = new Set<string>();
   const started = new Set<string>();
+  const callNames = new Map<string, string>();
   let compactions = state.context?.compactions ?? 0;
   const emitText = function* (full: string): Generator<SessionEvent> {
     if (full.startsWith(shown)) {
       const more = full.slice(shown.length);
       const from = shown.length;
       shown = full;
-      const visible = skip > from ? more.slice(skip - from) : more;
+      const visible = reply < fromReply ? '' : skip > from ? more.slice(skip - from) : more;
       if (visible !== '') yield { type: 'text', turn, reply, offset: Math.max(from, skip), text: visible };
     } else {
       yield { type: 'restart', turn, reply, ...(attempt !== undefined ? { attempt } : {}) };
@@ -95,10 +101,35 @@ export async function* followTurn(session: FollowedSession, client: Client, opti
   };
   for (;;) {
     if (options.signal?.aborted) return;
-    if (state.turn === turn && state.iteration !== iteration && state.iteration > 0) {
-      iteration = state.iteration;
-      yield { type: 'iteration', turn, iteration };
+    const running = new Map(state.runningTools.map((t) => [t.id, t]));
+    const toolStarted = (id: string, name: string): SessionEvent => {
+      started.add(id);
+      const detail = running.get(id)?.detail;
+      return { type: 'tool_started', turn, id, name, ...(detail ? { detail } : {}) };
+    };
+    // Finished messages first: each reply's final text, its tool calls and their results.
+    if (state.messageCount > seen) {
+      const added = await session.messages(seen, state.messageCount);
+      seen += added.length;
+      for (const message of added) {
+        if (message.role === 'assistant') {
+          yield* emitText(textOf(message));
+          const calls = (message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name }));
+          yield { type: 'reply_done', turn, reply, toolCalls: calls };
+          for (const c of calls) {
+            callNames.set(c.id, c.name);
+            if (!started.has(c.id)) yield toolStarted(c.id, c.name);
+          }
+          reply += 1;
+          shown = '';
+          skip = reply === fromReply ? (options.offset ?? 0) : 0;
+          attempt = undefined;
+        } else if (message.role === 'tool') {
+          yield { type: 'tool_finished', turn, id: message.tool_call_id, name: callNames.get(message.tool_call_id) ?? '', success: !/"success"\s*:\s*false/.test(message.content.slice(0, 40)) };
+        }
+      }
     }
+    for (const tool of state.runningTools) if (!started.has(tool.id)) yield toolStarted(tool.id, tool.name);
     for (const approval of state.pendingApprovals) {
       if (approvals.has(approval.callId)) continue;
       approvals.add(approval.callId);
@@ -108,33 +139,9 @@ export async function* followTurn(session: FollowedSession, client: Client, opti
       compactions = state.context.compactions;
       yield { type: 'compaction', turn, compaction: state.context.lastCompaction };
     }
-    for (const tool of state.runningTools) {
-      if (started.has(tool.id)) continue;
-      started.add(tool.id);
-      yield { type: 'tool_started', turn, id: tool.id, name: tool.name, ...(tool.detail ? { detail: tool.detail } : {}) };
-    }
-    // Finished messages: each reply's final text, its tool calls and their results.
-    if (state.messageCount > seen) {
-      const added = await session.messages(seen, state.messageCount);
-      seen += added.length;
-      for (const message of added) {
-        if (message.role === 'assistant') {
-          yield* emitText(textOf(message));
-          const calls = (message.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name }));
-          yield { type: 'reply_done', turn, reply, toolCalls: calls };
-          for (const call of calls) {
-            if (started.has(call.id)) continue;
-            started.add(call.id);
-            yield { type: 'tool_started', turn, id: call.id, name: call.name };
-          }
-          reply += 1;
-          shown = '';
-          skip = 0;
-          attempt = undefined;
-        } else if (message.role === 'tool') {
-          yield { type: 'tool_finished', turn, id: message.tool_call_id, name: toolName(added, message.tool_call_id), success: !/"success"\s*:\s*false/.test(message.content.slice(0, 40)) };
-        }
-      }
+    if (state.turn === turn && state.iteration > iteration) {
+      iteration = state.iteration;
+      yield { type: 'iteration', turn, iteration };
     }
     if (state.lastTurn?.turn === turn && !isBusy(state)) {
       yield { type: 'turn_ended', turn, result: state.lastTurn };
@@ -186,15 +193,6 @@ async function turnStart(session: FollowedSession, state: SessionState): Promise
 
 function textOf(message: AssistantMessage): string {
   return typeof message.content === 'string' ? message.content : '';
-}
-
-function toolName(messages: ChatMessage[], id: string): string {
-  for (const message of messages) {
-    if (message.role !== 'assistant') continue;
-    const call = message.tool_calls?.find((c) => c.id === id);
-    if (call) return call.function.name;
-  }
-  return '';
 }
 
 function isBusy(state: SessionState): boolean {
