@@ -66,10 +66,13 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     activities:
       options.activities ??
       createActivities({ client, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] }),
-    // Heartbeats carry cancellation to a running model call; sending them at least every second
-    // means an interrupt aborts the HTTP request within about a second.
-    maxHeartbeatThrottleInterval: '1 second',
-    defaultHeartbeatThrottleInterval: '1 second',
+    // Heartbeats carry a streamed model reply to readers in batches of STREAM_BATCH_MS (100 ms;
+    // common/stream-types.ts), and carry cancellation back to a running model call. A throttle of
+    // 100 ms lets each batch out when it is sent (a longer one would hold batches back to one per
+    // interval) and means an interrupt aborts the HTTP request within about a heartbeat: about
+    // 100 ms while a reply streams, and about the keep-alive interval (1 s) otherwise.
+    maxHeartbeatThrottleInterval: '100 milliseconds',
+    defaultHeartbeatThrottleInterval: '100 milliseconds',
     shutdownGraceTime: '10 seconds',
     ...sizingOptions(resolveWorkerSizing(options.sizing, process.env, { traced: tracing !== undefined })),
     // The build's traced bundle includes the interceptors; a bundle given by the caller is checked.

@@ -47,9 +47,10 @@ export class LoopwrightPlugin extends SimplePlugin {
       // The worker's own activities win over a name they share with ours.
       activities: { ...ours, ...(base.activities as object | undefined) },
       ...(hasWorkflows ? {} : bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
-      // Heartbeats carry an interrupt to a running model call within about a second.
-      maxHeartbeatThrottleInterval: base.maxHeartbeatThrottleInterval ?? '1 second',
-      defaultHeartbeatThrottleInterval: base.defaultHeartbeatThrottleInterval ?? '1 second',
+      // As createWorker: heartbeats let a streamed reply's 100 ms batches out as they are sent, and
+      // carry an interrupt to a running model call within about a heartbeat.
+      maxHeartbeatThrottleInterval: base.maxHeartbeatThrottleInterval ?? '100 milliseconds',
+      defaultHeartbeatThrottleInterval: base.defaultHeartbeatThrottleInterval ?? '100 milliseconds',
     };
   }
 

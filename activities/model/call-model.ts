@@ -111,7 +111,14 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
       tools: input.tools.length,
       ...(config.logPayloads ? { request: body } : {}),
     });
-    const { reply, durationMs } = await requestCompletion(client, config, { body, model, messages, tools: input.tools, label: 'Model call' });
+    const { reply, durationMs } = await requestCompletion(client, config, {
+      body,
+      model,
+      messages,
+      tools: input.tools,
+      label: 'Model call',
+      stream: input.settings?.stream === true,
+    });
     const result: ModelCallResult = {
       message: reply.message,
       usage: reply.usage,

@@ -3,11 +3,11 @@
  * activity's cancellation handed to the HTTP call, the reply normalised, cleared of the worker's
  * secrets and size-checked, and any error turned into the failure Temporal should act on
  * (classify-error.ts). The reply body itself is bounded as it is read (reply-limit.ts, through the
- * client's fetch).
+ * client's fetch). A streamed request (streaming.ts) shows the reply in the heartbeats as it comes.
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type { ChatCompletionCreateParams, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolDefinition } from '../../common/messages';
 import { MODEL_AUTH_ERROR } from '../../common/model-call';
 import { classifyModelError } from './classify-error';
@@ -16,12 +16,14 @@ import { noDetails } from './input-check';
 import type { ResolvedModelConfig } from './model-config';
 import { checkReplySize, normalizeReply, type NormalizedReply } from './normalize-response';
 import { redactReply } from './redact-reply';
+import { StreamProgressReporter } from './stream-progress';
+import { streamCompletion } from './streaming';
 
 /** The part of the openai client the activities use; tests may supply their own. */
 export interface ChatCompletionsClient {
   chat: {
     completions: {
-      create(body: ChatCompletionCreateParamsNonStreaming, options?: { signal?: AbortSignal }): PromiseLike<unknown>;
+      create(body: ChatCompletionCreateParams, options?: { signal?: AbortSignal }): PromiseLike<unknown>;
     };
   };
 }
@@ -35,6 +37,8 @@ export interface CompletionRequest {
   tools: readonly ToolDefinition[];
   /** Names the call in failure logs (`Model call`, `Compaction summary`). */
   label: string;
+  /** Ask for a streamed reply and show it in the heartbeats while it is written (streaming.ts). */
+  stream?: boolean;
 }
 
 /** The normalised reply and the wall time of the HTTP call. */
@@ -58,10 +62,15 @@ export function checkApiKey(config: ResolvedModelConfig): void {
 export async function requestCompletion(client: ChatCompletionsClient, config: ResolvedModelConfig, request: CompletionRequest): Promise<Completion> {
   const context = Context.current();
   const { model } = request;
-  const stopHeartbeat = startHeartbeat(config.heartbeatIntervalMs);
+  const signal = context.cancellationSignal;
+  const live = request.stream ? new StreamProgressReporter({ attempt: context.info.attempt, secrets: config.secrets, heartbeat: (d) => context.heartbeat(d) }) : undefined;
+  // While streaming, the keep-alive beats repeat the latest progress instead of replacing it.
+  const stopHeartbeat = startHeartbeat(config.heartbeatIntervalMs, live && (() => live.latest()));
   const started = performance.now();
   try {
-    const raw = await client.chat.completions.create(request.body, { signal: context.cancellationSignal });
+    const raw = live
+      ? await streamCompletion((body, options) => client.chat.completions.create(body, options), request.body, { signal, baseURL: config.baseURL, progress: live })
+      : await client.chat.completions.create(request.body, { signal });
     const reply = redactReply(normalizeReply(raw, { messages: request.messages, tools: request.tools }), config.secrets);
     // A reply too large to record would be requested again on every retry, each one paid for.
     checkReplySize(reply.message, config.maxReplyBytes);
@@ -76,7 +85,7 @@ export async function requestCompletion(client: ChatCompletionsClient, config: R
       secrets: config.secrets,
       model,
       baseURL: config.baseURL,
-      signal: context.cancellationSignal,
+      signal,
     });
     const durationMs = Math.round(performance.now() - started);
     if (failure instanceof ApplicationFailure) {
@@ -87,6 +96,7 @@ export async function requestCompletion(client: ChatCompletionsClient, config: R
     }
     throw failure;
   } finally {
+    live?.stop();
     stopHeartbeat();
   }
 }

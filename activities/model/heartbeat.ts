@@ -7,15 +7,16 @@ import { Context } from '@temporalio/activity';
 
 /**
  * Heartbeat now and then every `intervalMs` (or half the activity's heartbeat timeout, if shorter)
- * until the returned function is called.
+ * until the returned function is called. Each beat carries `details()` when given: Temporal keeps
+ * only the latest heartbeat's details, so a streamed call's progress must be repeated, not replaced.
  */
-export function startHeartbeat(intervalMs: number): () => void {
+export function startHeartbeat(intervalMs: number, details?: () => unknown): () => void {
   const context = Context.current();
   const timeoutMs = context.info.heartbeatTimeoutMs;
   const every = timeoutMs && timeoutMs > 0 ? Math.min(intervalMs, Math.max(1, Math.floor(timeoutMs / 2))) : intervalMs;
   const beat = (): void => {
     try {
-      context.heartbeat();
+      context.heartbeat(details?.());
     } catch (err) {
       // A heartbeat can only fail once the activity is being torn down; the model call's own
       // outcome (or the cancellation) is what must surface, not this.

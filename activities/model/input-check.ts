@@ -17,6 +17,7 @@ export const settingsSchema = z
     toolChoice: z.enum(['auto', 'required', 'none']).optional(),
     extraBody: z.record(z.string(), z.unknown()).optional(),
     sendReasoning: z.boolean().optional(),
+    stream: z.boolean().optional(),
   })
   .loose();
 
