@@ -105,7 +105,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
     let warnings: string[] = [];
     try {
       result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, json) }, async () => {
-        const turn = await (oneShot ? oneShotTurn(session, out, !json) : sendWithProgress(session, message, out, !json, live));
+        const turn = await (oneShot ? oneShotTurn(session, out, !json, live) : sendWithProgress(session, message, out, !json, live));
         // Asked while this command's worker (if any) still runs: a query needs one.
         warnings = await sessionWarnings(session);
         if (!json) for (const warning of warnings) out.error(`Warning: ${warning}`);
@@ -315,16 +315,21 @@ async function sendWithProgress(session: SessionHandle, message: string, out: Co
 }
 
 /** A one-shot session's result is its workflow result; a failed turn arrives as a failure carrying it. */
-async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boolean): Promise<TurnResult> {
-  const progress = show ? watchProgress(session, out) : undefined;
+async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boolean, live = false): Promise<TurnResult & { shownLive?: boolean }> {
+  const reply = live ? startLiveReply(session, { write: (t) => process.stdout.write(t), notice: (l) => out.error(l), before: () => undefined }, { turn: 1 }) : undefined;
+  const progress = show ? watchProgress(session, out, 400, () => reply?.writing === true) : undefined;
+  const shown = async (turn: TurnResult): Promise<TurnResult & { shownLive?: boolean }> => {
+    await reply?.stop();
+    return reply?.showed(turn.response) ? { ...turn, shownLive: true } : turn;
+  };
   try {
     const result = await session.result();
     if (!result.lastTurn) throw new Error('the session ended without a turn');
-    return result.lastTurn;
+    return await shown(result.lastTurn);
   } catch (err) {
     const failure = err instanceof WorkflowFailedError ? err.cause : undefined;
     if (failure instanceof ApplicationFailure && failure.details?.[0]) {
-      return failure.details[0] as TurnResult;
+      return shown(failure.details[0] as TurnResult);
     }
     throw err;
   } finally {

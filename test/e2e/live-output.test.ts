@@ -164,6 +164,24 @@ test('chat on a pseudo-terminal shows the reply while it is being written, and o
   }
 });
 
+test('run on a pseudo-terminal prints the reply while it is being written, and once', async () => {
+  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: 'live-run', LOOPWRIGHT_STATE_DIR: stateDir });
+  const command = [process.execPath, BIN, 'run', bundleCopy.bundle, 'facilitator', 'hello', '--once'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: stateDir, env: { ...env, TERM: 'dumb', COLUMNS: '200' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let screen = '';
+  let partial: string | undefined;
+  child.stdout!.on('data', (d: Buffer) => {
+    screen += d.toString();
+    if (partial === undefined && screen.includes('word3 ')) partial = screen;
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  expect(code).toBe(0);
+  expect(partial).toBeDefined();
+  expect(partial).not.toContain('word40');
+  expect(screen).toContain('word40');
+  expect(screen.split('word20 ').length - 1).toBe(1);
+});
+
 test('a worker killed mid-stream: the call is made again, the follower is told the reply starts over, the final text comes once', async () => {
   const taskQueue = 'live-crash';
   const first = await worker(taskQueue);
