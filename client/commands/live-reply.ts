@@ -15,7 +15,11 @@ export interface LiveSession {
 export interface LiveReply {
   /** A reply's line is open on the screen (status lines must wait). */
   readonly writing: boolean;
-  /** Whether `text` (a turn's final reply) was shown whole, so it need not be printed again. */
+  /**
+   * Whether `text` (a turn's final reply) is on the screen whole, so it need not be printed again:
+   * shown already, or begun (the follower was stopped before its end), in which case the rest is
+   * written now.
+   */
   showed(text: string | null): boolean;
   /** Let the follower see the turn's end (at most `graceMs`), then stop it. */
   stop(graceMs?: number): Promise<void>;
@@ -58,7 +62,6 @@ export function startLiveReply(
     } catch {
       // Following is a nicety: the turn's result is printed as before when it fails.
     } finally {
-      if (writing) io.write('\n');
       writing = false;
     }
   })();
@@ -66,8 +69,20 @@ export function startLiveReply(
     get writing() {
       return writing;
     },
-    showed: (text) => text !== null && text !== '' && shown.includes(text),
-    async stop(graceMs = 500) {
+    showed(text) {
+      if (text === null || text === '') return false;
+      if (shown.includes(text)) return true;
+      // Stopped mid-reply: finish the line from the final text rather than print the reply twice.
+      if (current !== '' && text.startsWith(current)) {
+        io.write(`${text.slice(current.length)}\n`);
+        current = '';
+        return true;
+      }
+      if (current !== '') io.write('\n');
+      current = '';
+      return false;
+    },
+    async stop(graceMs = 3000) {
       if (!ended) await Promise.race([done, new Promise((resolve) => setTimeout(resolve, graceMs))]);
       abort.abort();
       await done;
