@@ -164,6 +164,39 @@ test('chat on a pseudo-terminal shows the reply while it is being written, and o
   }
 });
 
+test('chat --id on a session whose turn is running follows that turn live, then prompts', async () => {
+  const taskQueue = 'live-rejoin';
+  await worker(taskQueue);
+  // About 9 s of writing: time for the chat process to start and join while it lasts.
+  fake.setStreaming({ chunkChars: 4, intervalMs: 150 });
+  const session = await new LoopwrightClient(client, taskQueue).start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
+  const turn = session.send('hello');
+  await fake.waitForRequests(1, 20_000);
+  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
+  const command = [process.execPath, BIN, 'chat', '--id', session.workflowId].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: stateDir, env: { ...env, TERM: 'dumb', COLUMNS: '200' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let screen = '';
+  let partial: string | undefined;
+  child.stdout!.on('data', (d: Buffer) => {
+    screen += d.toString();
+    if (partial === undefined && /word\d+ /.test(screen)) partial = screen;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  try {
+    await expect(turn).resolves.toMatchObject({ success: true, response: WORDS });
+    for (let i = 0; i < 400 && !(screen.includes('word40') && screen.lastIndexOf('> ') > screen.indexOf('word40')); i++) await new Promise((r) => setTimeout(r, 25));
+    // Part of the reply was on the screen before its end, then the prompt came; nothing was refused.
+    expect(partial).toBeDefined();
+    expect(partial).not.toContain('word40');
+    expect(screen.lastIndexOf('> ')).toBeGreaterThan(screen.indexOf('word40'));
+    expect(screen).not.toContain('Rejected');
+    child.stdin!.write('/end\r');
+    expect(await exited).toBe(0);
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
 test('run on a pseudo-terminal prints the reply while it is being written, and once', async () => {
   const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: 'live-run', LOOPWRIGHT_STATE_DIR: stateDir });
   const command = [process.execPath, BIN, 'run', bundleCopy.bundle, 'facilitator', 'hello', '--once'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
