@@ -44,4 +44,9 @@ export interface RecordedRequest {
   bodyBytes?: number;
   /** Chunks of a streamed reply sent so far (`[DONE]` not counted); absent when the reply was not streamed. */
   streamedChunks?: number;
+  /**
+   * When the first chunk carrying content or a tool call (not the opening role chunk, nor reasoning)
+   * was written (ms since the epoch); absent until then, and for a reply that was not streamed.
+   */
+  firstChunkAt?: number;
 }

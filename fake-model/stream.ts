@@ -115,8 +115,14 @@ function pieces(text: string, size: number): string[] {
   return out;
 }
 
+/** Index of the first chunk whose delta carries content or a tool call (-1 when none does). */
+function firstContentChunk(chunks: readonly WireChunk[]): number {
+  return chunks.findIndex((c) => Boolean(c.choices[0]?.delta.content) || (c.choices[0]?.delta.tool_calls?.length ?? 0) > 0);
+}
+
 /**
- * Send `completion` as a stream at `rate`. `record.streamedChunks` counts the chunks sent so far;
+ * Send `completion` as a stream at `rate`. `record.streamedChunks` counts the chunks sent so far,
+ * `record.firstChunkAt` says when the first content or tool-call chunk was written;
  * `record.status` is set to 200 once the stream has ended. A closed connection stops the sending.
  */
 export function sendStream(
@@ -132,11 +138,13 @@ export function sendStream(
   const intervalMs = rate.intervalMs ?? 0;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
   record.streamedChunks = 0;
+  const firstContent = firstContentChunk(chunks);
   const finished = (): void => {
     record.status = 200;
   };
   if (intervalMs === 0) {
     record.streamedChunks = chunks.length;
+    if (firstContent >= 0) record.firstChunkAt = Date.now();
     res.end(events.join(''), finished);
     return;
   }
@@ -146,6 +154,7 @@ export function sendStream(
     timer = undefined;
     if (res.destroyed) return;
     const event = events[next]!;
+    if (next === firstContent) record.firstChunkAt = Date.now();
     next += 1;
     if (next <= chunks.length) record.streamedChunks = next;
     if (next === events.length) {

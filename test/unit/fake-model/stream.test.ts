@@ -232,6 +232,33 @@ describe('fake-openai streaming pace', () => {
     expect(fake.requests[0]!.streamedChunks).toBe(8);
   });
 
+  it('fake-openai stream: firstChunkAt is when the first content chunk went out, after the role chunk', async () => {
+    const { fake, client } = await start({ streaming: { chunkChars: 3, intervalMs: 40 } });
+    fake.enqueue(text('abcdef'));
+    const stream = await client.chat.completions.create({ ...PARAMS, stream: true });
+    let firstContentAt: number | undefined;
+    let pendingAtRoleChunk: number | undefined = -1;
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta;
+      if (delta?.role) pendingAtRoleChunk = fake.requests[0]!.firstChunkAt;
+      if (delta?.content) firstContentAt ??= Date.now();
+    }
+    const record = fake.requests[0]!;
+    expect(pendingAtRoleChunk).toBeUndefined();
+    // The role chunk goes at once and the first content one a pause later.
+    expect(record.firstChunkAt! - record.receivedAt).toBeGreaterThanOrEqual(30);
+    expect(firstContentAt!).toBeGreaterThanOrEqual(record.firstChunkAt!);
+  });
+
+  it('fake-openai stream: firstChunkAt counts a tool-call delta, and is set at once when unpaced; absent unstreamed', async () => {
+    const { fake, client } = await start();
+    fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: 'a' } }]), text('plain'));
+    await streamed(client, PARAMS);
+    expect(fake.requests[0]!.firstChunkAt).toBeGreaterThanOrEqual(fake.requests[0]!.receivedAt);
+    await client.chat.completions.create(PARAMS);
+    expect(fake.requests[1]!.firstChunkAt).toBeUndefined();
+  });
+
   it('fake-openai stream: the start option sets the pace; reset() restores the default', async () => {
     const { fake, client } = await start({ streaming: { chunkChars: 2 } });
     fake.enqueue(text('abcdef'));
