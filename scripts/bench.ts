@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the figures the issues ask for, on this machine. Seven parts, all on one dev
+ * `npm run bench`: the figures the issues ask for, on this machine. Eight parts, all on one dev
  * server (in memory, 127.0.0.1), run in this order; `--only <part>[,<part>]` runs some of them:
  *
  *   engine       engine overhead per iteration: a scripted 10- and 50-iteration turn through the
@@ -22,7 +22,9 @@
  *   mcp          echo calls to server-everything over stdio, through one SDK client and through the
  *                worker's MCP pool, without Temporal (scripts/bench/mcp.ts); then inside sessions:
  *                20-iteration turns calling a custom `echo` tool against ones calling the MCP
- *                `everything__echo`, worker in this process (scripts/bench/mcp-session.ts).
+ *                `everything__echo`, worker in this process (scripts/bench/mcp-session.ts);
+ *   stream       live output (scripts/bench/stream.ts): a reader's first character of a streamed reply,
+ *                and the history and CPU of streamed one-reply turns against unstreamed ones.
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
@@ -48,6 +50,7 @@ import { formatReport, machineInfo, PARTS, type BenchPart, type BenchReport } fr
 import { measureStartup } from './bench/startup';
 import { measureMcpOverhead } from './bench/mcp';
 import { measureMcpSession } from './bench/mcp-session';
+import { measureStream } from './bench/stream';
 import { startWorkerProcess } from './bench/worker-process';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
@@ -256,6 +259,11 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     report.mcp = { ...pool, session: await measureMcpSession(mcpSession, cleanup) };
   });
 
+  await timed('stream', async () => {
+    const streamOptions = { server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, progress };
+    report.stream = await measureStream(streamOptions, cleanup);
+  });
+
   report.totalSeconds = (performance.now() - started) / 1000;
   const files = { smallFileBytes: bundle.smallFileBytes, largeFileBytes: bundle.largeFileBytes };
   process.stdout.write(options.json ? `${JSON.stringify({ ...report, files }, null, 2)}\n` : `${formatReport(report)}\n`);
@@ -280,7 +288,7 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  'usage: bench.ts [--json] [--only engine|history|context|concurrency|idle|startup|mcp[,...]] [--levels 10,100,1000]' +
+  `usage: bench.ts [--json] [--only ${PARTS.join('|')}[,...]] [--levels 10,100,1000]` +
   ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */

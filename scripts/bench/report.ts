@@ -15,6 +15,7 @@ import { HISTORY_RATIO_TARGET, type HistoryTurnFigures } from './history-turns';
 import { IDLE_RSS_TARGET_BYTES, type IdleFigures } from './idle-sessions';
 import { formatMcpOverhead, type McpBenchFigures } from './mcp';
 import { formatMcpSession, type McpSessionFigures } from './mcp-session';
+import { formatStream, type StreamFigures } from './stream';
 import type { SampleSummary } from './stats';
 import { bytes, ms, textTable } from './text-table';
 
@@ -30,7 +31,7 @@ export interface MachineInfo {
 }
 
 /** The parts of the bench, in the order they run. */
-export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp'] as const;
+export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream'] as const;
 export type BenchPart = (typeof PARTS)[number];
 
 /** Everything one bench run measured; a part that did not run is absent. */
@@ -47,6 +48,8 @@ export interface BenchReport {
   startup?: StartupFigures;
   /** MCP echo calls: direct SDK client against the worker's pool (no Temporal), and `session`, inside durable sessions. */
   mcp?: McpBenchFigures & { session: McpSessionFigures };
+  /** Live output: a reader's first character, history and CPU of streamed replies against unstreamed ones. */
+  stream?: StreamFigures;
   /** Wall time of each part that ran. */
   partSeconds: Partial<Record<BenchPart, number>>;
   totalSeconds: number;
@@ -89,6 +92,7 @@ export function formatReport(report: BenchReport): string {
   if (report.bundle) sections.push(formatBundle(report.bundle));
   if (report.startup) sections.push(formatStartup(report.startup));
   if (report.mcp) sections.push(`7. ${formatMcpOverhead(report.mcp)}\n\n${formatMcpSession(report.mcp.session, report.mcp)}`);
+  if (report.stream) sections.push(formatStream(report.stream));
   return sections.join('\n\n');
 }
 
