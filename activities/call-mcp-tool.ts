@@ -1,18 +1,18 @@
 /**
  * The `callMcpTool` activity: one call of an MCP server's tool through the worker's connection
- * pool. Like a built-in tool it heartbeats while it runs (with the server's progress), ends at once
+ * pool, in the built-in tools' activity wrapper: it heartbeats while it runs, ends at once
  * when cancelled (the server is told), bounds the size of its result, keeps secrets out of it (the
  * model's API key and every value the server's configuration takes from the environment), and
  * refuses a path argument that names a secret file, as `read_file` refuses it.
  */
 import path from 'node:path';
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type { ToolResult } from '../common/messages';
 import { MCP_SERVER_FAILED, type McpCallInput, type McpServerConfig } from '../common/offered-tools';
 import { SecretFileError, secretMatch } from '../bundle/secret-files';
 import { redactSecrets } from './model/redact';
-import { boundToolResult, TOOL_HEARTBEAT_INTERVAL_MS } from './tools/activity-wrapper';
+import type { RuntimeContext } from '../common/runtime-context';
+import { toToolActivity } from './tools/activity-wrapper';
 
 /** Calls one tool of one server (the worker's connection pool). */
 export interface McpToolCaller {
@@ -22,7 +22,7 @@ export interface McpToolCaller {
     projectRoot: string,
     tool: string,
     args: unknown,
-    options: { signal?: AbortSignal; retrySafe: boolean; onProgress?: (progress: unknown) => void },
+    options: { signal?: AbortSignal; retrySafe: boolean },
   ): Promise<ToolResult>;
 }
 
@@ -34,34 +34,24 @@ export function createCallMcpTool(pool: McpToolCaller, options: { secrets?: read
     const refused = secretPathRefusal(input);
     if (refused) return refused;
     const secrets = [...(options.secrets ?? []), ...environmentSecrets(input.config)];
-    const context = currentContext();
-    const signal = context?.cancellationSignal;
-    let timer: NodeJS.Timeout | undefined;
-    if (context && !context.info.isLocal) {
-      context.heartbeat();
-      timer = setInterval(() => context.heartbeat(), TOOL_HEARTBEAT_INTERVAL_MS);
-    }
-    try {
-      const running = pool.callTool(input.server, input.config, input.projectRoot, input.tool, input.args, {
-        ...(signal ? { signal } : {}),
-        retrySafe: input.retrySafe,
-        onProgress: (progress) => context?.heartbeat(progress),
-      });
-      const result = context ? await Promise.race([running, context.cancelled]) : await running;
-      const bounded = boundToolResult(input.name, redactResult(result, secrets));
-      context?.metricMeter.createCounter('loopwright_tool_calls', 'calls', 'Tool calls by tool and outcome').add(1, { tool: input.name, success: String(bounded.success) });
-      return bounded;
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason instanceof CancelledFailure ? signal.reason : new CancelledFailure('MCP call cancelled');
-      if (err instanceof ApplicationFailure) throw err;
-      const message = redactSecrets((err as Error).message ?? String(err), secrets);
-      // A server that cannot be started or reached: retried by the activity's policy (it may come back).
-      throw ApplicationFailure.create({ type: (err as { type?: string }).type ?? MCP_SERVER_FAILED, message: `MCP server ${input.server}: ${message}` });
-    } finally {
-      if (timer) clearInterval(timer);
-    }
+    // The built-in tools' wrapper: heartbeats, the cancellation race, the result's size bound, metrics and a span.
+    const activity = toToolActivity(input.name, async (_ctx, args, run) => {
+      try {
+        const result = await pool.callTool(input.server, input.config, input.projectRoot, input.tool, args, { ...(run?.signal ? { signal: run.signal } : {}), retrySafe: input.retrySafe });
+        return redactResult(result, secrets);
+      } catch (err) {
+        if (run?.signal?.aborted || err instanceof ApplicationFailure) throw err;
+        const message = redactSecrets((err as Error).message ?? String(err), secrets);
+        // A server that cannot be started or reached: retried by the activity's policy (it may come back).
+        throw ApplicationFailure.create({ type: (err as { type?: string }).type ?? MCP_SERVER_FAILED, message: `MCP server ${input.server}: ${message}` });
+      }
+    });
+    // An MCP call needs none of the session's runtime context (its input carries what it needs).
+    return activity(NO_CONTEXT, input.args);
   };
 }
+
+const NO_CONTEXT = {} as RuntimeContext;
 
 /**
  * A path argument naming a secret file (credentials, keys, `.env*`, ... and the session's own
@@ -106,12 +96,4 @@ function redactResult(result: ToolResult, secrets: readonly string[]): ToolResul
     else if (value !== null && typeof value === 'object') out[key] = JSON.parse(redactSecrets(JSON.stringify(value), secrets)) as unknown;
   }
   return out;
-}
-
-function currentContext(): Context | undefined {
-  try {
-    return Context.current();
-  } catch {
-    return undefined;
-  }
 }
