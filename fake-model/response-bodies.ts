@@ -129,3 +129,16 @@ export function faultHeaders(options: FaultOptions): Record<string, string> {
   if (options.retryAfterMs !== undefined) headers['retry-after-ms'] = String(options.retryAfterMs);
   return headers;
 }
+
+/**
+ * The 400 a server that cannot do structured replies sends for a request with `response_format`
+ * (the fake's `responseFormat: false`), worded as a llama.cpp build without JSON-schema support.
+ */
+export const RESPONSE_FORMAT_REFUSAL_BODY = {
+  error: {
+    message: "Unsupported parameter: 'response_format' (json_schema) is not supported by this server.",
+    type: 'invalid_request_error',
+    param: 'response_format',
+    code: 'unsupported_parameter',
+  },
+};

@@ -1,7 +1,8 @@
 /**
  * A fake OpenAI-compatible HTTP server for tests, benchmarks and the quick-start demo. It speaks
  * `POST /v1/chat/completions` (a JSON reply; with `"stream": true`, server-sent chunks at a
- * settable pace, stream.ts, or, set so, a 400 refusing to stream), `GET /v1/models`,
+ * settable pace, stream.ts, or, set so, a 400 refusing to stream; set so, a 400 refusing any
+ * `response_format`), `GET /v1/models`,
  * `GET /v1/models/<id>` and, when asked to pass for llama.cpp, `GET /props` on 127.0.0.1; answers
  * each chat-completion request with the next scripted step (or a responder's choice), records every
  * request, and notices when a client gives up on one. Like a real server it can have a context
@@ -15,7 +16,7 @@ import type { RecordedRequest } from './recorded-request';
 import { parseJson, readBody, recordOf } from './request-body';
 import { contextErrorBody, exceedsWindow, mergeLimits, modelEntry, outputLimitOf, propsBody, type FakeLimits } from './limits';
 import { sendBomb } from './bombs';
-import { buildCompletion, buildErrorBody, faultHeaders, type IdCounters } from './response-bodies';
+import { buildCompletion, buildErrorBody, faultHeaders, RESPONSE_FORMAT_REFUSAL_BODY, type IdCounters } from './response-bodies';
 import type { Responder, Step } from './steps';
 import { checkStreaming, sendStream, STREAM_REFUSAL_BODY, wantsStream, type StreamingSetting } from './stream';
 
@@ -25,6 +26,7 @@ export type { ContextErrorStyle, FakeLimits } from './limits';
 export { bomb, DEFAULT_BOMB_BYTES, delay, drop, endless, fault, hang, raw, text, toolCalls } from './steps';
 export type { BombEncoding, FakeToolCall, FaultOptions, ReplyOptions, Responder, Step } from './steps';
 export { DEFAULT_CHUNK_CHARS, STREAM_REFUSAL_BODY } from './stream';
+export { RESPONSE_FORMAT_REFUSAL_BODY } from './response-bodies';
 export type { StreamingSetting, StreamRate } from './stream';
 
 /** Model the server names in `/v1/models` and in replies to requests that name none. */
@@ -43,6 +45,8 @@ export interface FakeOpenAIOptions extends FakeLimits {
   model?: string;
   /** Pace of streamed replies (`StreamRate`), or false for a server that refuses `"stream": true` with a 400; default `{}`. */
   streaming?: StreamingSetting;
+  /** False: refuse every request carrying `response_format` with a 400 (RESPONSE_FORMAT_REFUSAL_BODY); default true. */
+  responseFormat?: boolean;
 }
 
 /** Events: `request` (a chat-completion request arrived), `aborted` (its client disconnected before the answer). */
@@ -79,7 +83,9 @@ export interface FakeOpenAI {
   limits(): FakeLimits;
   /** Pace streamed replies (`{ chunkChars, intervalMs }`, default 4 and 0), or refuse to stream (false); replaces the setting. */
   setStreaming(setting: StreamingSetting): void;
-  /** Forget the script, the responder, the recorded requests, the limits and the streaming setting (ids keep counting). */
+  /** Take `response_format` (true) or refuse requests carrying it with a 400 (false). */
+  setResponseFormat(accepted: boolean): void;
+  /** Forget the script, the responder, the recorded requests, the limits, the streaming and response_format settings (ids keep counting). */
   reset(): void;
   /** Stop listening, drop open connections and pending timers. */
   close(): Promise<void>;
@@ -91,6 +97,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const { contextWindow, maxOutputTokens, contextErrorStyle, llamaProps } = options;
   fake.setLimits({ contextWindow, maxOutputTokens, contextErrorStyle, llamaProps });
   fake.setStreaming(options.streaming ?? {});
+  fake.setResponseFormat(options.responseFormat ?? true);
   await fake.listen(options.port ?? 0);
   return fake;
 }
@@ -105,6 +112,7 @@ class FakeOpenAIServer implements FakeOpenAI {
   private responder: Responder | undefined;
   private currentLimits: FakeLimits = {};
   private streaming: StreamingSetting = {};
+  private responseFormat = true;
   private closing = false;
   private boundPort = 0;
 
@@ -170,7 +178,12 @@ class FakeOpenAIServer implements FakeOpenAI {
     this.streaming = checkStreaming(setting);
   }
 
+  setResponseFormat(accepted: boolean): void {
+    this.responseFormat = accepted;
+  }
+
   reset(): void {
+    this.responseFormat = true;
     this.script.length = 0;
     this.requests.length = 0;
     this.responder = undefined;
@@ -243,9 +256,13 @@ class FakeOpenAIServer implements FakeOpenAI {
       this.respondStatus(res, record, 400, buildErrorBody(400, { message: 'Request body is not valid JSON.' }));
       return;
     }
-    // A request the server cannot take (a stream it does not do, a prompt over the window) spends no step.
+    // A request the server cannot take (a stream or format it does not do, a prompt over the window) spends no step.
     if (this.streaming === false && wantsStream(body)) {
       this.respondStatus(res, record, 400, STREAM_REFUSAL_BODY);
+      return;
+    }
+    if (!this.responseFormat && body.response_format !== undefined) {
+      this.respondStatus(res, record, 400, RESPONSE_FORMAT_REFUSAL_BODY);
       return;
     }
     const limits = this.currentLimits;

@@ -34,7 +34,15 @@ export interface RequestParts {
   maxTokens?: number;
   /** The configured base URL (undefined: OpenAI's). */
   baseURL: string | undefined;
+  /**
+   * `response_format` of this call (a structured reply). Set, `extraBody` cannot override it; null
+   * sends none and drops one `extraBody` would add; undefined leaves `extraBody` free to set one.
+   */
+  responseFormat?: ResponseFormat | null;
 }
+
+/** The request's `response_format` (`{type: 'json_schema', json_schema: {...}}`, `json_object`, `text`). */
+export type ResponseFormat = NonNullable<ChatCompletionCreateParamsNonStreaming['response_format']>;
 
 /** The parameter the output limit is sent as (see ModelSettings.tokenParameter). */
 export function tokenParameterFor(settings: ModelSettings | undefined, baseURL: string | undefined): TokenLimitParameter {
@@ -44,8 +52,8 @@ export function tokenParameterFor(settings: ModelSettings | undefined, baseURL: 
 
 /**
  * The request body: the output limit always; temperature and `reasoning_effort` when set; tools and
- * `tool_choice` only when there are tools; `extraBody` merged in, except over model, messages, tools
- * and stream.
+ * `tool_choice` only when there are tools; `response_format` when the call asks for one; `extraBody`
+ * merged in, except over model, messages, tools, stream and a `response_format` the call decides.
  */
 export function buildRequest(parts: RequestParts): ChatCompletionCreateParamsNonStreaming {
   const settings = parts.settings ?? {};
@@ -60,11 +68,13 @@ export function buildRequest(parts: RequestParts): ChatCompletionCreateParamsNon
   const limit = settings.maxOutputTokens ?? parts.maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   if (tokenParameterFor(settings, parts.baseURL) === 'max_completion_tokens') body.max_completion_tokens = limit;
   else body.max_tokens = limit;
+  if (parts.responseFormat) body.response_format = parts.responseFormat;
 
   const extra = settings.extraBody ?? {};
   const merged: Record<string, unknown> = { ...body };
   for (const [key, value] of Object.entries(extra)) {
-    if (!PROTECTED_FIELDS.has(key)) merged[key] = value;
+    if (PROTECTED_FIELDS.has(key) || (key === 'response_format' && parts.responseFormat !== undefined)) continue;
+    merged[key] = value;
   }
   return merged as unknown as ChatCompletionCreateParamsNonStreaming;
 }

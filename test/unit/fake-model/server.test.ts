@@ -1,4 +1,4 @@
-import OpenAI, { APIConnectionError, APIUserAbortError, InternalServerError, RateLimitError } from 'openai';
+import OpenAI, { APIConnectionError, APIUserAbortError, BadRequestError, InternalServerError, RateLimitError } from 'openai';
 import {
   delay,
   drop,
@@ -218,6 +218,31 @@ describe('fake-openai startFakeOpenAI options', () => {
       const completion = await client.chat.completions.create({ messages: USER } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
       expect(completion.choices[0]!.message.content).toBe('from responder');
       expect(completion.model).toBe('tiny');
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('fake-openai: responseFormat false refuses requests with response_format (a 400, no step spent); reset() and setResponseFormat take it back', async () => {
+    const fake = await startFakeOpenAI({ responseFormat: false });
+    try {
+      const client = new OpenAI({ apiKey: 'x', baseURL: fake.baseURL, maxRetries: 0 });
+      const format = { type: 'json_schema' as const, json_schema: { name: 'r', strict: true, schema: { type: 'object' } } };
+      fake.enqueue(text('plain'), text('structured'));
+      const error = await client.chat.completions.create({ model: 'm', messages: USER, response_format: format }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BadRequestError);
+      expect((error as BadRequestError).message).toMatch(/response_format/);
+      expect((error as BadRequestError).param).toBe('response_format');
+      expect(fake.requests[0]).toMatchObject({ status: 400, body: { response_format: format } });
+      expect(fake.remaining()).toBe(2);
+      // Without response_format the same server answers.
+      expect((await client.chat.completions.create({ model: 'm', messages: USER })).choices[0]!.message.content).toBe('plain');
+      fake.setResponseFormat(true);
+      expect((await client.chat.completions.create({ model: 'm', messages: USER, response_format: format })).choices[0]!.message.content).toBe('structured');
+      fake.setResponseFormat(false);
+      fake.reset();
+      fake.enqueue(text('after reset'));
+      expect((await client.chat.completions.create({ model: 'm', messages: USER, response_format: format })).choices[0]!.message.content).toBe('after reset');
     } finally {
       await fake.close();
     }

@@ -74,6 +74,19 @@ describe('buildRequest', () => {
     expect(sent.chat_template_kwargs).toEqual({ enable_thinking: false });
   });
 
+  it('buildRequest: response_format is sent when the call asks for one, and extraBody cannot override or add it then', () => {
+    const format = { type: 'json_schema' as const, json_schema: { name: 'checklist_result', strict: true, schema: { type: 'object' } } };
+    const extraBody = { response_format: { type: 'text' }, top_k: 5 };
+    expect(body({ responseFormat: format, settings: { extraBody } })).toMatchObject({ response_format: format, top_k: 5 });
+    // null: none sent, and none added by extraBody (a server that refused one is not asked again).
+    const none = body({ responseFormat: null, settings: { extraBody } });
+    expect('response_format' in none).toBe(false);
+    expect(none.top_k).toBe(5);
+    // Not set by the call: extraBody may set it, as before.
+    expect(body({ settings: { extraBody } }).response_format).toEqual({ type: 'text' });
+    expect('response_format' in body()).toBe(false);
+  });
+
   it('isOpenAIServer: only an unset base URL or api.openai.com', () => {
     expect([undefined, 'https://api.openai.com/v1', 'http://localhost:11434/v1', 'https://example.com/openai'].map(isOpenAIServer)).toEqual([true, true, false, false]);
   });
