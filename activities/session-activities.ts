@@ -1,6 +1,7 @@
 /**
  * The worker-side implementation of `SessionActivities`: agent initialisation, the model calls
- * (the turn's call, the compaction summary, the context-window lookup) and one activity per tool.
+ * (the turn's call, the compaction summary, the verify phase's check, the context-window lookup)
+ * and one activity per tool.
  * Built by a factory so the worker (and tests) choose the model settings.
  */
 import { ApplicationFailure } from '@temporalio/common';
@@ -45,7 +46,7 @@ export type McpConnections = McpToolLister & McpToolCaller;
 /** Create the activities of a session, keyed by the names the workflow schedules (and the Web UI shows). */
 export function createActivities(options: ActivitiesOptions = {}): SessionActivities {
   const source = options.client ? queryTranscriptSource(options.client) : undefined;
-  const { callModel, callModelV2, summarizeContext, describeModel } = createModelActivities({ ...options.model, transcriptSource: source });
+  const { callModel, callModelV2, summarizeContext, verifyDocument, describeModel } = createModelActivities({ ...options.model, transcriptSource: source });
   const maxReadBytes = options.maxReadBytes ?? readMaxBytesFromEnv();
   const custom = options.tools ?? [];
   checkCustomTools(custom);
@@ -76,6 +77,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
     callModel,
     callModelV2,
     summarizeContext,
+    verifyDocument,
     describeModel,
     loadTranscriptPage: source
       ? createLoadTranscriptPage(source)

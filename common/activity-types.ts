@@ -5,6 +5,7 @@ import type { RuntimeContext } from './runtime-context';
 import type { InitializeResult } from './session-types';
 import type { ToolName } from './tools';
 import type { TranscriptPage, TranscriptRef, TranscriptSlice } from './transcript';
+import type { VerifyInput, VerifyResult } from './verify-types';
 
 /** Input of the agent-initialisation activity. */
 export interface InitializeAgentActivityInput {
@@ -56,6 +57,8 @@ export interface SessionActivities extends Record<ToolName, ToolActivityFunction
   loadTranscriptPage(input: TranscriptPageRequest): Promise<TranscriptPage>;
   /** A model call that summarises the oldest part of the model's view (context compaction). */
   summarizeContext(input: SummarizeInput): Promise<SummarizeResult>;
+  /** Check a saved document against a checklist, item by item, with one model call (the verify phase). */
+  verifyDocument(input: VerifyInput): Promise<VerifyResult>;
   /** The model's context window as the server reports it (never fails). */
   describeModel(input: DescribeModelInput): Promise<ModelDescription>;
   /** The tools a session offers: built-in, the worker's custom tools and its MCP servers' tools, after the allow-list. */

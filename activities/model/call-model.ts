@@ -1,7 +1,7 @@
 /**
  * The model activities: `callModel`/`callModelV2` (one chat-completion request to an
  * OpenAI-compatible server through the official `openai` client, for the model's view of the
- * transcript), `summarizeContext` (summarize-context.ts) and `describeModel` (describe-model.ts). The client's own retries are off: Temporal's retry policy decides, fed
+ * transcript), `summarizeContext` (summarize-context.ts), `verifyDocument` (verify/verify-document.ts) and `describeModel` (describe-model.ts). The client's own retries are off: Temporal's retry policy decides, fed
  * by `classifyModelError`. The activity heartbeats while it waits and hands its cancellation signal
  * to the request, so an interrupt or a cancelled workflow aborts the HTTP call. The client reads
  * through a fetch that bounds every body (reply-limit.ts) and logs through a logger that redacts.
@@ -12,6 +12,7 @@ import OpenAI from 'openai';
 import type { ModelRefCallInput } from '../../common/activity-types';
 import type { ChatMessage } from '../../common/messages';
 import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from '../../common/model-call';
+import type { VerifyInput, VerifyResult } from '../../common/verify-types';
 import { viewMessages } from '../../common/model-view';
 import { estimatePromptTokens } from '../../common/token-estimate';
 import { inActivitySpan } from '../activity-span';
@@ -25,6 +26,7 @@ import { limitedFetch, type Fetch } from './reply-limit';
 import { createSummarizeContext } from './summarize-context';
 import { templateSafeMessages } from './template-safety';
 import { TranscriptCache, type TranscriptPageSource } from './transcript-cache';
+import { createVerifyDocument } from '../verify/verify-document';
 
 export { DEFAULT_MODEL } from '../../common/model-call';
 export type { ChatCompletionsClient } from './completion';
@@ -65,6 +67,8 @@ export interface ModelActivities {
   callModelV2(input: ModelRefCallInput): Promise<ModelCallResult>;
   /** Summarise the oldest part of the model's view (context compaction). */
   summarizeContext(input: SummarizeInput): Promise<SummarizeResult>;
+  /** Check a saved document against its workflow's checklist (the verify phase). */
+  verifyDocument(input: VerifyInput): Promise<VerifyResult>;
   /** The model's context window as the server reports it (never fails). */
   describeModel(input: DescribeModelInput): Promise<ModelDescription>;
   /** The worker's transcript copies (for tests and metrics). */
@@ -174,6 +178,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
       });
     },
     summarizeContext: createSummarizeContext({ client, config, transcripts }),
+    verifyDocument: createVerifyDocument({ client, config }),
     describeModel: createDescribeModel(config),
   };
 }

@@ -71,6 +71,35 @@ export const summarizeInputSchema = z.object({
   maxSummaryTokens: z.number().int().positive(),
 });
 
+const pathSchema = z.string().trim().min(1);
+
+/** The runtime context fields the verify activity reads (the rest passes unchecked). */
+const verifyContextSchema = z
+  .object({
+    bundleRoot: z.string().min(1),
+    variables: z.record(z.string(), z.string()),
+    readRoots: z.array(z.string()),
+    maxReadBytes: z.number().int().positive(),
+    allowSecretFiles: z.boolean().optional(),
+    secretFiles: z.array(z.object({ pattern: z.string(), source: z.string() })).optional(),
+    allowHardLinks: z.boolean().optional(),
+  })
+  .loose();
+
+export const verifyInputSchema = z.object({
+  target: z.object({
+    checklist: pathSchema.optional(),
+    document: pathSchema.optional(),
+    workflow: pathSchema.optional(),
+    name: z.string().optional(),
+    source: z.enum(['workflow', 'command']),
+  }),
+  context: verifyContextSchema,
+  model: z.string().trim().min(1).optional(),
+  settings: settingsSchema.optional(),
+  attempt: z.number().int().min(1),
+});
+
 /** Throw a non-retryable ModelBadRequest naming the first problem when `input` does not fit `schema`. */
 export function checkInput(schema: z.ZodType, input: unknown, what = 'model call'): void {
   const parsed = schema.safeParse(input);
