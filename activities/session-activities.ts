@@ -19,6 +19,8 @@ import { createListTools, type McpToolLister } from './list-tools';
 import { createCallMcpTool, type McpToolCaller } from './call-mcp-tool';
 import { defaultMcpPool } from './mcp/default-pool';
 import { createLoadTranscriptPage, queryTranscriptSource } from './transcript-source';
+import type { CommandCheck } from '../common/verify-types';
+import { commandChecks } from './command-checks';
 
 /** Settings of the activities a worker registers. */
 export interface ActivitiesOptions {
@@ -61,6 +63,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
           context: result.context,
           tools: [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS],
           ...warningsOf(result),
+          ...checksOf(result.agent),
         };
       } catch (err) {
         // Reading a bundle is local and deterministic: a missing file or a malformed agent will
@@ -94,6 +97,12 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
     ...TOOL_ACTIVITIES,
     ...Object.fromEntries(custom.map((tool) => [tool.name, tool.activity])),
   };
+}
+
+/** The agent's menu items that name a checklist, when there are any. */
+function checksOf(agent: AgentDefinition): { checks?: CommandCheck[] } {
+  const checks = commandChecks(agent);
+  return checks.length > 0 ? { checks } : {};
 }
 
 /** Problems initialisation met without stopping, when there are any. */

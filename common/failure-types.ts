@@ -15,6 +15,9 @@ export const REPLY_TRUNCATED = 'LoopwrightReplyTruncated';
 /** A one-shot turn stopped by a token or cost budget (details[0] is the partial turn result). */
 export const BUDGET_EXCEEDED = 'LoopwrightBudgetExceeded';
 
+/** A one-shot turn whose saved document still failed its checklist after the last verify attempt (details[0] is the turn result, with its report). */
+export const VERIFICATION_FAILED = 'LoopwrightVerificationFailed';
+
 /** A one-shot turn the model refused or the server's content filter stopped (details[0] is the turn result). */
 export const REPLY_REFUSED = 'LoopwrightReplyRefused';
 

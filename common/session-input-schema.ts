@@ -29,6 +29,13 @@ const integer =
   (value, field) =>
     typeof value === 'number' && Number.isInteger(value) && value >= min ? undefined : `${field}: expected a whole number >= ${min}, got ${describe(value)}`;
 
+const integerIn =
+  (min: number, max: number): Check =>
+  (value, field) =>
+    typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+      ? undefined
+      : `${field}: expected a whole number from ${min} to ${max}, got ${describe(value)}`;
+
 const fraction: Check = (value, field) =>
   typeof value === 'number' && value >= 0 && value <= 1 ? undefined : `${field}: expected a number from 0 to 1, got ${describe(value)}`;
 
@@ -194,6 +201,7 @@ const SESSION_INPUT = object(
         true,
       ),
     ),
+    verify: optional(object({ enabled: optional(boolean), maxAttempts: optional(integerIn(1, 10)) }, true)),
     // Written by the session itself when it continues as new; its transcript is checked by hash on arrival.
     continued: optional(object({ fromRunId: string(true), run: integer(1) }, false)),
   },

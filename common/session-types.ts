@@ -1,12 +1,13 @@
 import type { McpServerConfig } from './offered-tools';
-import type { ChatMessage, SystemMessage, TokenUsage, ToolDefinition } from './messages';
+import type { SystemMessage, TokenUsage, ToolDefinition } from './messages';
 import type { ModelSettings } from './model-call';
-import type { ModelView } from './model-view';
-import type { TranscriptGap } from './transcript';
 import type { RuntimeContext } from './runtime-context';
 import type { BudgetSettings, BudgetState } from './budget-types';
 
 export type { BudgetChange, BudgetSettings, BudgetState, BudgetUse, ModelPrice } from './budget-types';
+export type { ContinuedSession, PendingTurn } from './continued-types';
+import type { ContinuedSession } from './continued-types';
+import type { CommandCheck, VerificationReport, VerifySettings } from './verify-types';
 
 /** Where a session is now; the `state` query returns it. */
 export type SessionStatus =
@@ -14,6 +15,8 @@ export type SessionStatus =
   | 'thinking'
   | 'executing_tool'
   | 'waiting_for_approval'
+  /** A saved document is being checked against its checklist (the verify phase). */
+  | 'verifying'
   | 'waiting_for_user'
   | 'interrupted'
   | 'completed'
@@ -36,7 +39,9 @@ export type TurnStatus =
   /** The model refused to answer; the reply is its refusal. */
   | 'refused'
   /** A token or cost budget was reached; the reply is the partial result so far. */
-  | 'budget_exceeded';
+  | 'budget_exceeded'
+  /** The document the turn saved still failed its checklist after the last attempt; `verification` holds the report. */
+  | 'failed_verification';
 
 /** Which tool calls need a human yes before they run. */
 export type ApprovalPolicy = 'none' | 'writes' | 'all' | string[];
@@ -142,6 +147,8 @@ export interface SessionInput {
   context?: ContextSettings;
   /** Token and cost budgets per turn and per session (default none). */
   budget?: BudgetSettings;
+  /** The verify phase: documents a workflow's checklist checks are verified after they are saved (default on, 3 attempts). */
+  verify?: VerifySettings;
   /** Set by the session itself when it continues as new: what the next run carries over. */
   continued?: ContinuedSession;
 }
@@ -203,59 +210,6 @@ export interface ContextState {
   lastCompaction?: CompactionRecord;
 }
 
-/** A turn that was under way when its run continued as new; the next run resumes it. */
-export interface PendingTurn {
-  turn: number;
-  /** Index of the turn's user message in the transcript. */
-  firstIndex: number;
-  /** Model calls made so far. */
-  iterations: number;
-  usage: TokenUsage;
-  /** When the turn started (epoch ms), for its duration. */
-  startedAt: number;
-  /** The turn's iteration limit, when `extend` raised it. */
-  maxIterations?: number;
-  /** The model was already told that the limit is near. */
-  warned?: boolean;
-  /** How often each failing call (tool, arguments, error) failed so far. */
-  failures?: Record<string, number>;
-  /** The turn's budget was raised by this many tokens (`budget` update). */
-  turnTokensExtra?: number;
-  /** Budgets already warned about in this turn. */
-  budgetWarned?: string[];
-}
-
-/** What a run hands the next one when it continues as new. */
-export interface ContinuedSession {
-  /** Run id of the run this one continues. */
-  fromRunId: string;
-  /** Number of this run within the session (1 is the first). */
-  run: number;
-  /** The agent, tools and runtime context from initialisation (the messages are in the transcript). */
-  init: Omit<InitializeResult, 'messages'>;
-  /**
-   * The transcript: inline when small, else paged over from `fromRunId` by an activity. With `gap`,
-   * only what the model's view still needs travels: `head` (the messages before the gap) and the
-   * messages from `gap.to` on; the gap's messages stay in the earlier runs.
-   */
-  transcript: { count: number; hash: string; bytes: number; messages?: ChatMessage[]; gap?: TranscriptGap; head?: ChatMessage[] };
-  turn: number;
-  usage: TokenUsage;
-  lastTurn?: TurnSummary;
-  endRequested: boolean;
-  pendingTurn?: PendingTurn;
-  /** Results of the latest turns, so a client can collect one that finished in a later run. */
-  recentTurns: TurnResult[];
-  /** An `ask_question` call waiting for the user's answer. */
-  pendingQuestion?: PendingQuestion;
-  /** Initialisation's warnings, shown by `state` in every run. */
-  warnings?: string[];
-  /** The model's view of the transcript, its window and compactions. */
-  context?: { view: ModelView; window: number; windowSource: string; compactions: number; lastCompaction?: CompactionRecord; calibration?: number };
-  /** Session budgets as raised so far, and the cost so far. */
-  budget?: { sessionTokensExtra: number; sessionCostExtra: number; cost: number; warned?: string[] };
-}
-
 /** An `ask_question` call whose result will be the user's next message. */
 export interface PendingQuestion {
   callId: string;
@@ -281,6 +235,8 @@ export interface InitializeResult {
   tools: ToolDefinition[];
   /** Problems that did not stop the agent (a file a critical action names is missing); `state.warnings`. */
   warnings?: string[];
+  /** Menu items that check a document on demand (absent in sessions recorded before the verify phase). */
+  checks?: CommandCheck[];
 }
 
 /** The parts of an agent the workflow and clients show. */
@@ -343,6 +299,8 @@ export interface SessionState {
   context?: ContextState;
   /** Token and cost budgets, and how much of each is used. */
   budget?: BudgetState;
+  /** The turn's phase (gather, act, verify) and the document awaiting verification, once a workflow with a checklist ran. */
+  verify?: { phase: 'gather' | 'act' | 'verify'; pending?: { name?: string; checklist?: string; document?: string; attempts: number; maxAttempts: number } };
 }
 
 /** A turn result without its messages, for status displays. */
@@ -353,6 +311,8 @@ export interface TurnSummary {
   iterations: number;
   response: string | null;
   error?: string;
+  /** The verify phase's report (in `state.lastTurn`, only its failed items). */
+  verification?: VerificationReport;
 }
 
 /**

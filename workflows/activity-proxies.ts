@@ -16,6 +16,7 @@ import type { ListToolsInput, ListToolsResult, McpCallInput } from '../common/of
 import type { ToolResult } from '../common/messages';
 import type { SessionTimeouts } from '../common/session-types';
 import { TOOL_SPECS } from '../common/tools';
+import type { VerifyInput, VerifyResult } from '../common/verify-types';
 
 /** The stubs a session uses. */
 export type SessionActivityStubs = ActivityInterfaceFor<
@@ -31,6 +32,8 @@ export type SessionActivityStubs = ActivityInterfaceFor<
   listTools: ActivityFunctionWithOptions<(input: ListToolsInput) => Promise<ListToolsResult>>;
   /** Calls one tool of an MCP server. */
   callMcpTool: ActivityFunctionWithOptions<(input: McpCallInput) => Promise<ToolResult>>;
+  /** The verify phase's model call: checks a saved document against its checklist. */
+  verifyDocument: ActivityFunctionWithOptions<(input: VerifyInput) => Promise<VerifyResult>>;
 };
 
 /** Build the stubs for one session. */
@@ -113,6 +116,13 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
   });
+  // Verifying is a model call like the turn's, but an answer that is not the asked-for JSON is
+  // retried only a few times: after that the turn ends "not verified" instead of waiting on.
+  const verify = proxyActivities<{ verifyDocument(input: VerifyInput): Promise<VerifyResult> }>({
+    startToCloseTimeout: (timeouts.modelCall ?? '10 minutes') as Duration,
+    heartbeatTimeout: (timeouts.modelHeartbeat ?? '30 seconds') as Duration,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5, ...notRegistered },
+  });
   // proxyActivities returns a Proxy with no own keys, so pick the stubs by name (a spread would copy nothing).
   return {
     initializeAgent: init.initializeAgent,
@@ -126,5 +136,6 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     customTool: (name, retries, local) => (local ? customLocal[name]! : (retries === 'persistent' ? customPersistent : customQuick)[name]!),
     listTools: listing.listTools,
     callMcpTool: mcp.callMcpTool,
+    verifyDocument: verify.verifyDocument,
   };
 }

@@ -96,6 +96,7 @@ export function continuedSession(rt: SessionRuntime, runId: string, pendingTurn:
     ...(state.pendingQuestion ? { pendingQuestion: state.pendingQuestion } : {}),
     ...(state.warnings ? { warnings: state.warnings } : {}),
     ...(rt.managed ? { context: rt.managed.context.carry(), budget: rt.managed.budgets.carry() } : {}),
+    ...(rt.verifier?.carry() ? { verify: rt.verifier.carry() } : {}),
   };
 }
 

@@ -3,7 +3,8 @@
  * `loopwright.turn` span's closing attributes, and the short reply kept in the state.
  */
 import { ApplicationFailure } from '@temporalio/workflow';
-import { BUDGET_EXCEEDED, MAX_ITERATIONS_EXCEEDED, REPLY_REFUSED, REPLY_TRUNCATED, TURN_FAILED } from '../common/failure-types';
+import { BUDGET_EXCEEDED, MAX_ITERATIONS_EXCEEDED, REPLY_REFUSED, REPLY_TRUNCATED, TURN_FAILED, VERIFICATION_FAILED } from '../common/failure-types';
+import type { VerificationReport } from '../common/verify-types';
 import type { SessionResult, TurnResult } from '../common/session-types';
 import type { SpanEnd } from './trace-hook';
 import { isPaused, type PausedTurn, type TurnOutcome } from './turn';
@@ -19,6 +20,7 @@ const ONE_SHOT_FAILURES: Partial<Record<TurnResult['status'], string>> = {
   budget_exceeded: BUDGET_EXCEEDED,
   refused: REPLY_REFUSED,
   content_filtered: REPLY_REFUSED,
+  failed_verification: VERIFICATION_FAILED,
 };
 
 export function excerpt(response: string | null): string | null {
@@ -52,7 +54,13 @@ export function turnSpanEnd(outcome: TurnOutcome | PausedTurn): SpanEnd {
       'gen_ai.usage.output_tokens': outcome.usage.completionTokens,
       ...(outcome.compactions?.length ? { 'loopwright.compactions': outcome.compactions.length } : {}),
       ...(outcome.continuations ? { 'loopwright.continuations': outcome.continuations } : {}),
+      ...(outcome.verification ? { 'loopwright.verification': outcome.verification.status, 'loopwright.verify.attempts': outcome.verification.attempts } : {}),
     },
     ...(outcome.status === 'failed' ? { error: outcome.error ?? 'the turn failed' } : {}),
   };
+}
+
+/** A verification report for the session's state: the counts, and only the first failed items. */
+export function shortReport(report: VerificationReport): VerificationReport {
+  return { ...report, items: report.items.filter((item) => !item.passed).slice(0, 20) };
 }

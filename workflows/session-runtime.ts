@@ -8,6 +8,7 @@ import type { HashedTranscript } from '../common/transcript';
 import type { SessionActivityStubs } from './activity-proxies';
 import type { ManagedModel } from './model-calls';
 import type { SessionToolSet } from './tool-calls';
+import type { SessionVerifier } from './verify';
 
 export interface SessionRuntime {
   readonly input: SessionInput;
@@ -23,6 +24,8 @@ export interface SessionRuntime {
   toolSet: SessionToolSet;
   /** Context management and budgets, once initialised (sessions recorded before them have none). */
   managed: ManagedModel | undefined;
+  /** The verify phase, when on (sessions recorded before it have none). */
+  verifier: SessionVerifier | undefined;
   /** Initialisation (or the carried transcript) is complete: turns may run. */
   ready: boolean;
   /** A turn (or a compaction) is running. */

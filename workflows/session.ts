@@ -36,13 +36,15 @@ import { carriedTurns, continuedSession, loadCarriedTranscript, RECENT_TURNS } f
 import { installControlHandlers, installTurnHandlers } from './session-handlers';
 import { sessionMemos } from './session-memos';
 import { manageContext } from './manage-context';
-import { excerpt, oneShotOutcome, turnSpanEnd } from './session-outcome';
+import { excerpt, oneShotOutcome, shortReport, turnSpanEnd } from './session-outcome';
 import type { SessionRuntime } from './session-runtime';
-import { rootMessage } from './tool-calls';
 import { withSpan } from './trace-hook';
 import { isPaused, runTurn, type TurnControls, type TurnStart } from './turn';
+import { VERIFY_PATCH } from '../common/verify-types';
+import { sessionVerifier } from './verify-session';
 import { addUsage, ZERO_USAGE } from './usage';
-import { bundleName, searchAttributeUpdater, sessionDetails } from './web-ui';
+import { searchAttributeUpdater, sessionDetails } from './web-ui';
+import { initializeSession } from './session-init';
 
 /** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
 const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
@@ -86,6 +88,8 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const carryView = patched(CARRY_VIEW_PATCH);
   // Budgets are written to the memo after each turn, so `list` shows them.
   const memos = sessionMemos(turnEndMemos, patched(BUDGET_MEMO_PATCH));
+  // The verify phase: documents a workflow's checklist checks are verified once saved.
+  const verifies = patched(VERIFY_PATCH) && input.verify?.enabled !== false;
   const transcript = new HashedTranscript();
   const state: SessionState = {
     status: 'initializing',
@@ -112,6 +116,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     init: undefined,
     toolSet: BUILT_IN_TOOL_SET,
     managed: undefined,
+    verifier: undefined,
     ready: false,
     busy: false,
     endRequested: carried?.endRequested ?? false,
@@ -159,6 +164,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     transcriptBytes: transcript.bytes,
     ...(rt.managed ? { context: rt.managed.context.state(transcript) } : {}),
     ...(rt.managed?.budgets.active ? { budget: rt.managed.budgets.state() } : {}),
+    ...(rt.verifier ? { verify: rt.verifier.view() } : {}),
   });
 
   // Human in the loop: approvals, the turn's (extendable) limit, the model's pending question.
@@ -214,6 +220,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
               localReads,
               controls,
               ...(rt.managed ? { managed: rt.managed } : {}),
+              ...(rt.verifier ? { verifier: rt.verifier } : {}),
               shouldPause: shouldContinueAsNew,
               observer: {
                 onThinking: (iteration) => {
@@ -249,7 +256,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
       recentTurns.push(outcome);
       if (recentTurns.length > RECENT_TURNS) recentTurns.shift();
       const { messageRange: _range, usage: _usage, toolCalls: _calls, ...summary } = outcome;
-      state.lastTurn = { ...summary, response: excerpt(summary.response) };
+      state.lastTurn = { ...summary, response: excerpt(summary.response), ...(summary.verification ? { verification: shortReport(summary.verification) } : {}) };
       state.status = outcome.status === 'interrupted' ? 'interrupted' : 'waiting_for_user';
       refreshDetails();
       refreshSearchAttributes();
@@ -277,53 +284,12 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     await loadCarriedTranscript(activities, carried, transcript);
     rt.transcriptLoading = false;
   } else {
-    try {
-      // Named in the Web UI's event list like every other activity.
-      const summary = `initializeAgent ${input.agentId} · ${bundleName(input.bundlePath)}`;
-      const result = await activities.initializeAgent.executeWithOptions({ summary }, [
-        {
-          bundlePath: input.bundlePath,
-          agentId: input.agentId,
-          outputRoots: input.outputRoots,
-          ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
-          ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
-          ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
-          ...(input.secretFiles !== undefined ? { secretFiles: input.secretFiles } : {}),
-          ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
-          ...(input.strict ? { strict: true } : {}),
-        },
-      ]);
-      const { messages, warnings, ...rest } = result;
-      if (input.branchFrom) {
-        // A branch starts from the other session's conversation, its opening messages included.
-        await loadCarriedTranscript(
-          activities,
-          { fromRunId: input.branchFrom.runId, fromWorkflowId: input.branchFrom.workflowId, transcript: { count: input.branchFrom.to, hash: input.branchFrom.hash } },
-          transcript,
-        );
-        rt.transcriptLoading = false;
-        state.turn = input.branchFrom.turns;
-      } else {
-        transcript.push(...messages);
-      }
-      rt.init = rest;
-      if (warnings && warnings.length > 0) state.warnings = warnings;
-      await refreshSessionTools(rt);
-    } catch (err) {
-      state.status = 'failed';
-      state.error = rootMessage(err);
-      rt.transcriptLoading = false;
-      throw ApplicationFailure.create({
-        type: AGENT_INIT_FAILED,
-        message: `Agent initialisation failed: ${state.error}`,
-        nonRetryable: true,
-        cause: err instanceof Error ? err : undefined,
-      });
-    }
+    rt.init = await initializeSession(rt);
     log.info('Agent initialised', { agent: rt.init.agent.id, systemMessages: transcript.length });
   }
   if (managedContext && !rt.managed) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
   state.agent = rt.init.agent;
+  if (verifies) rt.verifier = sessionVerifier(rt, carried?.verify);
   state.status = 'waiting_for_user';
   rt.ready = true;
   refreshDetails();

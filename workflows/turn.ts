@@ -5,16 +5,19 @@
  */
 import { isCancellation, log, metricMeter } from '@temporalio/workflow';
 import { MAX_TRANSCRIPT_BYTES } from '../common/defaults';
-import type { TokenUsage, ToolCall, ToolDefinition, ToolMessage, ToolResult } from '../common/messages';
+import type { TokenUsage, ToolCall, ToolDefinition, ToolResult } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import type { CompactionRecord, PendingQuestion, PendingTurn, RunningTool, TurnResult, TurnStatus } from '../common/session-types';
 import { LOOP_TOOL_SPECS, loopToolSpec, TOOL_SPECS, toolSpec } from '../common/tools';
 import { parseArguments, targetOf } from '../common/tools/tool-spec';
-import { type HashedTranscript, jsonBytes, MAX_MESSAGE_BYTES } from '../common/transcript';
+import type { HashedTranscript } from '../common/transcript';
+import { reportText } from '../common/verify-report';
 import type { SessionActivityStubs } from './activity-proxies';
 import { isContextLengthFailure, type ManagedModel, ModelCaller } from './model-calls';
 import { rootMessage, runToolCall, type SessionToolSet, truncateArguments } from './tool-calls';
+import { closeDanglingToolCalls, countToolCalls, FILTERED_RESULT, INTERRUPTED_RESULT, lastAssistantText, noteRepeatedFailures, toolMessage } from './turn-messages';
 import { addUsage, ZERO_USAGE } from './usage';
+import type { SessionVerifier } from './verify';
 
 /** What the turn tells its session as it goes, so queries can show progress. */
 export interface TurnObserver {
@@ -71,6 +74,8 @@ export interface TurnInput {
   controls?: TurnControls;
   /** Context management, budgets, model settings; absent for sessions recorded before them. */
   managed?: ManagedModel;
+  /** The verify phase; absent when it is off and for sessions recorded before it. */
+  verifier?: SessionVerifier;
 }
 
 /**
@@ -99,13 +104,16 @@ export function maxIterationsMessage(max: number): string {
 export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnOutcome | PausedTurn> {
   const { transcript, observer, controls } = input;
   const resumed = 'resume' in start ? start.resume : undefined;
+  const verifier = input.verifier;
   const firstIndex = resumed ? resumed.firstIndex : transcript.length;
   if (!resumed) {
     const { message, answers } = start as { message: string; answers?: PendingQuestion };
     // The answer to the model's question is the result of its question call.
     if (answers) transcript.push(toolMessage(answers.callId, { success: true, answer: message }));
     else transcript.push({ role: 'user', content: message });
+    verifier?.startTurn();
   }
+  const command = !resumed && !('answers' in start && start.answers) ? verifier?.commandFor((start as { message: string }).message) : undefined;
   const limit = (): number => controls?.limit() ?? input.maxIterations;
   let warned = resumed?.warned ?? false;
   const failures: Record<string, number> = { ...(resumed?.failures ?? {}) };
@@ -123,9 +131,29 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
   // The index just past the model's last reply: the messages after it are what the worker lacks.
   let afterLastReply: number | undefined;
   const maxTranscriptBytes = input.maxTranscriptBytes ?? MAX_TRANSCRIPT_BYTES;
+  const recordUsage = (callUsage: TokenUsage, model?: string): void => {
+    usage = addUsage(usage, callUsage);
+    observer.onUsage(callUsage);
+    // Priced by the model the session asked for (servers often answer with a longer name).
+    managed?.budgets.record(callUsage, caller.model ?? model);
+  };
+  /** The model is done: verify what it saved, and either go on with the failed items or end the turn. */
+  const answered = async (response: string): Promise<TurnOutcome | undefined> => {
+    if (!verifier) return finish('completed', response);
+    const next = await verifier.atAnswer(input.turn, recordUsage);
+    if ('fix' in next) {
+      transcript.push({ role: 'system', content: next.fix });
+      return undefined;
+    }
+    if (next.done?.status === 'failed_verification') {
+      return finish('failed_verification', response, `The document failed verification: ${next.done.failed} of ${next.done.passed + next.done.failed} checklist items failed after ${next.done.attempts} attempts`);
+    }
+    return finish('completed', response);
+  };
 
   const finish = (status: TurnStatus, response: string | null, error?: string, question?: PendingQuestion): TurnOutcome => {
     const to = transcript.length;
+    const verification = verifier?.turnReport();
     const result: TurnOutcome = {
       turn: input.turn,
       success: status === 'completed',
@@ -141,12 +169,21 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       ...(continuations ? { continuations } : {}),
       ...(managed && managed.budgets.cost > costAtStart ? { cost: Math.round((managed.budgets.cost - costAtStart) * 1e6) / 1e6 } : {}),
       ...(modelWarnings.length ? { modelWarnings: modelWarnings.slice(0, 20) } : {}),
+      ...(verification ? { verification } : {}),
     };
     log.info('Turn ended', { turn: input.turn, status, iterations, durationMs: Date.now() - turnStarted, error });
     return result;
   };
 
   try {
+    if (command) {
+      // A menu item that checks a document: the check is the turn, and its report the reply.
+      const report = await verifier!.runCommand(command, input.turn, recordUsage);
+      const text = reportText(report);
+      transcript.push({ role: 'assistant', content: text });
+      if (report.status === 'failed_verification') return finish('failed_verification', text, `${report.failed} of ${report.passed + report.failed} checklist items failed`);
+      return finish('completed', text);
+    }
     for (;;) {
       const max = limit();
       if (iterations >= max) {
@@ -188,12 +225,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       iterations += 1;
       observer.onThinking(iterations);
       const modelStarted = Date.now();
-      const reply = await caller.step(afterLastReply, iterations, (callUsage, model) => {
-        usage = addUsage(usage, callUsage);
-        observer.onUsage(callUsage);
-        // Priced by the model the session asked for (servers often answer with a longer name).
-        managed?.budgets.record(callUsage, caller.model ?? model);
-      });
+      const reply = await caller.step(afterLastReply, iterations, recordUsage);
       transcript.push(reply.message);
       // A reply joined from several calls replaces the first part the worker recorded: send it along.
       afterLastReply = reply.joined ? transcript.length - 1 : transcript.length;
@@ -222,11 +254,14 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
         }
       }
       if (calls.length === 0) {
-        return finish('completed', reply.message.content ?? '');
+        const ended = await answered(reply.message.content ?? '');
+        if (ended) return ended;
+        continue;
       }
       const breaker = controls?.loopBreakers ? calls.find((c) => loopToolSpec(c.function.name)) : undefined;
       const acting = breaker ? calls.filter((c) => !loopToolSpec(c.function.name)) : calls;
       const results = await runToolCalls(input, acting, breaker);
+      verifier?.noteToolResults(acting, results, (name) => toolSpec(name, input.toolSet?.tools ?? TOOL_SPECS)?.access === 'write');
       if (breaker) {
         const spec = loopToolSpec(breaker.function.name)!;
         const text = targetOf(spec, parseArguments(breaker.function.arguments));
@@ -235,9 +270,11 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
           const question = given ?? reply.message.content ?? 'I have a question.';
           return finish('waiting_for_user', question, undefined, { callId: breaker.id, question });
         }
-        return finish('completed', given ?? reply.message.content ?? 'Done.');
+        const ended = await answered(given ?? reply.message.content ?? 'Done.');
+        if (ended) return ended;
+        continue;
       }
-      const stuck = controls ? noteRepeatedFailures(input, acting, results, failures, controls.maxRepeatedFailures) : undefined;
+      const stuck = controls ? noteRepeatedFailures(input.transcript, acting, results, failures, controls.maxRepeatedFailures) : undefined;
       if (stuck) return finish('stuck', stuck, stuck);
     }
   } catch (err) {
@@ -303,36 +340,6 @@ async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker?: ToolC
   return results;
 }
 
-/**
- * Count each failing call (tool, arguments, error). The second time the same call fails the same
- * way, its result tells the model so; at `max` the turn ends `stuck` (returns the reply).
- */
-function noteRepeatedFailures(
-  input: TurnInput,
-  calls: ToolCall[],
-  results: (ToolResult | undefined)[],
-  failures: Record<string, number>,
-  max: number,
-): string | undefined {
-  let stuck: string | undefined;
-  calls.forEach((call, i) => {
-    const result = results[i];
-    if (!result || result.success || result.declined) return;
-    const key = `${call.function.name}\u0000${call.function.arguments}\u0000${String(result.error)}`;
-    const count = (failures[key] ?? 0) + 1;
-    failures[key] = count;
-    if (count >= max) {
-      stuck ??= `The same call kept failing (${count} times): ${call.function.name} ${truncateArguments(call.function.arguments)} → ${String(result.error)}. Tell me how to go on.`;
-    } else if (count >= 2) {
-      input.transcript.push({
-        role: 'system',
-        content: `[Loopwright] This exact call has now failed ${count} times with the same error: ${call.function.name} ${truncateArguments(call.function.arguments)} → ${String(result.error)}. Do not repeat it; change the arguments, try something else, or ask the user.`,
-      });
-    }
-  });
-  return stuck;
-}
-
 /** The argument a person recognises a call by (its tool's `target`, a path), for progress displays. */
 function mainArgument(call: ToolCall, toolSet: SessionToolSet | undefined): { detail?: string } {
   const detail = targetOf(toolSpec(call.function.name, toolSet?.tools ?? TOOL_SPECS), parseArguments(call.function.arguments));
@@ -341,51 +348,3 @@ function mainArgument(call: ToolCall, toolSet: SessionToolSet | undefined): { de
 
 /** How the limit warning points at the question tool. */
 const ASK_HINT = LOOP_TOOL_SPECS.filter((spec) => spec.loop === 'question').map((spec) => ` (${spec.name})`).join('');
-
-const INTERRUPTED_RESULT: ToolResult = { success: false, error: 'Interrupted by the user before this tool finished' };
-const FILTERED_RESULT: ToolResult = { success: false, error: "Not run: the model server's content filter stopped the reply" };
-
-/** A tool message; a result too large for one payload is replaced by an error the model can act on. */
-function toolMessage(toolCallId: string, result: ToolResult): ToolMessage {
-  const message: ToolMessage = { role: 'tool', tool_call_id: toolCallId, content: JSON.stringify(result) };
-  const bytes = jsonBytes(message);
-  if (bytes <= MAX_MESSAGE_BYTES) return message;
-  const error = `The tool result is ${bytes} bytes, over the limit of ${MAX_MESSAGE_BYTES} bytes for one message; ask for a smaller file or part`;
-  return { role: 'tool', tool_call_id: toolCallId, content: JSON.stringify({ success: false, error }) };
-}
-
-/**
- * After an interrupt, answer every tool call that has no result yet, so the transcript stays a
- * valid conversation for the next model call (each tool call must be followed by its result).
- */
-function closeDanglingToolCalls(transcript: HashedTranscript, fromIndex: number, result: ToolResult = INTERRUPTED_RESULT): void {
-  const messages = transcript.messages;
-  for (let i = messages.length - 1; i >= fromIndex; i--) {
-    const message = messages[i]!;
-    if (message.role !== 'assistant') continue;
-    const answered = new Set(messages.slice(i + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
-    for (const call of message.tool_calls ?? []) {
-      if (!answered.has(call.id)) transcript.push(toolMessage(call.id, result));
-    }
-    return;
-  }
-}
-
-function lastAssistantText(transcript: HashedTranscript, fromIndex: number): string | null {
-  const messages = transcript.messages;
-  for (let i = messages.length - 1; i >= fromIndex; i--) {
-    const message = messages[i]!;
-    if (message.role === 'assistant' && message.content) return message.content;
-  }
-  return null;
-}
-
-function countToolCalls(transcript: HashedTranscript, fromIndex: number): number {
-  let count = 0;
-  const messages = transcript.messages;
-  for (let i = fromIndex; i < messages.length; i++) {
-    const message = messages[i]!;
-    if (message.role === 'assistant') count += message.tool_calls?.length ?? 0;
-  }
-  return count;
-}

@@ -5,6 +5,7 @@
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
 import type { OfferedToolSummary, SessionInput, SessionState } from '../common/session-types';
+import { verificationLine } from '../common/verify-report';
 
 /** The session's live details, in markdown. */
 export function sessionDetails(state: SessionState): string {
@@ -17,6 +18,12 @@ export function sessionDetails(state: SessionState): string {
   for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId})`);
   if (state.pendingQuestion) lines.push(`question for the user: ${state.pendingQuestion.question.slice(0, 200)}`);
   if (state.lastTurn && state.lastTurn.status !== 'completed') lines.push(`last turn ${state.lastTurn.turn}: **${state.lastTurn.status.replace(/_/g, ' ')}**${state.lastTurn.error ? ` · ${state.lastTurn.error.slice(0, 200)}` : ''}`);
+  const verify = state.verify;
+  if (verify) {
+    const p = verify.pending;
+    lines.push(`phase: **${verify.phase}**${p ? ` · to verify: ${p.name ?? 'document'}${p.document ? ` (${p.document})` : ' (not saved yet)'} · attempt ${p.attempts} of ${p.maxAttempts}` : ''}`);
+  }
+  if (state.lastTurn?.verification) lines.push(`verification: ${verificationLine(state.lastTurn.verification)}`);
   if (state.lastTurn?.response) lines.push(`last reply: ${state.lastTurn.response.replace(/\s+/g, ' ').slice(0, 200)}`);
   const context = state.context;
   if (context) {

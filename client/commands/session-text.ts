@@ -3,12 +3,13 @@
  * not plain failures (a reply cut off, filtered or refused, a budget reached). Pure functions of
  * the session's types, shared by run, send, status, compact, budget and chat.
  */
-import { BUDGET_EXCEEDED, MAX_ITERATIONS_EXCEEDED, REPLY_REFUSED, REPLY_TRUNCATED, TURN_FAILED } from '../../common/failure-types';
+import { BUDGET_EXCEEDED, MAX_ITERATIONS_EXCEEDED, REPLY_REFUSED, REPLY_TRUNCATED, TURN_FAILED, VERIFICATION_FAILED } from '../../common/failure-types';
+import { itemLine, verificationLine } from '../../common/verify-report';
 import type { BudgetState, BudgetUse, CompactionRecord, ContextState, OfferedToolSummary, SessionState, TurnResult, TurnStatus } from '../../common/session-types';
 import { EXIT } from '../exit-codes';
 
 /** Statuses of a turn that ended without the whole answer, whatever its `success` says: exit status 1. */
-export const INCOMPLETE_STATUSES: ReadonlySet<TurnStatus> = new Set<TurnStatus>(['truncated', 'content_filtered', 'refused', 'budget_exceeded']);
+export const INCOMPLETE_STATUSES: ReadonlySet<TurnStatus> = new Set<TurnStatus>(['truncated', 'content_filtered', 'refused', 'budget_exceeded', 'failed_verification']);
 
 /** A whole number with thousands separators: 96,120. */
 export function count(n: number): string {
@@ -100,6 +101,8 @@ export function turnStatusMessage(result: Pick<TurnResult, 'status' | 'error' | 
       return `The model server's content filter stopped the reply${detail}; rephrase the request or use another model`;
     case 'refused':
       return `The model refused to answer${detail}; rephrase the request or use another model`;
+    case 'failed_verification':
+      return `The saved document still fails its checklist${detail}; ask the agent to fix the items listed, or check it yourself`;
     case 'budget_exceeded': {
       const raise = where.chat
         ? '/budget turn=N session=N cost=X'
@@ -133,14 +136,18 @@ export function turnFailureType(status: TurnStatus): string {
     case 'refused':
     case 'content_filtered':
       return REPLY_REFUSED;
+    case 'failed_verification':
+      return VERIFICATION_FAILED;
     default:
       return TURN_FAILED;
   }
 }
 
 /** The lines a turn's result adds below its reply: compactions, continuations, the model server's mended problems. */
-export function turnNotes(result: Pick<TurnResult, 'compactions' | 'continuations' | 'modelWarnings'>): string[] {
+export function turnNotes(result: Pick<TurnResult, 'compactions' | 'continuations' | 'modelWarnings' | 'verification'>): string[] {
+  const verification = result.verification;
   return [
+    ...(verification ? [`verification: ${verificationLine(verification)}`, ...verification.items.filter((i) => !i.passed).slice(0, 20).map((i) => `  ${itemLine(i)}`)] : []),
     ...(result.compactions ?? []).map(formatCompaction),
     ...(result.continuations ? [formatContinuations(result.continuations)] : []),
     ...(result.modelWarnings ?? []).map((warning) => `model server: ${warning}`),
@@ -151,8 +158,11 @@ export function turnNotes(result: Pick<TurnResult, 'compactions' | 'continuation
  * The context and budget lines of `status` (when the state has them): `context:` with the prompt
  * size, the window and the compactions, then `budget:` and a line per budget.
  */
-export function stateDetailLines(state: Pick<SessionState, 'context' | 'budget'>): string[] {
+export function stateDetailLines(state: Pick<SessionState, 'context' | 'budget' | 'verify' | 'lastTurn'>): string[] {
   const lines: string[] = [];
+  const pending = state.verify?.pending;
+  if (pending) lines.push(`verify:     ${pending.name ?? 'document'} against ${pending.checklist ?? 'its checklist'}${pending.document ? `, saved ${pending.document}` : ', not saved yet'} (attempt ${pending.attempts} of ${pending.maxAttempts})`);
+  if (state.lastTurn?.verification) lines.push(`verified:   ${verificationLine(state.lastTurn.verification)}`);
   if (state.context) lines.push(`context:    ${contextLine(state.context)}`);
   if (state.budget) budgetLines(state.budget).forEach((line, i) => lines.push(`${i === 0 ? 'budget:' : ''}`.padEnd(12) + line));
   return lines;
