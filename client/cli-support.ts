@@ -12,7 +12,8 @@ import type { JsonOption } from './commands/command-support';
 import { EXIT_STATUS_HELP } from './exit-codes';
 import { onExitCleanup, setRejoinHint } from './exit-on-signal';
 import type { CommandOutput } from './output';
-import { collect, jsonObject, models, openFraction, positiveInt, positiveNumber, price, reasoningEffort, temperature, toolChoice, toolPatternList, toolPatterns, wholeNumber } from './commands/option-values';
+import { collect, jsonObject, models, openFraction, positiveInt, positiveNumber, price, reasoningEffort, temperature, toolChoice, toolPatternList, toolPatterns, verifyAttempts, wholeNumber } from './commands/option-values';
+import { DEFAULT_VERIFY_ATTEMPTS } from '../common/verify-types';
 import { DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT, DEFAULT_MAX_CONTINUATIONS } from '../common/defaults';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../common/model-call';
 import type * as TracingModule from '../worker/tracing';
@@ -190,7 +191,10 @@ export function addModelSettingOptions(command: Command): Command {
     .option('--turn-token-budget <n>', 'tokens one turn may use (default: no limit)', positiveInt)
     .option('--session-token-budget <n>', 'tokens the session may use (default: no limit)', positiveInt)
     .option('--cost-budget <x>', 'cost the session may reach, priced by --price (default: no limit)', positiveNumber)
-    .option('--price <model=input,output>', 'price of a model per million input and output tokens (* for any model; repeatable)', price);
+    .option('--price <model=input,output>', 'price of a model per million input and output tokens (* for any model; repeatable)', price)
+    .option('--verify', "check a document a workflow saves against the workflow's checklist, and have the agent fix failed items (default; LOOPWRIGHT_VERIFY)")
+    .option('--no-verify', 'do not check saved documents against their checklists')
+    .option('--verify-attempts <n>', `how often a document is checked (and fixed) before the turn ends failed, 1 to 10 (default: ${DEFAULT_VERIFY_ATTEMPTS})`, verifyAttempts);
 }
 
 /** The tool flags of the commands that start sessions (run and chat). */

@@ -142,3 +142,10 @@ export function onOff(raw: string): boolean {
   if (['0', 'false', 'no', 'off'].includes(value)) return false;
   throw new InvalidArgumentError('Expected 1, true, yes or on, or 0, false, no or off.');
 }
+
+/** `--verify-attempts`: a whole number from 1 to 10. */
+export function verifyAttempts(raw: string): number {
+  const value = Number(raw.trim());
+  if (!Number.isInteger(value) || value < 1 || value > 10) throw new InvalidArgumentError(`Expected a whole number from 1 to 10, got '${raw}'.`);
+  return value;
+}

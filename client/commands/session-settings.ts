@@ -7,7 +7,8 @@ import { InvalidArgumentError } from 'commander';
 import type { ModelSettings } from '../../common/model-call';
 import type { BudgetSettings, ContextSettings, ModelPrice, SessionInput } from '../../common/session-types';
 import { UsageError } from '../output';
-import { modelList, onOff, positiveInt, reasoningEffort, temperature } from './option-values';
+import type { VerifySettings } from '../../common/verify-types';
+import { modelList, onOff, positiveInt, reasoningEffort, temperature, verifyAttempts } from './option-values';
 
 /** The model, context and budget flags (run and chat), as the command line parses them. */
 export interface ModelSettingOptions {
@@ -32,10 +33,13 @@ export interface ModelSettingOptions {
   costBudget?: number;
   /** `--price`, repeatable: price per million tokens by model. */
   price?: Record<string, ModelPrice>;
+  /** `--verify` / `--no-verify`: check saved documents against their workflow's checklist (default on). */
+  verify?: boolean;
+  verifyAttempts?: number;
 }
 
 /** The session settings these flags give. */
-export type ModelSessionSettings = Pick<SessionInput, 'modelSettings' | 'fallbackModels' | 'maxContinuations' | 'context' | 'budget'>;
+export type ModelSessionSettings = Pick<SessionInput, 'modelSettings' | 'fallbackModels' | 'maxContinuations' | 'context' | 'budget' | 'verify'>;
 
 /** The options with an environment default: the variable, and how its value is read. */
 const ENV_DEFAULTS = {
@@ -47,6 +51,8 @@ const ENV_DEFAULTS = {
   turnTokenBudget: ['LOOPWRIGHT_TURN_TOKEN_BUDGET', positiveInt],
   sessionTokenBudget: ['LOOPWRIGHT_SESSION_TOKEN_BUDGET', positiveInt],
   stream: ['LOOPWRIGHT_STREAM', onOff],
+  verify: ['LOOPWRIGHT_VERIFY', onOff],
+  verifyAttempts: ['LOOPWRIGHT_VERIFY_ATTEMPTS', verifyAttempts],
 } as const satisfies { [K in keyof ModelSettingOptions]?: readonly [string, (raw: string) => ModelSettingOptions[K]] };
 
 /** The environment variables that give defaults to the model, context and budget flags. */
@@ -104,6 +110,7 @@ export function modelSessionSettings(options: ModelSettingOptions, env: NodeJS.P
     sessionCost: o.costBudget,
     prices: o.price && Object.keys(o.price).length ? o.price : undefined,
   });
+  const verify: VerifySettings = defined({ enabled: o.verify === false ? false : undefined, maxAttempts: o.verifyAttempts });
   if (budget.sessionCost !== undefined && budget.prices === undefined) {
     throw new UsageError('--cost-budget needs the price of the models used: --price <model=input,output> (per million tokens; * for any model)');
   }
@@ -113,6 +120,7 @@ export function modelSessionSettings(options: ModelSettingOptions, env: NodeJS.P
     ...(o.maxContinuations !== undefined ? { maxContinuations: o.maxContinuations } : {}),
     ...(Object.keys(context).length ? { context } : {}),
     ...(Object.keys(budget).length ? { budget } : {}),
+    ...(Object.keys(verify).length ? { verify } : {}),
   };
 }
 
