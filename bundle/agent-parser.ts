@@ -23,6 +23,11 @@
  * - A missing `id` falls back to the file name without extension; a missing `name`, `title` or
  *   command `cmd` is an error. `<command-resolution>` and `<execution-rules>` are not read.
  * - Multi-line text keeps its lines, with the common indentation removed.
+ * - `checklist="..."` and `document="..."` of an item are kept as written (v6 sources have them on
+ *   validate-workflow items; the installer drops them, so compiled files rarely do).
+ *
+ * `*.agent.yaml` files (BMAD v6 sources) are compiled by `agent-yaml.ts` instead; `agent-file.ts`
+ * picks the parser by file name.
  *
  * Limits (`limits.ts`, each a `LimitExceededError` naming the file and the limit): the file's
  * length, the XML's depth and element count, each text's length and the number of critical actions.
@@ -109,8 +114,11 @@ export function parseAgent(text: string, file: string): AgentDefinition {
   return parsed.data;
 }
 
-/** Every text of the agent (persona parts, actions, prompts, rules, commands) within `MAX_AGENT_TEXT_CHARS`. */
-function checkSizes(agent: Omit<AgentDefinition, 'dialect'>, file: string): void {
+/**
+ * Every text of the agent (persona parts, actions, prompts, rules, commands) within
+ * `MAX_AGENT_TEXT_CHARS`, and at most `MAX_CRITICAL_ACTIONS` actions. Shared with `agent-yaml.ts`.
+ */
+export function checkSizes(agent: Omit<AgentDefinition, 'dialect'>, file: string): void {
   if (agent.criticalActions.length > MAX_CRITICAL_ACTIONS) {
     throw new LimitExceededError(
       `Agent file ${file} has ${agent.criticalActions.length} critical actions`,
@@ -128,6 +136,8 @@ function checkSizes(agent: Omit<AgentDefinition, 'dialect'>, file: string): void
     ...agent.commands.flatMap((c, i): [string, string][] => [
       [`commands[${i}].description`, c.description],
       ...c.targets.map((t): [string, string] => [`commands[${i}].${t.kind}`, t.value]),
+      ...(c.checklist !== undefined ? [[`commands[${i}].checklist`, c.checklist] as [string, string]] : []),
+      ...(c.document !== undefined ? [[`commands[${i}].document`, c.document] as [string, string]] : []),
     ]),
   ];
   for (const [field, text] of texts) {
@@ -201,11 +211,14 @@ function readCommands(agent: XmlElement, file: string): AgentCommand[] {
         const value = item.attrs[attribute];
         if (value !== undefined) targets.push({ kind, value });
       }
+      const { checklist, document } = item.attrs;
       commands.push({
         cmd,
         description: tidy(textOf(item)),
         ...(targets.length > 0 ? { target: targets[0] } : {}),
         targets,
+        ...(checklist !== undefined ? { checklist } : {}),
+        ...(document !== undefined ? { document } : {}),
       });
     }
   }
@@ -222,7 +235,11 @@ function readMenuHandlers(agent: XmlElement): { type: string; text: string }[] {
 
 function readRules(activation: XmlElement | undefined): string[] {
   const rules = activation && firstChild(activation, 'rules');
-  if (!rules) return [];
+  return rules ? ruleLines(rules) : [];
+}
+
+/** The rules of a `<rules>` element: its `<r>` items, else one per text line without its `- ` marker. */
+export function ruleLines(rules: XmlElement): string[] {
   const items = childElements(rules, 'r');
   if (items.length > 0) return items.map((r) => tidy(textOf(r))).filter((r) => r !== '');
   return textOf(rules)

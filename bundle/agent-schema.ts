@@ -1,7 +1,7 @@
 /**
- * The parsed form of an agent file, the same for both BMAD dialects (see `agent-parser.ts`). The
- * parser builds a plain object and validates it with `AgentDefinitionSchema`, so everything past
- * the parser can trust these types.
+ * The parsed form of an agent file, the same for both BMAD XML dialects (see `agent-parser.ts`) and
+ * for `*.agent.yaml` sources (`agent-yaml.ts`). The parsers build a plain object and validate it
+ * with `AgentDefinitionSchema`, so everything past them can trust these types.
  */
 import { z } from 'zod';
 
@@ -24,15 +24,23 @@ export const CommandTargetSchema = z.object({
 export type CommandTarget = z.infer<typeof CommandTargetSchema>;
 
 /**
- * A menu command (`<c>` or `<item>`). `target` is the primary target (the first of `targets` in the
- * order workflow, validate-workflow, exec, action, tmpl, data); `targets` holds all of them, since
- * real items combine e.g. a workflow with a data file. Both are empty for `*help` and `*exit`.
+ * A menu command (`<c>` or `<item>`, or a `menu` item of a `*.agent.yaml`). `target` is the primary
+ * target (the first of `targets` in the order workflow, validate-workflow, exec, action, tmpl,
+ * data); `targets` holds all of them, since real items combine e.g. a workflow with a data file.
+ * Both are empty for `*help` and `*exit`.
  */
 export const AgentCommandSchema = z.object({
   cmd: z.string().min(1),
   description: z.string(),
   target: CommandTargetSchema.optional(),
   targets: z.array(CommandTargetSchema),
+  /**
+   * The checklist a validate-workflow item checks against, as written (variables unresolved): the
+   * `checklist` of a YAML item or the `checklist="..."` attribute. Not shown to the model.
+   */
+  checklist: z.string().optional(),
+  /** The document a validate-workflow item checks, as written: `document` / `document="..."`. Not shown to the model. */
+  document: z.string().optional(),
 });
 export type AgentCommand = z.infer<typeof AgentCommandSchema>;
 
@@ -70,11 +78,16 @@ export const AgentDefinitionSchema = z.object({
   criticalActions: z.array(z.string()),
   commands: z.array(AgentCommandSchema),
   prompts: z.array(AgentPromptSchema),
-  /** Compiled dialect only: the `<menu-handlers>` entries. */
+  /** Compiled dialect and `*.agent.yaml`: the `<menu-handlers>` entries (for YAML, those the installer would add). */
   menuHandlers: z.array(MenuHandlerSchema),
   /** Standing rules (`<activation><rules>` lines or `<r>` items), one per entry. */
   rules: z.array(z.string()),
-  dialect: z.enum(['source', 'compiled']),
+  /**
+   * `source`: the XML source dialect (v6 alpha.0); `compiled`: an installed markdown agent;
+   * `yaml`: a v6 `*.agent.yaml` source, compiled in memory by `agent-yaml.ts` into what the
+   * installer would write.
+   */
+  dialect: z.enum(['source', 'compiled', 'yaml']),
   /** The agent file it was parsed from, as given to the parser. */
   file: z.string(),
 });

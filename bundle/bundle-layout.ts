@@ -11,6 +11,8 @@
  *   folder holding `bmad/` with a module is an installed project, whatever else it holds.
  * - A folder named `bmad` above a bundle is the tree the bundle sits in when it holds one of
  *   `TREE_MARKERS`: the installer's `_cfg/`, or a `core` module.
+ * - A BMAD v6 source tree (`src/` of a checkout) holds `core/agents/` or
+ *   `SOURCE_MODULES_FOLDER/<m>/agents/` with agent files; see `source-tree.ts`.
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -25,6 +27,8 @@ export const CORE_MODULE = 'core';
 export const AGENTS_FOLDER = 'agents';
 export const CONFIG_FILE = 'config.yaml';
 export const MANIFEST_FILE = 'bundle.yaml';
+/** The folder of a BMAD v6 source tree holding its modules other than core (`source-tree.ts`). */
+export const SOURCE_MODULES_FOLDER = 'modules';
 
 /** Entries that make a folder a stand-alone bundle (`looksLikeBundle`). */
 export const BUNDLE_MARKERS: readonly string[] = [MANIFEST_FILE, CONFIG_FILE, AGENTS_FOLDER];

@@ -1,7 +1,7 @@
 /**
  * Finds out what a bundle path points at and which agents it offers.
  *
- * Two layouts are accepted:
+ * Three layouts are accepted:
  * - `bundle`: a folder holding `config.yaml`, `agents/`, `workflows/` and optionally a `bundle.yaml`
  *   manifest. `{bundle-root}` is that folder. When it sits inside an installed BMAD tree
  *   (`<project>/bmad/custom/bundles/x`), `{project-root}` is `<project>` and `{core-root}` is
@@ -12,6 +12,13 @@
  *   each have `config.yaml` and `agents/`. Accepted also when pointed at `bmad/` itself or at a
  *   module folder (the project root is found by walking up). `{project-root}` is the folder
  *   holding `bmad/`, `{core-root}` is `bmad/core`, `{bundle-root}` is `bmad/`.
+ *
+ * - `source`: a BMAD v6 source tree (`src/` holding `core/` and `modules/<m>/`, agents written as
+ *   `*.agent.yaml`), or one of its modules; see `source-tree.ts`. Listed like an installed tree
+ *   (`bmm/pm`); roots like a stand-alone bundle's, the tree as `{bundle-root}`.
+ *
+ * Agent files are `.md` files (not a README) and `*.agent.yaml` / `*.agent.yml` sources, in every
+ * layout; when two give the same id, the source wins (`agent-scan.ts`, `shadowedAgents`).
  *
  * An installed tree is recognised by its structure, never by a folder name alone: a folder named
  * `bmad` counts as one when it holds the installer's `_cfg/` folder or a `core` module (a folder
@@ -28,11 +35,12 @@
  * (shared with `protected-paths.ts`, which keeps the model from writing them); the root checks
  * are in `bundle-roots.ts`.
  *
- * Agents are listed without being parsed (name and title are read from the `<agent>` start tag
- * when cheap to find); parsing happens only for the agent a session asks for.
+ * Agents are listed without being parsed (name and title are read from the `<agent>` start tag or
+ * a source's `agent.metadata`, when cheap to find); parsing happens only for the agent a session
+ * asks for.
  */
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { agentIdOfFile } from './agent-file';
 import { parseManifest, readManifestFile, type BundleManifest } from './bundle-manifest';
 import { AgentNotFoundError, BundleError, BundleLoadError, SecurityViolationError } from './errors';
 import {
@@ -43,17 +51,16 @@ import {
   exists,
   findInstalledTree,
   hasModules,
-  isDirectory,
   looksLikeBundle,
   MANIFEST_FILE,
   moduleNames,
 } from './bundle-layout';
 import { checkRoots, coreFolder, realBmadFolder, realDirectory, realProjectRoot } from './bundle-roots';
+import { agentHead, scanAgents, type ShadowedAgent } from './agent-scan';
 import { guardRead, isInside } from './path-guard';
-import { readTextHead } from './text-content';
+import { isSourceTree, loadSourceTree, sourceModuleConfig, sourceTreeAbove } from './source-tree';
 
-/** How much of an agent file is read to find its name and title when listing a bundle. */
-const AGENT_HEAD_BYTES = 64 * 1024;
+export { agentHead } from './agent-scan';
 
 /** Settings of `loadBundle`, all the user's own (never a bundle's). */
 export interface LoadBundleOptions {
@@ -74,7 +81,7 @@ export interface BundleAgent {
   name?: string;
   title?: string;
   file: string;
-  /** Installed trees: the module folder name (`bmm`, `core`, ...). */
+  /** Installed and source trees: the module folder name (`bmm`, `core`, ...). */
   module?: string;
   /** The `id` attribute of the `<agent>` element, when found (e.g. `bmad/bmm/agents/pm.md`). */
   xmlId?: string;
@@ -87,7 +94,7 @@ export interface BundleAgent {
 
 /** What `loadBundle` found. All paths are absolute and symlink-resolved. */
 export interface BundleInfo {
-  kind: 'bundle' | 'installed';
+  kind: 'bundle' | 'installed' | 'source';
   bundleRoot: string;
   coreRoot: string;
   projectRoot: string;
@@ -95,10 +102,12 @@ export interface BundleInfo {
   bmadRoot?: string;
   /** The bundle's config.yaml; for an installed tree, that of the module pointed at, else core's. */
   configPath?: string;
-  /** Installed trees: the module the bundle path pointed at, if any. */
+  /** Installed and source trees: the module the bundle path pointed at, if any. */
   module?: string;
   manifest?: BundleManifest;
   agents: BundleAgent[];
+  /** Agent files not listed because a file of the same id wins (see `agent-scan.ts`); `validate` warns. */
+  shadowedAgents?: ShadowedAgent[];
 }
 
 /** The agent `findAgent` chose, with the config its critical actions are expected to load. */
@@ -127,9 +136,14 @@ async function locateBundle(bundlePath: string, options: LoadBundleOptions): Pro
   if (tree && path.dirname(start) === tree && !(await exists(path.join(start, MANIFEST_FILE)))) {
     return loadInstalled(path.dirname(tree), path.basename(start));
   }
+  const hasManifest = await exists(path.join(start, MANIFEST_FILE));
+  if (!hasManifest && (await isSourceTree(start))) return loadSourceTree(start, undefined, options.projectRoot);
+  const sourceTree = hasManifest ? undefined : await sourceTreeAbove(start);
+  if (sourceTree) return loadSourceTree(sourceTree.tree, sourceTree.module, options.projectRoot);
   if (await looksLikeBundle(start)) return loadBundleFolder(start, tree, options.projectRoot);
   throw new BundleLoadError(
-    `Not a bundle: ${bundlePath}\nExpected a folder with config.yaml, agents/ or bundle.yaml, or a project folder holding bmad/`,
+    `Not a bundle: ${bundlePath}\nExpected a folder with config.yaml, agents/ or bundle.yaml, a project folder holding bmad/, ` +
+      `or a BMAD source tree (core/ and modules/<m>/ with agents/)`,
     { file: bundlePath },
   );
 }
@@ -158,7 +172,12 @@ export async function findAgent(bundle: BundleInfo, agentId: string): Promise<Fo
   if (file === undefined) {
     throw new BundleLoadError(`Agent file not found: ${agent.file}`, { file: agent.file, field: 'file' });
   }
-  const configPath = bundle.kind === 'installed' && agent.module ? await moduleConfig(bundle.bundleRoot, agent.module) : bundle.configPath;
+  const configPath =
+    bundle.kind === 'installed' && agent.module
+      ? await moduleConfig(bundle.bundleRoot, agent.module)
+      : bundle.kind === 'source' && agent.module
+        ? await sourceModuleConfig(bundle.bundleRoot, agent.module)
+        : bundle.configPath;
   return { ...agent, file, ...(configPath ? { configPath } : {}) };
 }
 
@@ -215,11 +234,16 @@ export async function guardAgentFile(file: string, root: string, where: { manife
 
 /** The ids `findAgent` accepts, shown when an agent is not found (module-qualified in trees). */
 export function availableIds(bundle: Pick<BundleInfo, 'kind' | 'agents'>): string[] {
-  return bundle.agents.map((a) => (bundle.kind === 'installed' && a.module ? `${a.module}/${a.id}` : a.id));
+  return bundle.agents.map((a) => listedId(bundle, a));
+}
+
+/** How an agent is named in lists and asked for: `<module>/<id>` in installed and source trees, else its id. */
+export function listedId(bundle: Pick<BundleInfo, 'kind'>, agent: Pick<BundleAgent, 'id' | 'module'>): string {
+  return bundle.kind !== 'bundle' && agent.module ? `${agent.module}/${agent.id}` : agent.id;
 }
 
 function agentKeys(bundle: Pick<BundleInfo, 'kind' | 'bundleRoot'>, agent: BundleAgent): string[] {
-  const keys = [agent.id, path.basename(agent.file, path.extname(agent.file)), path.relative(bundle.bundleRoot, agent.file)];
+  const keys = [agent.id, agentIdOfFile(agent.file), path.relative(bundle.bundleRoot, agent.file)];
   if (agent.module) keys.push(`${agent.module}/${agent.id}`);
   if (agent.xmlId) keys.push(agent.xmlId);
   return keys;
@@ -239,6 +263,7 @@ async function loadBundleFolder(root: string, tree: string | undefined, givenPro
   const manifestFile = path.join(root, MANIFEST_FILE);
   let manifest: BundleManifest | undefined;
   let agents: BundleAgent[];
+  let shadowed: ShadowedAgent[] = [];
   if (await exists(manifestFile)) {
     manifest = parseManifest(await readManifestFile(manifestFile, root), manifestFile);
     agents = [];
@@ -269,7 +294,9 @@ async function loadBundleFolder(root: string, tree: string | undefined, givenPro
       if (head?.xmlId) agent.xmlId = head.xmlId;
     }
   } else {
-    agents = await scanAgents(path.join(root, AGENTS_FOLDER), undefined, root);
+    const scanned = await scanAgents(path.join(root, AGENTS_FOLDER), undefined, root);
+    agents = scanned.agents;
+    shadowed = scanned.shadowed;
   }
   return {
     kind: 'bundle',
@@ -280,14 +307,18 @@ async function loadBundleFolder(root: string, tree: string | undefined, givenPro
     ...((await exists(configFile)) ? { configPath: configFile } : {}),
     ...(manifest ? { manifest } : {}),
     agents,
+    ...(shadowed.length > 0 ? { shadowedAgents: shadowed } : {}),
   };
 }
 
 async function loadInstalled(projectRoot: string, module: string | undefined): Promise<BundleInfo> {
   const bmad = await realBmadFolder(projectRoot);
   const agents: BundleAgent[] = [];
+  const shadowed: ShadowedAgent[] = [];
   for (const name of await moduleNames(bmad)) {
-    agents.push(...(await scanAgents(path.join(bmad, name, AGENTS_FOLDER), name, bmad)));
+    const scanned = await scanAgents(path.join(bmad, name, AGENTS_FOLDER), name, bmad);
+    agents.push(...scanned.agents);
+    shadowed.push(...scanned.shadowed);
   }
   const configPath = (module && (await moduleConfig(bmad, module))) || (await moduleConfig(bmad, CORE_MODULE));
   return {
@@ -299,54 +330,13 @@ async function loadInstalled(projectRoot: string, module: string | undefined): P
     ...(configPath ? { configPath } : {}),
     ...(module ? { module } : {}),
     agents,
+    ...(shadowed.length > 0 ? { shadowedAgents: shadowed } : {}),
   };
 }
 
 async function moduleConfig(bmad: string, module: string): Promise<string | undefined> {
   const file = path.join(bmad, module, CONFIG_FILE);
   return (await exists(file)) ? file : undefined;
-}
-
-/**
- * The agent files of an `agents/` folder: every regular `.md` file except a README (a symlink is
- * not listed). An `agents/` folder that leads out of `root` through a symlink is refused.
- */
-async function scanAgents(dir: string, module: string | undefined, root: string): Promise<BundleAgent[]> {
-  if (!(await isDirectory(dir))) return [];
-  const realDir = await fs.realpath(dir);
-  if (!isInside(realDir, await fs.realpath(root), true)) {
-    throw new BundleLoadError(`Agents folder ${dir} leaves the bundle folder ${root} (through a symlink)`, { file: dir });
-  }
-  const files = (await fs.readdir(dir, { withFileTypes: true }))
-    .filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.md') && e.name.toLowerCase() !== 'readme.md')
-    .map((e) => e.name)
-    .sort();
-  const agents: BundleAgent[] = [];
-  for (const name of files) {
-    const file = path.join(dir, name);
-    const head = await agentHead(file);
-    agents.push({ id: path.basename(name, '.md'), file, ...(module ? { module } : {}), ...head });
-  }
-  return agents;
-}
-
-/**
- * Name, title and id from the `<agent ...>` start tag, found by a cheap scan (no full parse) of the
- * file's first `AGENT_HEAD_BYTES`, opened as a regular file only (a FIFO is refused, not waited on).
- */
-export async function agentHead(file: string): Promise<{ name?: string; title?: string; xmlId?: string }> {
-  const text = await readTextHead(await fs.realpath(file), AGENT_HEAD_BYTES);
-  const tag = /<agent(\s[^>]*)>/.exec(text)?.[1];
-  if (!tag) return {};
-  const attr = (name: string) => new RegExp(`\\s${name}\\s*=\\s*"([^"]*)"`).exec(tag)?.[1];
-  const out: { name?: string; title?: string; xmlId?: string } = {};
-  const name = attr('name');
-  const title = attr('title');
-  const id = attr('id');
-  if (name) out.name = name;
-  if (title) out.title = title;
-  if (id) out.xmlId = id;
-  return out;
 }
 
 /** A manifest entry whose file cannot be read as an agent: missing is left to findAgent, the rest is the entry's fault. */

@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import type { SystemMessage } from '../common/messages';
 import type { RuntimeContext, SecretFileRule } from '../common/runtime-context';
-import { parseAgent } from './agent-parser';
+import { readAgentFile } from './agent-file';
 import type { AgentDefinition } from './agent-schema';
 import { findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
 import { type CriticalActionResult, processCriticalActions } from './critical-actions';
@@ -16,7 +16,6 @@ import { isInside, resolveRealPath, UnsafeRootError } from './path-guard';
 import { protectingEntry } from './protected-paths';
 import { loadSecretFileRules } from './secret-file-overrides';
 import { buildSystemPrompt } from './system-prompt';
-import { readTextFile } from './text-content';
 import { findUnresolved, pathVariables } from './variables';
 
 /** Largest file `read_file` returns unless configured otherwise: 1 MiB. */
@@ -24,9 +23,6 @@ export const DEFAULT_MAX_READ_BYTES = 1024 * 1024;
 
 /** Output folder, relative to the project root, when neither `outputRoots` nor `output_folder` says. */
 export const DEFAULT_OUTPUT_FOLDER = 'output';
-
-/** Largest agent file read (the parser has its own, smaller limit on characters). */
-const MAX_AGENT_FILE_BYTES = 1024 * 1024;
 
 /** Input of `initializeAgent`. */
 export interface InitializeAgentInput {
@@ -133,8 +129,8 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
   };
   const bundle = await loadBundle(input.bundlePath, loadOptions);
   const found = await findAgent(bundle, input.agentId);
-  const agentText = await readTextFile(found.file, MAX_AGENT_FILE_BYTES, undefined, { allowHardLinks: input.allowHardLinks === true });
-  const agent = parseAgent(agentText.content, found.file);
+  // A source agent (`*.agent.yaml`) is compiled with the installer's templates of its tree, if any.
+  const { agent, files: agentFiles } = await readAgentFile(found.file, bundle.bundleRoot, { allowHardLinks: input.allowHardLinks === true });
   const warnings: string[] = [];
   let wouldStop = false;
 
@@ -174,7 +170,7 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     bundle,
     options: loadOptions,
     variables: critical.variables,
-    read: [found.file, ...(configPath ? [configPath] : []), ...critical.loadedFiles],
+    read: [...agentFiles, ...(configPath ? [configPath] : []), ...critical.loadedFiles],
     maxReadBytes,
     ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
   });

@@ -12,7 +12,7 @@
  * here protects nothing beyond the rule: it cannot be what a session reads either.
  */
 import * as path from 'node:path';
-import { parseAgent } from './agent-parser';
+import { readAgentFile } from './agent-file';
 import type { AgentDefinition } from './agent-schema';
 import { type BundleInfo, loadBundle, type LoadBundleOptions } from './bundle-loader';
 import { fileLoadTargets, isFilePathValue } from './load-targets';
@@ -20,11 +20,9 @@ import { isInside } from './path-inside';
 import { bundleOwnEntries, covers, layoutProtectedPaths, minimalPaths, startFolders, treeEntries } from './protected-paths';
 import { resolveRealPath } from './path-guard';
 import { readTextFile } from './text-content';
+import { sourceTreeEntries } from './source-tree';
 import { parseYamlSafe } from './safe-yaml';
 import { findUnresolved, resolveVariables, resolveWithSiblings } from './variables';
-
-/** Largest agent file parsed here (as in initialisation). */
-const MAX_AGENT_FILE_BYTES = 1024 * 1024;
 
 /** The fields of a workflow.yaml naming files `loadWorkflow` reads. */
 const WORKFLOW_FILE_FIELDS = ['config_source', 'instructions', 'template'] as const;
@@ -79,6 +77,8 @@ function bundleReads(bundle: BundleInfo | undefined, session: BundleInfo): strin
   else if (bundle.agents.length > 0) paths.push(...bundleOwnEntries(bundle.bundleRoot));
   if (bundle.coreRoot !== bundle.bundleRoot) paths.push(bundle.coreRoot);
   if (bundle.configPath !== undefined) paths.push(bundle.configPath);
+  // A source tree: its modules and the installer's templates the agents are compiled with.
+  if (bundle.kind === 'source') paths.push(...sourceTreeEntries(bundle.bundleRoot));
   paths.push(...bundle.agents.map((a) => a.file));
   return paths;
 }
@@ -110,8 +110,7 @@ async function agentReads(input: LoaderReadsInput, covered: string[]): Promise<s
 
 async function parsedAgent(file: string, input: LoaderReadsInput): Promise<AgentDefinition | undefined> {
   try {
-    const text = await readTextFile(file, MAX_AGENT_FILE_BYTES, undefined, { allowHardLinks: input.allowHardLinks === true });
-    return parseAgent(text.content, file);
+    return (await readAgentFile(file, input.bundle.bundleRoot, { allowHardLinks: input.allowHardLinks === true })).agent;
   } catch {
     return undefined;
   }

@@ -15,6 +15,8 @@
  *   changes every root: `<that folder>/_cfg` and `<that folder>/core` are protected, for every
  *   such folder above a start folder;
  * - `s/bundle.yaml`, `s/config.yaml`, `s/agents/`, which make `s` a stand-alone bundle;
+ * - `s/core/agents/` and `s/modules/<any>/agents/`, which make `s` a BMAD source tree
+ *   (`source-tree.ts`; only those folders, so a project's own `core/` stays writable);
  * and `.loopwright/secret-files` in every start folder, the project's secret-file rules.
  * Besides, the bundle itself: an installed tree's whole `bmad/` (its core inside); a stand-alone
  * bundle's own entries (`BUNDLE_OWN_ENTRIES`: config, manifest, `agents/`, `workflows/`,
@@ -31,7 +33,7 @@
  */
 import * as path from 'node:path';
 import type { RuntimeContext } from '../common/runtime-context';
-import { BMAD_FOLDER, BUNDLE_MARKERS, CORE_MODULE, MODULE_MARKERS, TREE_MARKERS } from './bundle-layout';
+import { AGENTS_FOLDER, BMAD_FOLDER, BUNDLE_MARKERS, CORE_MODULE, MODULE_MARKERS, SOURCE_MODULES_FOLDER, TREE_MARKERS } from './bundle-layout';
 import { BundleError } from './errors';
 import { foldersBetween, isInside } from './path-inside';
 import { SECRET_FILES_OVERRIDE } from './secret-files';
@@ -98,6 +100,7 @@ export function layoutProtectedPaths(roots: SessionRoots): string[] {
   for (const s of folders) {
     paths.push(path.join(s, BMAD_FOLDER), path.join(s, SECRET_FILES_OVERRIDE));
     for (const marker of BUNDLE_MARKERS) paths.push(...yamlSpellings(path.join(s, marker)));
+    paths.push(path.join(s, CORE_MODULE, AGENTS_FOLDER), path.join(s, SOURCE_MODULES_FOLDER, ANY_NAME, AGENTS_FOLDER));
     if (path.basename(s) === BMAD_FOLDER) paths.push(...treeEntries(s));
   }
   for (const tree of treeCandidates(folders)) {

@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { LOOP_TOOL_NAMES } from '../common/tools';
 import { offeredBuiltinTools, unmatchedAllowListEntries } from './agent-tools';
-import type { BundleInfo } from './bundle-loader';
+import { listedId, type BundleInfo } from './bundle-loader';
 import { MANIFEST_FILE } from './bundle-layout';
 import { readMcpServersFile } from './mcp-servers-file';
 
@@ -39,7 +39,7 @@ export async function checkTools(bundle: BundleInfo, projectRoot: string = bundl
   const checks: ToolChecks = { agents: [], warnings: [], problems: [] };
   const manifest = path.join(bundle.bundleRoot, MANIFEST_FILE);
   for (const [index, agent] of bundle.agents.entries()) {
-    const id = bundle.kind === 'installed' && agent.module ? `${agent.module}/${agent.id}` : agent.id;
+    const id = listedId(bundle, agent);
     const builtinTools = offeredBuiltinTools(agent.tools).map((t) => t.name);
     checks.agents.push({ id, ...(agent.tools ? { allowList: [...agent.tools] } : {}), builtinTools });
     if (!agent.tools) continue;

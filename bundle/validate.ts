@@ -12,6 +12,10 @@
  * and the project's `.loopwright/secret-files`, whose malformed lines are problems too), and an
  * instructions or template file that is not a regular file (a FIFO) or has several hard links.
  *
+ * Agent files are read as sessions read them (`readAgentFile`: a `*.agent.yaml` source is compiled
+ * with its tree's installer templates), so a source agent's errors name the YAML file and field. A
+ * `.md` agent left out because a source of the same id sits beside it is a warning.
+ *
  * The tools are checked in validate-tools.ts: an agent's allow-list entry that can only be a mistake
  * is a warning (warnings do not fail validation), a `.mcp.json` a session could not read a problem.
  *
@@ -21,9 +25,9 @@
 import { type Dirent, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { RuntimeContext } from '../common/runtime-context';
-import { parseAgent } from './agent-parser';
+import { readAgentFile } from './agent-file';
 import type { AgentDefinition } from './agent-schema';
-import { guardAgentFile, loadBundle, type BundleAgent, type BundleInfo } from './bundle-loader';
+import { guardAgentFile, listedId, loadBundle, type BundleAgent, type BundleInfo } from './bundle-loader';
 import { fileLoadTargets } from './critical-actions';
 import { BundleError, BundleLoadError, ConfigVariableNotFoundError, SecurityViolationError } from './errors';
 import { errorCode } from './file-errors';
@@ -32,7 +36,6 @@ import { guardRead, isInside, protectedPathsOf, secretOptionsOf, UnsafeRootError
 import { protectingEntry } from './protected-paths';
 import { SecretFileError, SecretFilesConfigError } from './secret-files';
 import { type AgentTools, checkTools } from './validate-tools';
-import { readTextFile } from './text-content';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
 import { loadWorkflowContent, resolveWorkflow, spellVariable, type ResolvedWorkflow } from './workflow-loader';
 
@@ -93,7 +96,15 @@ export async function checkBundle(bundlePath: string, options: ValidateOptions =
   }
   const tools = await checkTools(bundle);
   for (const problem of tools.problems) run.add(problem);
-  const warnings = tools.warnings.map((w) => ({ ...w, file: run.display(w.file) }));
+  const warnings = [
+    // Two agent files with one id: the source is listed, the other never runs (see agent-scan.ts).
+    ...(bundle.shadowedAgents ?? []).map((s) => ({
+      file: run.display(s.file),
+      field: 'file',
+      message: `Not listed: ${run.display(s.by)} gives the same agent id and is used instead (a *.agent.yaml source wins over a .md agent)`,
+    })),
+    ...tools.warnings.map((w) => ({ ...w, file: run.display(w.file) })),
+  ];
   return { bundleRoot: bundle.bundleRoot, problems: run.problems, warnings, checked: run.checked, agents: tools.agents };
 }
 
@@ -116,13 +127,13 @@ class Validation {
       // The same guard and reader as a session: inside the bundle, a regular file.
       const real = await guardAgentFile(entry.file, this.bundle.bundleRoot, {});
       if (real === undefined) throw new BundleLoadError(`Agent file not found: ${entry.file}`, { file: entry.file, field: 'file' });
-      const text = await readTextFile(real, DEFAULT_MAX_READ_BYTES, undefined, { allowHardLinks: this.options.allowHardLinks === true });
-      agent = parseAgent(text.content, entry.file);
+      agent = (await readAgentFile(real, this.bundle.bundleRoot, { allowHardLinks: this.options.allowHardLinks === true, file: entry.file }))
+        .agent;
     } catch (error) {
       this.add(problemFrom(error, file, 'agent'));
       return undefined;
     }
-    const agentId = this.bundle.kind === 'installed' && entry.module ? `${entry.module}/${entry.id}` : entry.id;
+    const agentId = listedId(this.bundle, entry);
     let ctx: RuntimeContext | undefined;
     try {
       // Strict: a file a critical action names that is missing is a problem here, where a session

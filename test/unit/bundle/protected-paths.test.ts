@@ -9,7 +9,24 @@ describe('protected-paths: the rule decided from the roots', () => {
     const roots = { bundleRoot: '/w/b', coreRoot: '/w/b', projectRoot: '/w/b' };
     expect(startFolders(roots)).toEqual(['/w/b']);
     expect(rel('/w/b', layoutProtectedPaths(roots))).toEqual(
-      ['.loopwright/secret-files', '_cfg', 'agents', 'bmad', 'bundle.yaml', 'bundle.yml', 'checklists', 'config.yaml', 'config.yml', 'data', 'tasks', 'teams', 'templates', 'workflows'].sort(),
+      [
+        '.loopwright/secret-files',
+        '_cfg',
+        'agents',
+        'bmad',
+        'bundle.yaml',
+        'bundle.yml',
+        'checklists',
+        'config.yaml',
+        'config.yml',
+        'core/agents',
+        'data',
+        'modules/*/agents',
+        'tasks',
+        'teams',
+        'templates',
+        'workflows',
+      ].sort(),
     );
   });
 
