@@ -223,3 +223,22 @@ test('with verify off, a saved document is not checked', async () => {
   expect((await session.state()).verify).toBeUndefined();
   await session.end();
 });
+
+test('a pending verification and its attempts travel with the turn when the session continues as new between iterations', async () => {
+  h.fake.enqueue(
+    runWorkflow,
+    save('s1', 'Goal: faster invoices.'),
+    text('Saved the spec.'),
+    verdict({ 2: 'no users are named' }),
+    save('s2', 'Goal: faster invoices.\nUsers: the finance team.'),
+    text('Fixed.'),
+    verdict(),
+  );
+  // Every iteration boundary hands the turn to a fresh run.
+  const session = await start({ continueAsNew: { maxHistoryEvents: 1 } });
+  const result = await session.send('*spec');
+  expect(result).toMatchObject({ status: 'completed', verification: { status: 'verified', attempts: 2 } });
+  expect((await session.state()).run).toBeGreaterThanOrEqual(4);
+  expect(verifyRequests()).toHaveLength(2);
+  await session.end();
+});
