@@ -209,7 +209,7 @@ export class SessionVerifier {
     try {
       const summary = `verify ${target.name ?? target.checklist ?? 'document'} · attempt ${attempt} of ${maxAttempts}`;
       const result = await withSpan(
-        'loopwright.verify',
+        'loopwright.phase.verify',
         attributes,
         () =>
           this.deps.activities.verifyDocument.executeWithOptions({ summary }, [

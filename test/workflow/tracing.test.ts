@@ -247,3 +247,44 @@ test('tracing: recorded histories replay with the tracing interceptors (spans ad
     ).resolves.toBeUndefined();
   }
 });
+
+test('tracing: the verify phase is a span of the turn, with the verifier model call inside it', async () => {
+  const workflowFile = `${bundleCopy.bundle}/workflows/intake/workflow.yaml`;
+  const original = fs.readFileSync(workflowFile, 'utf8');
+  fs.writeFileSync(workflowFile, `${original}\nvalidation: "{installed_path}/checklist.md"\n`);
+  fs.writeFileSync(`${bundleCopy.bundle}/workflows/intake/checklist.md`, '- [ ] Names the users\n- [ ] States the goal\n');
+  const { loopwright, stop } = await startWorker(true);
+  try {
+    h.fake.enqueue(
+      toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' }, id: 'call_wf' }]),
+      toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/requirements-{date}.md', content: SAVED_CONTENT }, id: 'call_save' }]),
+      text('Saved it.'),
+      text(JSON.stringify({ items: [{ n: 1, passed: true, note: 'ok' }, { n: 2, passed: true, note: 'ok' }] })),
+    );
+    const session = await loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
+    expect(await session.send(USER_MESSAGE)).toMatchObject({ status: 'completed', verification: { status: 'verified', attempts: 1 } });
+    await session.end();
+  } finally {
+    await stop();
+    fs.writeFileSync(workflowFile, original);
+  }
+  await processor.forceFlush();
+  const spans = exporter.getFinishedSpans();
+  const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
+  const ancestors = (span: ReadableSpan): string[] => {
+    const names: string[] = [];
+    for (let p = span.parentSpanId ? byId.get(span.parentSpanId) : undefined; p; p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined) names.push(p.name);
+    return names;
+  };
+  const phase = spans.filter((s) => s.name === 'loopwright.phase.verify');
+  expect(phase).toHaveLength(1);
+  expect(ancestors(phase[0]!)[0]).toBe('loopwright.turn');
+  expect(phase[0]!.attributes).toMatchObject({ 'loopwright.verify.attempt': 1, 'loopwright.verify.passed': 2, 'loopwright.verify.failed': 0, 'loopwright.verify.source': 'workflow' });
+  const call = spans.filter((s) => s.name === 'loopwright.verify');
+  expect(call).toHaveLength(1);
+  expect(ancestors(call[0]!)).toContain('loopwright.phase.verify');
+  const turn = spans.find((s) => s.name === 'loopwright.turn')!;
+  expect(turn.attributes).toMatchObject({ 'loopwright.verification': 'verified', 'loopwright.verify.attempts': 1 });
+  // The document's content is never in a span.
+  expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain('zebra-quartz-91');
+});
