@@ -54,6 +54,8 @@ export const SESSION_SETTINGS_ENV: EnvironmentHelp = [
   ['LOOPWRIGHT_TURN_TOKEN_BUDGET', 'default of --turn-token-budget'],
   ['LOOPWRIGHT_SESSION_TOKEN_BUDGET', 'default of --session-token-budget'],
   ['LOOPWRIGHT_STREAM', 'default of --stream / --no-stream: 1 or 0 (unset: stream on a terminal)'],
+  ['LOOPWRIGHT_VERIFY', 'default of --verify / --no-verify: 1 or 0 (unset: verify)'],
+  ['LOOPWRIGHT_VERIFY_ATTEMPTS', 'default of --verify-attempts'],
 ];
 
 /** Defaults of the tool flags of the commands that start sessions (an option given wins). */

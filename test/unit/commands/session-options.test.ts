@@ -36,6 +36,8 @@ const ENV_NAMES = [
   'LOOPWRIGHT_TURN_TOKEN_BUDGET',
   'LOOPWRIGHT_SESSION_TOKEN_BUDGET',
   'LOOPWRIGHT_STREAM',
+  'LOOPWRIGHT_VERIFY',
+  'LOOPWRIGHT_VERIFY_ATTEMPTS',
 ];
 
 const saved: Record<string, string | undefined> = {};
@@ -245,7 +247,7 @@ test('run and chat --help list the options and every variable that gives them a 
   expect([...SESSION_SETTINGS_ENV_NAMES].sort()).toEqual([...ENV_NAMES].sort());
   for (const command of ['run', 'chat']) {
     const { stdout } = await cli([command, '--help']);
-    for (const flag of ['--max-output-tokens <n>', '--temperature <x>', '--reasoning-effort <level>', '--tool-choice <choice>', '--extra-body <json>', '--send-reasoning', '--fallback-model <model>', '--max-continuations <n>', '--context-window <n>', '--compact-at <fraction>', '--keep-recent <n>', '--no-summarize', '--turn-token-budget <n>', '--session-token-budget <n>', '--cost-budget <x>', '--price <model=input,output>', '--stream', '--no-stream']) {
+    for (const flag of ['--max-output-tokens <n>', '--temperature <x>', '--reasoning-effort <level>', '--tool-choice <choice>', '--extra-body <json>', '--send-reasoning', '--fallback-model <model>', '--max-continuations <n>', '--context-window <n>', '--compact-at <fraction>', '--keep-recent <n>', '--no-summarize', '--turn-token-budget <n>', '--session-token-budget <n>', '--cost-budget <x>', '--price <model=input,output>', '--stream', '--no-stream', '--verify', '--no-verify', '--verify-attempts <n>']) {
       expect(stdout).toContain(flag);
     }
     const environment = stdout.slice(stdout.indexOf('\nEnvironment:\n'));
