@@ -15,6 +15,7 @@ import { reportText } from '../common/verify-report';
 import type { SessionActivityStubs } from './activity-proxies';
 import { isContextLengthFailure, type ManagedModel, ModelCaller } from './model-calls';
 import { rootMessage, runToolCall, type SessionToolSet, truncateArguments } from './tool-calls';
+import { withSpan } from './trace-hook';
 import { closeDanglingToolCalls, countToolCalls, FILTERED_RESULT, INTERRUPTED_RESULT, lastAssistantText, noteRepeatedFailures, toolMessage } from './turn-messages';
 import { addUsage, ZERO_USAGE } from './usage';
 import type { SessionVerifier } from './verify';
@@ -260,8 +261,13 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       }
       const breaker = controls?.loopBreakers ? calls.find((c) => loopToolSpec(c.function.name)) : undefined;
       const acting = breaker ? calls.filter((c) => !loopToolSpec(c.function.name)) : calls;
-      const results = await runToolCalls(input, acting, breaker);
-      verifier?.noteToolResults(acting, results, (name) => toolSpec(name, input.toolSet?.tools ?? TOOL_SPECS)?.access === 'write');
+      const writes = (name: string): boolean => toolSpec(name, input.toolSet?.tools ?? TOOL_SPECS)?.access === 'write';
+      // The tools of one reply are the gather phase when they only read, the act phase when one writes.
+      const phase = acting.some((c) => writes(c.function.name)) ? 'act' : 'gather';
+      const results = await withSpan(`loopwright.phase.${phase}`, { 'loopwright.turn': input.turn, 'loopwright.iteration': iterations, 'loopwright.tool_calls': acting.length }, () =>
+        runToolCalls(input, acting, breaker),
+      );
+      verifier?.noteToolResults(acting, results, writes);
       if (breaker) {
         const spec = loopToolSpec(breaker.function.name)!;
         const text = targetOf(spec, parseArguments(breaker.function.arguments));

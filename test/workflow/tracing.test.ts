@@ -165,8 +165,17 @@ test('tracing: one turn is one trace, from the command down to the model and too
   expect(turn.attributes['loopwright.session_id']).toMatch(/^loopwright-facilitator-/);
   expect(turn.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
 
-  // Every activity the turn scheduled is its child; each run of it (retries too) a child of that.
-  const startsOf = (type: string) => named(`StartActivity:${type}`).filter((s) => parentOf(s) === turn);
+  // The tools of each reply run in a phase span of the turn: gather when they only read, act when one writes.
+  const gather = named('loopwright.phase.gather');
+  const act = named('loopwright.phase.act');
+  expect(gather).toHaveLength(1);
+  expect(act).toHaveLength(1);
+  for (const phase of [...gather, ...act]) expect(parentOf(phase)).toBe(turn);
+  expect(gather[0]!.attributes).toMatchObject({ 'loopwright.turn': 1, 'loopwright.iteration': 1, 'loopwright.tool_calls': 2 });
+  expect(act[0]!.attributes).toMatchObject({ 'loopwright.iteration': 2, 'loopwright.tool_calls': 1 });
+
+  // Every activity the turn scheduled is its child (a tool's, through its phase); each run of it (retries too) a child of that.
+  const startsOf = (type: string) => named(`StartActivity:${type}`).filter((s) => parentOf(s) === turn || [...gather, ...act].includes(parentOf(s)!));
   const runsUnder = (starts: ReadableSpan[]) => spans.filter((s) => s.name.startsWith('RunActivity:') && starts.includes(parentOf(s)!));
   const ownUnder = (runs: ReadableSpan[], name: string) => spans.filter((s) => s.name === name && runs.includes(parentOf(s)!));
 
@@ -199,6 +208,7 @@ test('tracing: one turn is one trace, from the command down to the model and too
   expect(missing?.status.code).toBe(2);
   const writes = ownUnder(runsUnder(startsOf('save_output')), 'loopwright.tool_call');
   expect(writes).toHaveLength(1);
+  expect(parentOf(parentOf(parentOf(writes[0]!)!)!)).toBe(act[0]);
   expect(writes[0]!.attributes).toMatchObject({ 'loopwright.tool': 'save_output', 'loopwright.tool.path': '{output_folder}/trace.md', 'loopwright.tool.success': true, 'loopwright.local_activity': false });
 
   // Nothing the user wrote, no file content, no key.
