@@ -147,7 +147,7 @@ export function turnFailureType(status: TurnStatus): string {
 export function turnNotes(result: Pick<TurnResult, 'compactions' | 'continuations' | 'modelWarnings' | 'verification'>): string[] {
   const verification = result.verification;
   return [
-    ...(verification ? [`verification: ${verificationLine(verification)}`, ...verification.items.filter((i) => !i.passed).slice(0, 20).map((i) => `  ${itemLine(i)}`)] : []),
+    ...(verification ? [`verification: ${verificationLine(verification)}`, ...verification.items.filter((i) => !i.passed).slice(0, 20).map((i) => `failed: ${itemLine(i)}`)] : []),
     ...(result.compactions ?? []).map(formatCompaction),
     ...(result.continuations ? [formatContinuations(result.continuations)] : []),
     ...(result.modelWarnings ?? []).map((warning) => `model server: ${warning}`),

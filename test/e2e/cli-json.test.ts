@@ -17,6 +17,7 @@ import { type FakeOpenAI, type RecordedRequest, type Step, startFakeOpenAI, text
 import { LoopwrightClient } from '../../client/session-client';
 import { copyExampleBundle } from '../support/session-harness';
 import { type CliResult, cliEnvironment, describeRun, REPO_ROOT, runCli } from './cli-runner';
+import { verdict, writeVerifyBundle } from '../support/verify-bundle';
 
 jest.setTimeout(90_000);
 
@@ -31,8 +32,9 @@ let queueCounter = 0;
 /** A user message the model answers with tool calls forever. */
 const ENDLESS = 'keep reading';
 
-/** ENDLESS asks for a tool every time; anything else is answered at once. */
+/** ENDLESS asks for a tool every time; a verification call fails the second item; anything else is answered at once. */
 function respond(request: RecordedRequest): Step {
+  if (JSON.stringify(request.body?.response_format ?? '').includes('checklist_result')) return verdict({ 2: 'no users are named' });
   const messages: ChatMessage[] = request.body?.messages ?? [];
   const said = String(messages[messages.map((m) => m.role).lastIndexOf('user')]?.content ?? '');
   if (said.includes(ENDLESS)) return toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' } }]);
@@ -199,4 +201,35 @@ test('cli: interrupt on a session with no running turn says so and exits 1', asy
   expectExit(args, result, 1);
   expect(result.stderr).toMatch(new RegExp(`No turn is running in ${session.workflowId} \\(status: (waiting for user|initializing)\\); nothing to interrupt`));
   await session.end();
+});
+
+test('cli: a validate-workflow command reports the failed items and exits 1; --json carries the report', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-e2e-verify-'));
+  try {
+    const bundle = writeVerifyBundle(root);
+    fs.mkdirSync(path.join(root, 'docs'));
+    fs.writeFileSync(path.join(root, 'docs/spec.md'), 'Goal: faster invoices.\n');
+    const { env } = freshEnv();
+    const args = ['run', bundle, 'writer', '*validate-spec', '--once', '--project-root', root];
+    const run = await cli(args, env);
+    expectExit(args, run, 1);
+    expect(run.stdout).toContain('Verification *validate-spec: failed verification (1 of 3 items failed after 1 attempt)');
+    expect(run.stdout).toContain('✗ [Content] Names the users — no users are named');
+    expect(run.stderr).toContain('(failed: ✗ [Content] Names the users — no users are named)');
+    expect(run.stderr).toContain('still fails its checklist');
+
+    const jsonArgs = [...args, '--json'];
+    const json = await cli(jsonArgs, env);
+    expectExit(jsonArgs, json, 1);
+    const parsed = JSON.parse(json.stdout.trim()) as Record<string, unknown>;
+    expect(parsed).toMatchObject({
+      success: false,
+      status: 'failed_verification',
+      type: 'LoopwrightVerificationFailed',
+      verification: { status: 'failed_verification', source: 'command', passed: 2, failed: 1, attempts: 1 },
+    });
+    expect((parsed.verification as { items: unknown[] }).items).toHaveLength(3);
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });

@@ -13,6 +13,7 @@ import type { SessionState, TurnResult } from '../../common/session-types';
 import type { LoopwrightClient, SessionHandle } from '../../client/session-client';
 import { text, toolCalls } from '../../fake-model/server';
 import { startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { verdict, writeVerifyBundle } from '../support/verify-bundle';
 
 jest.setTimeout(90_000);
 
@@ -21,60 +22,10 @@ let loopwright: LoopwrightClient;
 let root: string;
 let bundle: string;
 
-const AGENT = `# Spec writer
-
-\`\`\`xml
-<agent id="spec-bundle/agents/writer.md" name="Wren" title="Spec Writer">
-  <persona>
-    <role>Writes short specs</role>
-    <identity>Careful</identity>
-    <communication_style>Brief</communication_style>
-    <principles>Say what is needed.</principles>
-  </persona>
-  <critical-actions>
-    <i>Load into memory {bundle-root}/config.yaml and set variables: user_name, output_folder</i>
-  </critical-actions>
-  <cmds>
-    <c cmd="*help">Show the commands</c>
-    <c cmd="*spec" run-workflow="{bundle-root}/workflows/spec/workflow.yaml">Write a spec</c>
-    <c cmd="*validate-spec" validate-workflow="{bundle-root}/workflows/spec/workflow.yaml">Check the saved spec against its checklist</c>
-    <c cmd="*exit">Goodbye</c>
-  </cmds>
-</agent>
-\`\`\`
-`;
-
-const WORKFLOW = `name: spec
-description: Write a one-page spec and save it.
-config_source: "{bundle-root}/config.yaml"
-output_folder: "{config_source}:output_folder"
-installed_path: "{bundle-root}/workflows/spec"
-instructions: "{installed_path}/instructions.md"
-validation: "{installed_path}/checklist.md"
-default_output_file: "{output_folder}/spec.md"
-`;
-
-const CHECKLIST = `# Spec checklist
-
-## Content
-- [ ] States the goal
-- [ ] Names the users
-
-## Form
-- [ ] Has no placeholders left
-`;
-
 beforeAll(async () => {
   h = await startSessionHarness();
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-verify-'));
-  bundle = path.join(root, 'spec-bundle');
-  fs.mkdirSync(path.join(bundle, 'agents'), { recursive: true });
-  fs.mkdirSync(path.join(bundle, 'workflows/spec'), { recursive: true });
-  fs.writeFileSync(path.join(bundle, 'config.yaml'), 'user_name: Sam\noutput_folder: "{project-root}/docs"\n');
-  fs.writeFileSync(path.join(bundle, 'agents/writer.md'), AGENT);
-  fs.writeFileSync(path.join(bundle, 'workflows/spec/workflow.yaml'), WORKFLOW);
-  fs.writeFileSync(path.join(bundle, 'workflows/spec/instructions.md'), 'Ask for the goal and the users, then save the spec.\n');
-  fs.writeFileSync(path.join(bundle, 'workflows/spec/checklist.md'), CHECKLIST);
+  bundle = writeVerifyBundle(root);
   loopwright = (await h.startWorker()).loopwright;
 }, 120_000);
 
@@ -90,11 +41,6 @@ beforeEach(() => {
 
 function start(extra: Partial<Parameters<LoopwrightClient['start']>[0]> = {}): Promise<SessionHandle> {
   return loopwright.start({ bundlePath: bundle, agentId: 'writer', projectRoot: root, outputRoots: [path.join(root, 'docs')], ...extra });
-}
-
-/** The verifier's answer: item n passes unless it is in `failing` (with a note). */
-function verdict(failing: Record<number, string> = {}): ReturnType<typeof text> {
-  return text(JSON.stringify({ items: [1, 2, 3].map((n) => ({ n, passed: !(n in failing), note: failing[n] ?? 'present' })) }));
 }
 
 const runWorkflow = toolCalls([{ id: 'w1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/spec/workflow.yaml' } }]);

@@ -93,7 +93,7 @@ describe('report texts', () => {
     expect(turnExitCode({ success: false, status: 'failed_verification' })).toBe(1);
     expect(turnFailureType('failed_verification')).toBe('LoopwrightVerificationFailed');
     expect(turnStatusMessage({ status: 'failed_verification' })).toMatch(/still fails its checklist/);
-    expect(turnNotes({ verification: report })).toEqual(['verification: prd: failed verification (1 of 2 items failed after 1 attempt)', '  ✗ Users named — none named']);
+    expect(turnNotes({ verification: report })).toEqual(['verification: prd: failed verification (1 of 2 items failed after 1 attempt)', 'failed: ✗ Users named — none named']);
   });
 });
 
