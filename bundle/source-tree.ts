@@ -10,7 +10,9 @@
  * that module preferred (as an installed tree pointed at one of its modules).
  *
  * Roots: `{bundle-root}` is the tree; `{core-root}` its `core/` (refused when a symlink leads out
- * of the tree), else the tree; `{project-root}` the project root the user gave (absolute), else the
+ * of the tree), else the tree; `{project-root}` the project root the user gave (absolute, as every
+ * session gives), else the folder holding the tree when that folder holds an installed tree
+ * (`bmad/` with modules, as in a BMAD checkout installed in place) and is no broad root, else the
  * tree itself, as for a stand-alone bundle: the folder above `src/` is never taken by its place
  * alone (it could be the home folder). The config is the module's `config.yaml` when it has one
  * (sources usually have none: the installer writes it), else core's.
@@ -20,8 +22,9 @@ import { promises as fs } from 'node:fs';
 import { isAgentFileName } from './agent-file';
 import { scanAgents, type ShadowedAgent } from './agent-scan';
 import type { BundleAgent, BundleInfo } from './bundle-loader';
-import { AGENTS_FOLDER, CONFIG_FILE, CORE_MODULE, exists, isDirectory, looksLikeBundle, SOURCE_MODULES_FOLDER } from './bundle-layout';
+import { AGENTS_FOLDER, BMAD_FOLDER, CONFIG_FILE, CORE_MODULE, exists, hasModules, isDirectory, looksLikeBundle, SOURCE_MODULES_FOLDER } from './bundle-layout';
 import { coreFolder, realProjectRoot } from './bundle-roots';
+import { isBroadRoot } from './path-guard';
 
 export { SOURCE_MODULES_FOLDER } from './bundle-layout';
 
@@ -72,7 +75,7 @@ export async function sourceModuleConfig(tree: string, module: string): Promise<
 
 /** Loads the source tree `tree` (a real path), `module` the one pointed at, if any. */
 export async function loadSourceTree(tree: string, module: string | undefined, givenProjectRoot: string | undefined): Promise<BundleInfo> {
-  const projectRoot = givenProjectRoot !== undefined ? await realProjectRoot(givenProjectRoot) : tree;
+  const projectRoot = givenProjectRoot !== undefined ? await realProjectRoot(givenProjectRoot) : ((await installedProjectBeside(tree)) ?? tree);
   const agents: BundleAgent[] = [];
   const shadowed: ShadowedAgent[] = [];
   for (const m of await sourceModules(tree)) {
@@ -96,6 +99,13 @@ export async function loadSourceTree(tree: string, module: string | undefined, g
 /** What a source tree gives the loader besides its agent files: its modules and the installer's templates. */
 export function sourceTreeEntries(tree: string): string[] {
   return [path.join(tree, CORE_MODULE), path.join(tree, SOURCE_MODULES_FOLDER), path.join(tree, 'utility')];
+}
+
+/** The folder holding `tree` when it holds an installed tree and is no broad root (see the module comment). */
+async function installedProjectBeside(tree: string): Promise<string | undefined> {
+  const parent = path.dirname(tree);
+  if (parent === tree || !(await hasModules(path.join(parent, BMAD_FOLDER))) || (await isBroadRoot(parent))) return undefined;
+  return parent;
 }
 
 async function holdsAgentFiles(dir: string): Promise<boolean> {

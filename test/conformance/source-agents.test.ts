@@ -161,5 +161,10 @@ describeCorpus('source-agents', () => {
     expect({ status, errors: errors.join('\n') }).toEqual({ status: 0, errors: '' });
     expect(logs.join('\n')).toMatch(/^Agent: .*John, Product Manager/);
     expect(logs.join('\n')).toContain('(yaml dialect)');
+    // The installed tree beside src/ is the project: its config loads, and a session would start.
+    const inspection = await inspectBundle(path.join(SRC, 'modules/bmm'), 'pm');
+    expect(inspection.context.projectRoot).toBe(ALPHA5);
+    expect(inspection.context.configPath).toBe(path.join(ALPHA5, 'bmad/bmm/config.yaml'));
+    expect(inspection.sessionWouldStart).toBe(true);
   });
 });

@@ -135,6 +135,16 @@ describe('source agents', () => {
       expect((error as AgentNotFoundError).available).toEqual(['core/boss', 'demo/ana', 'demo/ana-old', 'other/ana']);
     });
 
+    test('without a project root given: the folder holding the tree when it holds an installed tree, else the tree', async () => {
+      expect((await loadBundle(src)).projectRoot).toBe(src);
+      await writeTree(path.join(tmp, 'repo'), { 'bmad/demo/config.yaml': 'user_name: Kim\noutput_folder: "{project-root}/docs"\n' });
+      const bundle = await loadBundle(path.join(src, 'modules/demo'));
+      expect(bundle).toMatchObject({ kind: 'source', bundleRoot: src, projectRoot: path.join(tmp, 'repo') });
+      const inspected = await inspectBundle(path.join(src, 'modules/demo'), 'ana');
+      expect(inspected.context.variables.user_name).toBe('Kim');
+      expect(inspected.sessionWouldStart).toBe(true);
+    });
+
     test('recognised by structure: modules/ without agent files, or agents alone, is no source tree', async () => {
       const empty = path.join(tmp, 'empty');
       await writeTree(empty, { 'modules/demo/agents/notes.txt': 'x', 'core/agents/readme.md': '# x' });

@@ -270,9 +270,12 @@ describe("save_output: never writes over the bundle's own files", () => {
   test('save_output: in an installed tree, the project as output folder still cannot write anything under bmad/', async () => {
     const project = await makeInstalledTree(path.join(fx.dir, 'proj'));
     const { context } = await initializeAgent({ bundlePath: project, agentId: 'pm', outputRoots: [project] });
-    // The whole bmad/, and at the project root what would make it another bundle or hold its secret-file rules.
+    // The whole bmad/, and at the project root what would make it another bundle (or a BMAD source
+    // tree) or hold its secret-file rules.
     expect(context.protectedPaths).toEqual(
-      ['bmad', '.loopwright/secret-files', 'bundle.yaml', 'bundle.yml', 'config.yaml', 'config.yml', 'agents'].map((rel) => path.join(project, rel)),
+      ['bmad', '.loopwright/secret-files', 'bundle.yaml', 'bundle.yml', 'config.yaml', 'config.yml', 'agents', 'core/agents', 'modules/*/agents'].map((rel) =>
+        path.join(project, rel),
+      ),
     );
     for (const rel of ['bmad/bmm/agents/pm.md', 'bmad/bmm/agents/new.md', 'bmad/core/config.yaml', 'bmad/_cfg/agents/x.md']) {
       const result = await saveOutputTool(context, { file_path: path.join(project, rel), content: 'pwned' });
