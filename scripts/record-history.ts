@@ -14,6 +14,8 @@
  * reply cut off and continued, a compaction on demand, a budget raised.
  *
  * With --tools: a custom tool and two real MCP servers (see record-tools-session.ts).
+ *
+ * With --verify: documents checked against their workflow's checklist (see record-verify-session.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,12 +26,14 @@ import { hang, isSummaryRequest, type RecordedRequest, type Step, text, toolCall
 import type { SessionHandle } from '../client/session-client';
 import { copyExampleBundle, startSessionHarness } from '../test/support/session-harness';
 import { recordingTools, recordToolsSession } from './record-tools-session';
+import { recordVerifySession } from './record-verify-session';
 
 async function main(): Promise<void> {
   const name = process.argv[2];
   const chain = process.argv.includes('--continue-as-new');
   const context = process.argv.includes('--context');
   const tools = process.argv.includes('--tools');
+  const verify = process.argv.includes('--verify');
   if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> [--continue-as-new] (lower-case letters, digits, dashes)');
   const dir = path.resolve(__dirname, '../test/fixtures/histories');
   const existing = fs.readdirSync(dir).filter((f) => f === `${name}.json` || f.startsWith(`${name}-run`));
@@ -40,8 +44,9 @@ async function main(): Promise<void> {
   try {
     const { loopwright } = await h.startWorker(tools ? { activities: { tools: recordingTools() } } : {});
     if (tools) await recordToolsSession(loopwright, h.fake, bundle.bundle, name);
+    if (verify) await recordVerifySession(loopwright, h.fake, name, chain);
     const session = context ? await recordContextSession(loopwright, h.fake, bundle.bundle, name, chain) : undefined;
-    if (!session && !tools) h.fake.enqueue(
+    if (!session && !tools && !verify) h.fake.enqueue(
       toolCalls([
         { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
         { id: 'call_2', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } },
@@ -52,7 +57,7 @@ async function main(): Promise<void> {
       hang(),
       text('Resumed.'),
     );
-    if (!session && !tools) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
+    if (!session && !tools && !verify) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
     const workflowId = `fixture-${name}`;
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
     const cli = findTemporalCli();
