@@ -41,7 +41,8 @@ export interface BundleInspection {
     agents: { id: string; name?: string; title?: string; file: string; module?: string }[];
   };
   agent: AgentDefinition;
-  commands: { cmd: string; description: string; targets: InspectedTarget[] }[];
+  /** `checklist` and `document`: what a validate-workflow item (or a workflow item) checks, as written. */
+  commands: { cmd: string; description: string; targets: InspectedTarget[]; checklist?: string; document?: string }[];
   /** The session's opening messages: the system prompt first, then one per critical action. */
   messages: SystemMessage[];
   systemPrompt: string;
@@ -103,7 +104,13 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
       if (checked.problem !== undefined) add(`Command ${command.cmd}: ${checked.problem}`);
       targets.push(checked.resolved === undefined ? { ...target } : { ...target, resolved: checked.resolved });
     }
-    commands.push({ cmd: command.cmd, description: command.description, targets });
+    commands.push({
+      cmd: command.cmd,
+      description: command.description,
+      targets,
+      ...(command.checklist !== undefined ? { checklist: command.checklist } : {}),
+      ...(command.document !== undefined ? { document: command.document } : {}),
+    });
   }
 
   // Asked as the worker asks it when a session starts, so what is shown is what will be offered.

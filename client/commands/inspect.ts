@@ -68,6 +68,8 @@ export function formatInspection(data: BundleInspection): string {
     for (const t of command.targets) {
       lines.push(`  ${' '.repeat(width)}    ${t.kind}: ${t.value}${t.resolved && t.resolved !== t.value ? `\n  ${' '.repeat(width)}      -> ${t.resolved}` : ''}`);
     }
+    if (command.checklist !== undefined) lines.push(`  ${' '.repeat(width)}    checklist: ${command.checklist}`);
+    if (command.document !== undefined) lines.push(`  ${' '.repeat(width)}    document: ${command.document}`);
   }
   lines.push('');
   lines.push(`Variables (${Object.keys(context.variables).length}):`);

@@ -166,5 +166,11 @@ describeCorpus('source-agents', () => {
     expect(inspection.context.projectRoot).toBe(ALPHA5);
     expect(inspection.context.configPath).toBe(path.join(ALPHA5, 'bmad/bmm/config.yaml'));
     expect(inspection.sessionWouldStart).toBe(true);
+    // A validate-workflow item keeps the checklist and document its source names (the verify phase uses them).
+    expect(inspection.commands.find((c) => c.cmd === '*validate-prd')).toMatchObject({
+      checklist: '{project-root}/bmad/bmm/workflows/2-plan-workflows/prd/checklist.md',
+      document: '{output_folder}/PRD.md',
+    });
+    expect(logs.join('\n')).toContain('checklist: {project-root}/bmad/bmm/workflows/2-plan-workflows/prd/checklist.md');
   });
 });
