@@ -11,6 +11,8 @@ import { fixRequest, reportText, verificationLine } from '../../../common/verify
 import type { VerificationReport } from '../../../common/verify-types';
 import { sessionInputProblem } from '../../../common/session-input-schema';
 import { matchesExpected } from '../../../workflows/verify';
+import { sessionDetails } from '../../../workflows/web-ui';
+import type { SessionState } from '../../../common/session-types';
 
 describe('matchesExpected', () => {
   test('any save counts when the workflow names no document', () => {
@@ -111,5 +113,21 @@ describe('settings', () => {
     expect(sessionInputProblem({ ...base, verify: { enabled: false, maxAttempts: 3 } })).toBeUndefined();
     expect(sessionInputProblem({ ...base, verify: { maxAttempts: 0 } })).toBe('verify.maxAttempts: expected a whole number from 1 to 10, got 0');
     expect(sessionInputProblem({ ...base, verify: { attempts: 2 } })).toMatch(/^verify\.attempts/);
+  });
+});
+
+describe('Web UI details', () => {
+  const state = { status: 'verifying', turn: 1, iteration: 2, maxIterations: 50, run: 1, usage: { totalTokens: 0 }, runningTools: [], pendingApprovals: [] } as unknown as SessionState;
+  test('the phase, the document awaiting verification, and the last report', () => {
+    expect(sessionDetails(state)).not.toContain('phase:');
+    const details = sessionDetails({
+      ...state,
+      verify: { phase: 'verify', pending: { name: 'spec', checklist: '/b/checklist.md', document: '/p/docs/spec.md', attempts: 1, maxAttempts: 3 } },
+      lastTurn: { turn: 1, success: true, status: 'completed', iterations: 4, response: 'Done.', verification: { status: 'verified', name: 'spec', attempts: 2, maxAttempts: 3, passed: 3, failed: 0, items: [], source: 'workflow' } },
+    });
+    expect(details).toContain('**verifying** · turn 1');
+    expect(details).toContain('phase: **verify** · to verify: spec (/p/docs/spec.md) · attempt 1 of 3');
+    expect(details).toContain('verification: spec: verified (3/3 items, attempt 2 of 3)');
+    expect(sessionDetails({ ...state, verify: { phase: 'gather', pending: { name: 'spec', attempts: 0, maxAttempts: 3 } } })).toContain('phase: **gather** · to verify: spec (not saved yet) · attempt 0 of 3');
   });
 });
