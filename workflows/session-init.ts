@@ -44,8 +44,9 @@ export async function initializeSession(rt: SessionRuntime): Promise<NonNullable
     }
     rt.init = rest;
     if (warnings && warnings.length > 0) state.warnings = warnings;
+    // Listing the tools puts the offered definitions into rt.init: that is the result.
     await refreshSessionTools(rt);
-    return rest;
+    return rt.init;
   } catch (err) {
     state.status = 'failed';
     state.error = rootMessage(err);
