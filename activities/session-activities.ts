@@ -9,7 +9,10 @@ import type { Client } from '@temporalio/client';
 import type { InitializeAgentActivityInput, SessionActivities } from '../common/activity-types';
 import { AGENT_INIT_FAILED } from '../common/failure-types';
 import type { AgentSummary, InitializeResult } from '../common/session-types';
-import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from '../common/tool-definitions';
+import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS, toolDefinition } from '../common/tool-definitions';
+import { DELEGATE_TASK, delegateDescription } from '../common/tools';
+import type { DelegateAgent } from '../common/delegation-types';
+import { agentDelegates } from '../bundle/agent-delegates';
 import type { AgentDefinition } from '../bundle/agent-schema';
 import { initializeAgent } from '../bundle/initialize-agent';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
@@ -56,14 +59,17 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
   return {
     async initializeAgent(input: InitializeAgentActivityInput): Promise<InitializeResult> {
       try {
-        const result = await initializeAgent({ ...input, maxReadBytes });
+        const { delegation, ...rest } = input;
+        const result = await initializeAgent({ ...rest, maxReadBytes });
+        const delegates = delegation ? await agentDelegates(input.bundlePath, input.agentId, delegation.agents, loadOptionsOf(input)) : [];
         return {
           agent: summarizeAgent(result.agent),
           messages: result.messages,
           context: result.context,
-          tools: [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS],
+          tools: [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS, ...(delegates.length > 0 ? [delegateDefinition(delegates)] : [])],
           ...warningsOf(result),
           ...checksOf(result.agent),
+          ...(delegates.length > 0 ? { delegates } : {}),
         };
       } catch (err) {
         // Reading a bundle is local and deterministic: a missing file or a malformed agent will
@@ -97,6 +103,16 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
     ...TOOL_ACTIVITIES,
     ...Object.fromEntries(custom.map((tool) => [tool.name, tool.activity])),
   };
+}
+
+/** The `delegate_task` definition the model is sent: its description lists the agents it may call. */
+function delegateDefinition(agents: readonly DelegateAgent[]) {
+  return toolDefinition({ ...DELEGATE_TASK, description: delegateDescription(agents) });
+}
+
+/** How the bundle is loaded for a session (its project root, as initialisation loads it). */
+function loadOptionsOf(input: InitializeAgentActivityInput): { projectRoot?: string; allowBroadProjectRoot?: boolean } {
+  return { ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}), ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}) };
 }
 
 /** The agent's menu items that name a checklist, when there are any. */

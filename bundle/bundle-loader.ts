@@ -90,6 +90,8 @@ export interface BundleAgent {
   entryPoint?: boolean;
   /** From the manifest: the agent's own tool allow-list (names or `*` patterns). */
   tools?: string[];
+  /** From the manifest: the agents it may delegate to (ids or `*` patterns). */
+  delegates?: string[];
 }
 
 /** What `loadBundle` found. All paths are absolute and symlink-resolved. */
@@ -286,6 +288,7 @@ async function loadBundleFolder(root: string, tree: string | undefined, givenPro
         ...(entry.description !== undefined ? { description: entry.description } : {}),
         ...(entry.entry_point !== undefined ? { entryPoint: entry.entry_point } : {}),
         ...(entry.tools !== undefined ? { tools: entry.tools } : {}),
+        ...(entry.delegates !== undefined ? { delegates: entry.delegates } : {}),
       });
     }
     // Fill in the `<agent id>` for lookups; a missing file is reported by findAgent, not here.

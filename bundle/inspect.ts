@@ -19,7 +19,9 @@ import type { RuntimeContext } from '../common/runtime-context';
 import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from '../common/tool-definitions';
 import { agentToolAllowList, type BuiltinToolOffer, offeredBuiltinTools } from './agent-tools';
 import type { AgentDefinition, CommandTarget } from './agent-schema';
-import { loadBundle, type BundleInfo } from './bundle-loader';
+import { loadBundle, matchAgent, type BundleInfo } from './bundle-loader';
+import { delegatesOf } from './agent-delegates';
+import type { DelegateAgent } from '../common/delegation-types';
 import { SecurityViolationError } from './errors';
 import { initializeAgentForInspection } from './initialize-agent';
 import { type McpServerSummary, readMcpServersFile } from './mcp-servers-file';
@@ -51,6 +53,8 @@ export interface BundleInspection {
   tools: BuiltinToolOffer[];
   /** The agent's own allow-list (`tools:` in bundle.yaml), when it has one. */
   toolAllowList?: string[];
+  /** The agents it may hand tasks to with `delegate_task` (its `delegates:`, else every other agent), when there are any. */
+  delegates?: DelegateAgent[];
   /** The definitions the model is sent for `tools`. */
   toolDefinitions: ToolDefinition[];
   /** The MCP servers of the project's `.mcp.json` (its file in `mcpServersFile`); their tools are known only once a session starts. */
@@ -116,6 +120,7 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
   // Asked as the worker asks it when a session starts, so what is shown is what will be offered.
   const allowList = await agentToolAllowList(bundlePath, agentId);
   const tools = offeredBuiltinTools(allowList);
+  const delegates = await delegatesOf(bundle, matchAgent(bundle, agentId), undefined);
   const mcp = await readMcpServersFile(context.projectRoot);
   for (const problem of mcp.problems) add(`MCP servers: ${mcp.file}${problem.field ? ` ${problem.field}` : ''}: ${problem.message}`);
 
@@ -141,6 +146,7 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
     context,
     tools,
     ...(allowList ? { toolAllowList: allowList } : {}),
+    ...(delegates.length > 0 ? { delegates } : {}),
     toolDefinitions: [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS].filter((d) => tools.some((t) => t.name === d.function.name)),
     mcpServers: mcp.servers,
     ...(mcp.found ? { mcpServersFile: mcp.file } : {}),

@@ -20,6 +20,8 @@ export interface InitializeAgentActivityInput {
   secretFiles?: string[];
   allowHardLinks?: boolean;
   strict?: boolean;
+  /** Find the agents this one may delegate to (sessions with delegation on); `agents`: the session's ids or patterns. */
+  delegation?: { agents?: string[] };
 }
 
 /**

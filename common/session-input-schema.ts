@@ -5,6 +5,7 @@
  * session its own instance of each module it imports, and zod's cost about 2 MB per cached session
  * (measured: 10,000 idle sessions took a worker from 1.3 GB to 2.9 GB).
  */
+import { DEFAULT_DELEGATION_MAX_DEPTH } from './delegation-types';
 import type { SessionInput } from './session-types';
 
 type Check = (value: unknown, field: string) => string | undefined;
@@ -142,6 +143,14 @@ const mcpServers: Check = (value, field) => {
   return undefined;
 };
 
+/** Agent ids or `*` patterns (`bmm/*`): letters, digits, `_`, `-`, `.`, `/` and `*`. */
+const agentPatterns: Check = (value, field) => {
+  const problem = stringList(value, field);
+  if (problem) return problem;
+  const bad = (value as string[]).findIndex((entry) => !/^[A-Za-z0-9_.*/-]{1,200}$/.test(entry));
+  return bad < 0 ? undefined : `${field}.${bad}: an agent id or pattern takes letters, digits, _, -, ., / and * (at most 200 characters), got ${describe((value as string[])[bad])}`;
+};
+
 const policy: Check = (value, field) => (Array.isArray(value) ? stringList(value, field) : oneOf('none', 'writes', 'all')(value, field));
 
 const SESSION_INPUT = object(
@@ -202,6 +211,10 @@ const SESSION_INPUT = object(
       ),
     ),
     verify: optional(object({ enabled: optional(boolean), maxAttempts: optional(integerIn(1, 10)) }, true)),
+    delegation: optional(
+      object({ enabled: optional(boolean), agents: optional(agentPatterns), maxDepth: optional(integerIn(0, 10)), maxChildren: optional(integerIn(1, 100)) }, true),
+    ),
+    delegatedBy: optional(object({ workflowId: string(true), callId: string(true), agent: string(true), depth: integerIn(1, 10) }, true)),
     // Written by the session itself when it continues as new; its transcript is checked by hash on arrival.
     continued: optional(object({ fromRunId: string(true), run: integer(1) }, false)),
   },
@@ -215,6 +228,10 @@ export function sessionInputProblem(input: unknown): string | undefined {
   if (problem) return problem;
   const budget = (input as SessionInput).budget;
   if (budget?.sessionCost !== undefined && budget.prices === undefined) return 'budget.sessionCost: a cost budget needs budget.prices (the price of each model used, or "*")';
+  const { delegatedBy, delegation } = input as SessionInput;
+  if (delegatedBy && delegatedBy.depth > (delegation?.maxDepth ?? DEFAULT_DELEGATION_MAX_DEPTH)) {
+    return `delegatedBy.depth: ${delegatedBy.depth} is deeper than delegation.maxDepth (${delegation?.maxDepth ?? DEFAULT_DELEGATION_MAX_DEPTH})`;
+  }
   return undefined;
 }
 

@@ -8,6 +8,7 @@ export type { BudgetChange, BudgetSettings, BudgetState, BudgetUse, ModelPrice }
 export type { ContinuedSession, PendingTurn } from './continued-types';
 import type { ContinuedSession } from './continued-types';
 import type { CommandCheck, VerificationReport, VerifySettings } from './verify-types';
+import type { DelegateAgent, DelegatedBy, DelegationSettings } from './delegation-types';
 
 /** Where a session is now; the `state` query returns it. */
 export type SessionStatus =
@@ -66,6 +67,8 @@ export interface PendingApproval {
   preview: string;
   /** Workflow time it started waiting (epoch ms). */
   since: number;
+  /** Asked by a child session (delegation): its agent, workflow and own call id; `callId` is `<delegate call>/<its call>`. */
+  delegate?: { agent: string; workflowId: string; callId: string };
 }
 
 /** Input of the session workflow. */
@@ -149,6 +152,10 @@ export interface SessionInput {
   budget?: BudgetSettings;
   /** The verify phase: documents a workflow's checklist checks are verified after they are saved (default on, 3 attempts). */
   verify?: VerifySettings;
+  /** Delegation to other agents of the bundle (`delegate_task`): who may be called, how deep, how many per turn. */
+  delegation?: DelegationSettings;
+  /** Set on a child session by the session that delegated to it. */
+  delegatedBy?: DelegatedBy;
   /** Set by the session itself when it continues as new: what the next run carries over. */
   continued?: ContinuedSession;
 }
@@ -237,6 +244,8 @@ export interface InitializeResult {
   warnings?: string[];
   /** Menu items that check a document on demand (absent in sessions recorded before the verify phase). */
   checks?: CommandCheck[];
+  /** The agents this one may delegate to (absent when none, and in sessions recorded before delegation). */
+  delegates?: DelegateAgent[];
 }
 
 /** The parts of an agent the workflow and clients show. */
@@ -341,6 +350,8 @@ export interface TurnResult extends TurnSummary {
   cost?: number;
   /** Problems with the model server's replies that were mended (odd usage numbers, tool calls in the text). */
   modelWarnings?: string[];
+  /** `delegate_task` calls the turn made (each a child session unless refused). */
+  delegations?: number;
 }
 
 /** Result of the session workflow when it ends normally. */

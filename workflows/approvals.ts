@@ -11,7 +11,7 @@ import { offeredOf, type SessionTool } from '../common/offered-tools';
 import { TOOL_SPECS, toolSpec } from '../common/tools';
 import { contentOf, parseArguments, targetOf } from '../common/tools/tool-spec';
 import { utf8Length } from '../common/transcript';
-import { approveUpdate, denyUpdate } from './definitions';
+import { approveUpdate, decideApprovalsSignal, denyUpdate } from './definitions';
 import type { ApprovalDecision, TurnControls } from './turn';
 
 /** What the approval controls need from their session. */
@@ -25,6 +25,10 @@ export interface ApprovalHost {
   /** The tools the session offers (built-in definitions and offered tools). */
   tools(): readonly SessionTool[];
   refreshDetails(): void;
+  /** Delegation: pass a decision on a child session's call on to that child. */
+  forward?(pending: PendingApproval, approved: boolean, reason?: string): void;
+  /** Delegation: the pending approvals changed (a child tells its parent). */
+  onPendingChange?(): void;
 }
 
 /** The human-in-the-loop controls of a turn, with the approve and deny updates installed. */
@@ -34,7 +38,11 @@ export function approvalControls(host: ApprovalHost): TurnControls {
   const decisions = new Map<string, ApprovalDecision>();
   const decide = (approved: boolean, callId?: string, reason?: string): string[] => {
     const ids = callId === undefined ? state.pendingApprovals.map((p) => p.callId) : [callId];
-    for (const id of ids) decisions.set(id, { approved, ...(reason ? { reason } : {}) });
+    for (const id of ids) {
+      const asked = state.pendingApprovals.find((p) => p.callId === id);
+      if (asked?.delegate && host.forward) host.forward(asked, approved, reason);
+      else decisions.set(id, { approved, ...(reason ? { reason } : {}) });
+    }
     return ids;
   };
   const checkPending = (callId?: string): void => {
@@ -51,6 +59,12 @@ export function approvalControls(host: ApprovalHost): TurnControls {
     validator: (callId: string | null, _reason?: string) => checkPending(callId ?? undefined),
     description: 'Refuse a tool call waiting for approval, with a reason the model sees',
   });
+  if (input.delegatedBy) {
+    // A child session: its parent passes on what the user decided about its calls.
+    setHandler(decideApprovalsSignal, (callIds: string[], approved: boolean, reason?: string) => {
+      for (const id of callIds) if (state.pendingApprovals.some((p) => p.callId === id)) decide(approved, id, reason);
+    });
+  }
   return {
     limit: host.limit,
     warnAt: input.iterationWarning ?? 0.8,
@@ -63,6 +77,7 @@ export function approvalControls(host: ApprovalHost): TurnControls {
       state.pendingApprovals = [...state.pendingApprovals, pending];
       state.status = 'waiting_for_approval';
       host.refreshDetails();
+      host.onPendingChange?.();
       try {
         let answered = true;
         if (approval.timeout !== undefined) answered = await condition(() => decisions.has(call.id), approval.timeout as Duration);
@@ -72,6 +87,7 @@ export function approvalControls(host: ApprovalHost): TurnControls {
       } finally {
         state.pendingApprovals = state.pendingApprovals.filter((p) => p.callId !== call.id);
         if (state.pendingApprovals.length === 0 && state.status === 'waiting_for_approval') state.status = 'executing_tool';
+        host.onPendingChange?.();
       }
     },
   };

@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage } from '../common/messages';
-import type { BudgetChange, BudgetState, CompactionRecord, OfferedToolSummary, SessionState, TurnResult } from '../common/session-types';
+import type { BudgetChange, BudgetState, CompactionRecord, OfferedToolSummary, PendingApproval, SessionState, TurnResult } from '../common/session-types';
 import type { TranscriptPage } from '../common/transcript';
 
 /** Cancel the model or tool call in flight; the turn ends `interrupted` and the session waits for the next message. */
@@ -69,3 +69,13 @@ export const TURN_END_MEMO = 'loopwrightTurnEnd';
 
 /** Memo key a session with budgets upserts when they change after a turn: the BudgetState, for `list`. */
 export const BUDGET_MEMO = 'loopwrightBudget';
+
+/**
+ * Delegation: a child session tells its parent which of its tool calls wait for approval (its whole
+ * list, sent whenever it changes), so the parent's `state` shows them and its `approve` and `deny`
+ * reach them. Sent by sessions, not clients.
+ */
+export const childApprovalsSignal = defineSignal<[report: { workflowId: string; agent: string; approvals: PendingApproval[] }]>('childApprovals');
+
+/** Delegation: the parent forwards a decision on calls of a child session (the child's own call ids). Sent by sessions, not clients. */
+export const decideApprovalsSignal = defineSignal<[callIds: string[], approved: boolean, reason?: string]>('decideApprovals');

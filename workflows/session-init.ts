@@ -27,6 +27,8 @@ export async function initializeSession(rt: SessionRuntime): Promise<NonNullable
         ...(input.secretFiles !== undefined ? { secretFiles: input.secretFiles } : {}),
         ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
         ...(input.strict ? { strict: true } : {}),
+        // Whom the agent may delegate to: found by the same recorded activity.
+        ...(rt.delegationApprovals && input.delegation?.enabled !== false ? { delegation: input.delegation?.agents ? { agents: input.delegation.agents } : {} } : {}),
       },
     ]);
     const { messages, warnings, ...rest } = result;

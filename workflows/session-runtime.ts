@@ -9,6 +9,8 @@ import type { SessionActivityStubs } from './activity-proxies';
 import type { ManagedModel } from './model-calls';
 import type { SessionToolSet } from './tool-calls';
 import type { SessionVerifier } from './verify';
+import type { Delegator } from './delegation';
+import type { DelegationApprovals } from './delegation-approvals';
 
 export interface SessionRuntime {
   readonly input: SessionInput;
@@ -26,6 +28,10 @@ export interface SessionRuntime {
   managed: ManagedModel | undefined;
   /** The verify phase, when on (sessions recorded before it have none). */
   verifier: SessionVerifier | undefined;
+  /** Delegation: approvals passed between parent and child sessions (absent in recorded sessions). */
+  delegationApprovals?: DelegationApprovals;
+  /** Delegation: runs `delegate_task` calls, when the agent has someone to call. */
+  delegator?: Delegator;
   /** Initialisation (or the carried transcript) is complete: turns may run. */
   ready: boolean;
   /** A turn (or a compaction) is running. */

@@ -9,7 +9,7 @@ import { BAD_INPUT, BUSY } from '../common/failure-types';
 import { refreshToolsUpdate } from './definitions';
 import type { ListToolsResult, SessionTool } from '../common/offered-tools';
 import type { InitializeResult, OfferedToolSummary, SessionInput } from '../common/session-types';
-import { isLoopToolName, TOOL_SPECS } from '../common/tools';
+import { DELEGATE_TASK, isLoopToolName, TOOL_SPECS } from '../common/tools';
 import type { SessionActivityStubs } from './activity-proxies';
 import type { SessionRuntime } from './session-runtime';
 import { rootMessage, type SessionToolSet } from './tool-calls';
@@ -61,8 +61,10 @@ export async function listSessionTools(
     return { init, toolSet: BUILT_IN_TOOL_SET, summaries: builtInSummaries(), warnings: [`Tools could not be listed (${message}); the built-in tools are offered`] };
   }
   const listedNames = new Set(listed.tools.map((t) => t.function.name));
-  const loopTools = init.tools.filter((t) => isLoopToolName(t.function.name));
-  const tools: SessionTool[] = [...TOOL_SPECS.filter((spec) => listedNames.has(spec.name)), ...listed.offered];
+  // Loop-breaking tools and delegate_task are the workflow's own: no allow-list narrows them.
+  const loopTools = init.tools.filter((t) => isLoopToolName(t.function.name) || t.function.name === DELEGATE_TASK.name);
+  const delegates = init.tools.some((t) => t.function.name === DELEGATE_TASK.name) ? [DELEGATE_TASK] : [];
+  const tools: SessionTool[] = [...TOOL_SPECS.filter((spec) => listedNames.has(spec.name)), ...listed.offered, ...delegates];
   return {
     init: { ...init, tools: [...listed.tools, ...loopTools] },
     toolSet: { tools, mcpServers: listed.mcpServers },

@@ -45,6 +45,7 @@ import { sessionVerifier } from './verify-session';
 import { addUsage, ZERO_USAGE } from './usage';
 import { searchAttributeUpdater, sessionDetails } from './web-ui';
 import { initializeSession } from './session-init';
+import { delegationApprovals, delegationHooks, sessionDelegator } from './delegation-session';
 
 /** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
 const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
@@ -129,6 +130,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     refreshDetails: () => setCurrentDetails(sessionDetails(snapshot())),
     continuedFailure: (turn) => continuedFailure(turn),
   };
+  rt.delegationApprovals = delegationApprovals(rt);
   let pausedTurn: PendingTurn | undefined;
   let historyBase = { bytes: 0, events: 0 };
 
@@ -169,7 +171,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
 
   // Human in the loop: approvals, the turn's (extendable) limit, the model's pending question.
   const controls: TurnControls | undefined = humanLoop
-    ? approvalControls({ input, state, limit: () => rt.turnLimit, variables: () => rt.init?.context.variables ?? {}, tools: () => rt.toolSet.tools, refreshDetails })
+    ? approvalControls({ input, state, limit: () => rt.turnLimit, variables: () => rt.init?.context.variables ?? {}, tools: () => rt.toolSet.tools, refreshDetails, ...delegationHooks(rt) })
     : undefined;
   installControlHandlers(rt, snapshot);
   installToolHandlers(rt);
@@ -221,6 +223,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
               controls,
               ...(rt.managed ? { managed: rt.managed } : {}),
               ...(rt.verifier ? { verifier: rt.verifier } : {}),
+              ...(rt.delegator ? { delegator: rt.delegator } : {}),
               shouldPause: shouldContinueAsNew,
               observer: {
                 onThinking: (iteration) => {
@@ -290,6 +293,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   if (managedContext && !rt.managed) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
   state.agent = rt.init.agent;
   if (verifies) rt.verifier = sessionVerifier(rt, carried?.verify);
+  rt.delegator = sessionDelegator(rt);
   state.status = 'waiting_for_user';
   rt.ready = true;
   refreshDetails();

@@ -19,6 +19,7 @@ import { withSpan } from './trace-hook';
 import { closeDanglingToolCalls, countToolCalls, FILTERED_RESULT, INTERRUPTED_RESULT, lastAssistantText, noteRepeatedFailures, toolMessage } from './turn-messages';
 import { addUsage, ZERO_USAGE } from './usage';
 import type { SessionVerifier } from './verify';
+import type { DelegationCall, Delegator } from './delegation';
 
 /** What the turn tells its session as it goes, so queries can show progress. */
 export interface TurnObserver {
@@ -77,6 +78,8 @@ export interface TurnInput {
   managed?: ManagedModel;
   /** The verify phase; absent when it is off and for sessions recorded before it. */
   verifier?: SessionVerifier;
+  /** Delegation (`delegate_task` as a child session); absent when the agent has no one to call. */
+  delegator?: Delegator;
 }
 
 /**
@@ -171,6 +174,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       ...(managed && managed.budgets.cost > costAtStart ? { cost: Math.round((managed.budgets.cost - costAtStart) * 1e6) / 1e6 } : {}),
       ...(modelWarnings.length ? { modelWarnings: modelWarnings.slice(0, 20) } : {}),
       ...(verification ? { verification } : {}),
+      ...input.delegator?.turnCount(transcript, firstIndex, to),
     };
     log.info('Turn ended', { turn: input.turn, status, iterations, durationMs: Date.now() - turnStarted, error });
     return result;
@@ -265,7 +269,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       // The tools of one reply are the gather phase when they only read, the act phase when one writes.
       const phase = acting.some((c) => writes(c.function.name)) ? 'act' : 'gather';
       const results = await withSpan(`loopwright.phase.${phase}`, { 'loopwright.turn': input.turn, 'loopwright.iteration': iterations, 'loopwright.tool_calls': acting.length }, () =>
-        runToolCalls(input, acting, breaker),
+        runToolCalls(input, acting, breaker, { turn: input.turn, iteration: iterations, transcript, firstIndex, recordUsage }),
       );
       verifier?.noteToolResults(acting, results, writes);
       if (breaker) {
@@ -310,7 +314,7 @@ export function isPaused(result: TurnOutcome | PausedTurn): result is PausedTurn
  * completion breaker gets its result in order too; a question breaker is answered by the user's
  * next message.
  */
-async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker?: ToolCall): Promise<(ToolResult | undefined)[]> {
+async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | undefined, at: DelegationCall): Promise<(ToolResult | undefined)[]> {
   input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name, ...mainArgument(c, input.toolSet) })));
   const results: (ToolResult | undefined)[] = calls.map(() => undefined);
   try {
@@ -325,7 +329,9 @@ async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker?: ToolC
             return;
           }
         }
-        const result = await runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
+        const result = input.delegator?.handles(call)
+          ? await input.delegator.run(call, at)
+          : await runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
         results[i] = result;
         log.info('Tool call finished', {
           tool: call.function.name,

@@ -15,7 +15,7 @@ export function sessionDetails(state: SessionState): string {
   if (state.agent) lines.push(`agent: ${state.agent.name} (${state.agent.title})`);
   if (state.tools) lines.push(toolsLine(state.tools));
   for (const tool of state.runningTools) lines.push(`running: \`${tool.name}\`${tool.detail ? ` ${tool.detail}` : ''}`);
-  for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId})`);
+  for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId}${p.delegate ? `, asked by ${p.delegate.agent}` : ''})`);
   if (state.pendingQuestion) lines.push(`question for the user: ${state.pendingQuestion.question.slice(0, 200)}`);
   if (state.lastTurn && state.lastTurn.status !== 'completed') lines.push(`last turn ${state.lastTurn.turn}: **${state.lastTurn.status.replace(/_/g, ' ')}**${state.lastTurn.error ? ` · ${state.lastTurn.error.slice(0, 200)}` : ''}`);
   const verify = state.verify;

@@ -79,6 +79,10 @@ export function formatInspection(data: BundleInspection): string {
   lines.push('');
   lines.push(...toolLines(data));
   lines.push('');
+  if (data.delegates) {
+    lines.push(...delegateLines(data.delegates));
+    lines.push('');
+  }
   lines.push(`Initial messages (${data.messages.length}):`);
   data.messages.forEach((message, i) => {
     const label = i === 0 ? 'system prompt' : message.content.split('\n')[0];
@@ -86,6 +90,12 @@ export function formatInspection(data: BundleInspection): string {
     lines.push(i === 0 ? message.content : message.content.split('\n').slice(1).join('\n').replace(/^\n/, '') || '(no further text)');
   });
   return lines.join('\n');
+}
+
+/** The agents `delegate_task` may call. */
+export function delegateLines(delegates: NonNullable<BundleInspection['delegates']>): string[] {
+  const width = Math.max(0, ...delegates.map((d) => d.id.length));
+  return [`May delegate to (${delegates.length}, with delegate_task):`, ...delegates.map((d) => `  ${d.id.padEnd(width)}  ${d.name}${d.title ? `, ${d.title}` : ''}`)];
 }
 
 /** The built-in tools offered (after the agent's allow-list) and the project's MCP servers. */

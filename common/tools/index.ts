@@ -4,6 +4,7 @@
  * needs from these definitions and never names a tool. Pure data: the workflow imports it.
  */
 import { ASK_QUESTION } from './ask-question';
+export { DELEGATE_TASK, delegateDescription } from './delegate-task';
 import { EXECUTE_WORKFLOW } from './execute-workflow';
 import { READ_FILE } from './read-file';
 import { SAVE_OUTPUT } from './save-output';
