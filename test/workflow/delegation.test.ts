@@ -171,6 +171,31 @@ test("a child's call waiting for approval shows in the parent's state and is app
   await session.end();
 });
 
+test('a worker stopped while a child waits loses nothing: another worker replays both and the child is started once', async () => {
+  h.fake.enqueue(
+    toolCalls([delegate('d1', 'pm', 'Save the plan')]),
+    toolCalls([{ id: 's1', name: 'save_output', arguments: { file_path: '{output_folder}/plan.md', content: '# Plan' } }]),
+    text('Saved docs/plan.md.'),
+    text('The plan is saved.'),
+  );
+  const first = await h.startWorker();
+  const session = await first.loopwright.start({ bundlePath: bundle, agentId: 'lead', projectRoot: root, outputRoots: [path.join(root, 'docs')], approval: { policy: 'writes' } });
+  const sent = session.send('Save the plan');
+  await until(() => session.state(), (s) => s.pendingApprovals.some((p) => p.callId === 'd1/s1'));
+  // No worker: the parent waits on its child, the child on the user, both only in history.
+  await first.stop();
+  const second = await h.startWorker({ taskQueue: first.taskQueue });
+  const resumed = second.loopwright.session(session.workflow.workflowId);
+  expect((await resumed.state()).pendingApprovals.map((p) => p.callId)).toEqual(['d1/s1']);
+  await resumed.approve();
+  expect(await sent).toMatchObject({ status: 'completed', response: 'The plan is saved.', delegations: 1 });
+  expect(fs.readFileSync(path.join(root, 'docs/plan.md'), 'utf8')).toBe('# Plan');
+  const events = (await session.workflow.fetchHistory()).events ?? [];
+  expect(events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(1);
+  expect(h.fake.requests).toHaveLength(4);
+  await resumed.end();
+});
+
 test('manifest delegates: lists narrow whom an agent may call; an agent with no one to call is not offered the tool', async () => {
   const manifestRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-delegation-manifest-'));
   try {
