@@ -25,6 +25,11 @@
  *                `everything__echo`, worker in this process (scripts/bench/mcp-session.ts);
  *   stream       live output (scripts/bench/stream.ts): a reader's first character of a streamed reply,
  *                and the history and CPU of streamed one-reply turns against unstreamed ones.
+ *   batch        a batch (agentBatch) of 1,000 one-shot sessions of one zero-latency model call each, on
+ *                one and then two worker processes: sessions per second, worker and server CPU per
+ *                session (scripts/bench/batch.ts).
+ *   delegation   a child session per delegated task (delegate_task) against the same work in the
+ *                parent: time and history per task (scripts/bench/delegation.ts).
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
@@ -51,6 +56,8 @@ import { measureStartup } from './bench/startup';
 import { measureMcpOverhead } from './bench/mcp';
 import { measureMcpSession } from './bench/mcp-session';
 import { measureStream } from './bench/stream';
+import { measureBatch } from './bench/batch';
+import { measureDelegation } from './bench/delegation';
 import { startWorkerProcess } from './bench/worker-process';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
@@ -262,6 +269,14 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
   await timed('stream', async () => {
     const streamOptions = { server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, progress };
     report.stream = await measureStream(streamOptions, cleanup);
+  });
+
+  await timed('delegation', async () => {
+    report.delegation = await measureDelegation({ server, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, progress }, cleanup);
+  });
+
+  await timed('batch', async () => {
+    report.batch = await measureBatch({ server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, model: MODEL, progress }, cleanup);
   });
 
   report.totalSeconds = (performance.now() - started) / 1000;

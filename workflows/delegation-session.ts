@@ -31,5 +31,5 @@ export function delegationHooks(rt: SessionRuntime): Pick<ApprovalHost, 'forward
 export function sessionDelegator(rt: SessionRuntime): Delegator | undefined {
   const delegates = rt.init?.delegates;
   if (!rt.delegationApprovals || !delegates || delegates.length === 0 || rt.input.delegation?.enabled === false) return undefined;
-  return new Delegator({ input: rt.input, delegates, budgets: () => rt.managed?.budgets.state(), approvals: rt.delegationApprovals });
+  return new Delegator({ input: rt.input, delegates, budgets: () => rt.managed?.budgets.state(), contextWindow: () => rt.managed?.context.window, approvals: rt.delegationApprovals });
 }

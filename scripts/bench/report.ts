@@ -15,7 +15,9 @@ import { HISTORY_RATIO_TARGET, type HistoryTurnFigures } from './history-turns';
 import { IDLE_RSS_TARGET_BYTES, type IdleFigures } from './idle-sessions';
 import { formatMcpOverhead, type McpBenchFigures } from './mcp';
 import { formatMcpSession, type McpSessionFigures } from './mcp-session';
+import { formatDelegation, type DelegationFigures } from './delegation';
 import { formatStream, type StreamFigures } from './stream';
+import { formatBatch, type BatchBenchFigures } from './batch';
 import type { SampleSummary } from './stats';
 import { bytes, ms, textTable } from './text-table';
 
@@ -31,7 +33,7 @@ export interface MachineInfo {
 }
 
 /** The parts of the bench, in the order they run. */
-export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream'] as const;
+export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream', 'delegation', 'batch'] as const;
 export type BenchPart = (typeof PARTS)[number];
 
 /** Everything one bench run measured; a part that did not run is absent. */
@@ -50,6 +52,10 @@ export interface BenchReport {
   mcp?: McpBenchFigures & { session: McpSessionFigures };
   /** Live output: a reader's first character, history and CPU of streamed replies against unstreamed ones. */
   stream?: StreamFigures;
+  /** A child session per delegated task against the same work in the parent. */
+  delegation?: DelegationFigures;
+  /** Batch runs: sessions per second and CPU per session, on one and two worker processes. */
+  batch?: BatchBenchFigures;
   /** Wall time of each part that ran. */
   partSeconds: Partial<Record<BenchPart, number>>;
   totalSeconds: number;
@@ -93,6 +99,8 @@ export function formatReport(report: BenchReport): string {
   if (report.startup) sections.push(formatStartup(report.startup));
   if (report.mcp) sections.push(`7. ${formatMcpOverhead(report.mcp)}\n\n${formatMcpSession(report.mcp.session, report.mcp)}`);
   if (report.stream) sections.push(formatStream(report.stream));
+  if (report.delegation) sections.push(formatDelegation(report.delegation));
+  if (report.batch) sections.push(formatBatch(report.batch));
   return sections.join('\n\n');
 }
 
