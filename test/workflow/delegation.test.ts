@@ -171,6 +171,30 @@ test("a child's call waiting for approval shows in the parent's state and is app
   await session.end();
 });
 
+test("a grandchild's call is denied through the top session: the decision travels down two levels", async () => {
+  h.fake.enqueue(
+    toolCalls([delegate('d1', 'pm', 'Ask the lead to save a note')]),
+    toolCalls([delegate('c1', 'lead', 'Save a note')]),
+    toolCalls([{ id: 's1', name: 'save_output', arguments: { file_path: '{output_folder}/note.md', content: 'note' } }]),
+    text('The user declined the save.'),
+    text('Lead could not save.'),
+    text('Nothing was saved.'),
+  );
+  const session = await start({ approval: { policy: 'writes' } });
+  const sent = session.send('Save a note through the team');
+  const state = await until(() => session.state(), (s) => s.pendingApprovals.length > 0);
+  expect(state.pendingApprovals).toEqual([
+    expect.objectContaining({ callId: 'd1/c1/s1', tool: 'save_output', delegate: { agent: 'lead', workflowId: `${session.workflow.workflowId}-t1-i1-d1`, callId: 'c1/s1' } }),
+  ]);
+  expect(await session.deny('d1/c1/s1', 'not now')).toEqual(['d1/c1/s1']);
+  expect(await sent).toMatchObject({ status: 'completed', response: 'Nothing was saved.' });
+  // The grandchild's model saw the denial with the reason.
+  const seen = h.fake.requests[3]!.body!.messages as { role: string; content: string }[];
+  expect(JSON.parse(seen.at(-1)!.content)).toMatchObject({ success: false, declined: true, error: 'The user declined this call: not now' });
+  expect(fs.existsSync(path.join(root, 'docs/note.md'))).toBe(false);
+  await session.end();
+});
+
 test('a worker stopped while a child waits loses nothing: another worker replays both and the child is started once', async () => {
   h.fake.enqueue(
     toolCalls([delegate('d1', 'pm', 'Save the plan')]),
