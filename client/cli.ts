@@ -13,6 +13,7 @@ import { Command, CommanderError } from 'commander';
 import { addSessionCommands } from './cli-session-commands';
 import { argumentTerm, type Invocation, rootHelpDetails } from './cli-support';
 import { addToolCommands } from './cli-tool-commands';
+import { addBatchCommands } from './commands/batch-cli';
 import { EXIT, reportFailure, USAGE_ERROR } from './exit-codes';
 import { installExitOnSignal } from './exit-on-signal';
 import { exitWhenFlushed } from './exit-flushed';
@@ -110,6 +111,7 @@ function buildProgram(invocation: Invocation): Command {
 
   addSessionCommands(program, invocation);
   addToolCommands(program, invocation);
+  addBatchCommands(program, invocation);
 
   // `loopwright version`, as earlier versions had it.
   program

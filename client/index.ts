@@ -7,6 +7,10 @@
  *   const turn = await session.send('Draft the PRD');
  */
 export { LoopwrightClient, SessionHandle, SessionRejectedError, type StartSessionOptions, type SessionSummary } from './session-client';
+export { BatchHandle, BatchInputError, defaultOutputPath, type StartBatchOptions, type BatchResultLine, type BatchState, type BatchSummary } from './batch-client';
+export { LoopwrightSchedules, type CreateScheduleOptions, type ScheduleLine } from './schedule-client';
+export { BATCH_WORKFLOW } from '../common/batch-types';
+export { batchStateQuery } from '../workflows/batch-definitions';
 export {
   SESSION_WORKFLOW,
   interruptSignal,

@@ -33,6 +33,9 @@ import {
 } from '../workflows/definitions';
 import { findTurnEnd, readTranscript, type TurnEnd, whileLoading } from './turn-history';
 import { type FollowOptions, followTurn, type SessionEvent } from './session-events';
+import { sessionInput } from './session-input';
+import { BatchHandle, startBatch, type StartBatchOptions } from './batch-client';
+import { LoopwrightSchedules } from './schedule-client';
 
 /** How long the client keeps following a session that is moving to a new run before giving up. */
 const FOLLOW_TIMEOUT_MS = 60_000;
@@ -56,8 +59,7 @@ export class LoopwrightClient {
   async start(options: StartSessionOptions): Promise<SessionHandle> {
     const { workflowId, ...rest } = options;
     if (options.firstMessage !== undefined) checkMessageSize(options.firstMessage);
-    const input: SessionInput = { ...rest, bundlePath: path.resolve(options.bundlePath) };
-    if (input.searchAttributes === undefined && (await this.hasSearchAttributes())) input.searchAttributes = true;
+    const input: SessionInput = await sessionInput(rest, () => this.hasSearchAttributes());
     const id = workflowId ?? `loopwright-${slug(options.agentId)}-${randomUUID().slice(0, 8)}`;
     const handle = await this.client.workflow.start(SESSION_WORKFLOW, {
       taskQueue: this.taskQueue,
@@ -133,6 +135,12 @@ export class LoopwrightClient {
       branchFrom: { workflowId: sourceId, runId, to, hash: page.hash, turns },
     });
   }
+
+  /** Start a batch: one one-shot session per line of a JSONL file (batch-client.ts); reattaches to a running batch of that id. `batch(id)`: a handle on one. */
+  startBatch(options: StartBatchOptions): Promise<BatchHandle> { return startBatch(this, options); }
+  batch(workflowId: string): BatchHandle { return new BatchHandle(this.client.workflow.getHandle(workflowId)); }
+  /** Schedules of one-shot sessions, on Temporal Schedules (schedule-client.ts). */
+  get schedules(): LoopwrightSchedules { return new LoopwrightSchedules(this); }
 
   /** A handle on an existing session. */
   session(workflowId: string): SessionHandle {

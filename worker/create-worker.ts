@@ -7,6 +7,7 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import type { SessionActivities } from '../common/activity-types';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
+import { createBatchActivities } from '../activities/batch-activities';
 import type { CustomTool } from '../activities/tools/custom-tool';
 import { resolveWorkerSizing, sizingOptions, type WorkerSizing } from './worker-sizing';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
@@ -63,9 +64,12 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...(dataConverter ? { dataConverter } : {}),
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...code,
-    activities:
-      options.activities ??
-      createActivities({ client, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] }),
+    activities: {
+      // The batch workflow's file and follow-up activities (see workflows/batch.ts).
+      ...createBatchActivities({ client }),
+      ...(options.activities ??
+        createActivities({ client, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] })),
+    },
     // Heartbeats carry a streamed model reply to readers in batches of STREAM_BATCH_MS (100 ms;
     // common/stream-types.ts), and carry cancellation back to a running model call. A throttle of
     // 100 ms lets each batch out when it is sent (a longer one would hold batches back to one per

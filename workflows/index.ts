@@ -1,2 +1,3 @@
 /** Entry point of the workflow bundle: only workflow functions are exported here. */
 export { agentSession } from './session';
+export { agentBatch } from './batch';

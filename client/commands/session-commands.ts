@@ -131,7 +131,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
  * broken critical action is reported before any workflow starts. Returns the problem, if any, with
  * its type (the bundle error's class, or `BundleNotFound`).
  */
-async function checkBundleLocally(bundlePath: string, agentId: string, sandbox: SandboxSettings = {}): Promise<{ message: string; type: string } | undefined> {
+export async function checkBundleLocally(bundlePath: string, agentId: string, sandbox: SandboxSettings = {}): Promise<{ message: string; type: string } | undefined> {
   const absolute = path.resolve(bundlePath);
   if (!fs.existsSync(absolute)) {
     return { message: `Bundle not found: ${absolute} (if it exists only where your worker runs, pass --no-check)`, type: 'BundleNotFound' };

@@ -1,0 +1,100 @@
+/**
+ * Registers `loopwright batch` and `loopwright schedule ...` on the command line. Loaded with the
+ * command line itself (for `--help` too): the command modules, and the Temporal SDK, load only when
+ * a command runs.
+ */
+import type { Command } from 'commander';
+import { addModelSettingOptions, addSandboxOptions, addToolOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, SESSION_ENV, SESSION_SETTINGS_ENV, TOOL_SETTINGS_ENV } from '../cli-support';
+import type { BatchOptions } from './batch-command';
+import type { JsonOption } from './command-support';
+import { collect, positiveInt } from './option-values';
+import type { ScheduleCreateOptions } from './schedule-commands';
+
+/** Register `batch` and `schedule` on `program`. */
+export function addBatchCommands(program: Command, invocation: Invocation): void {
+  const { out } = invocation;
+  const batch = program
+    .command('batch')
+    .summary('run one one-shot session per line of a JSONL file')
+    .description(
+      'Run one one-shot session of <agent> per line of --input (a JSON string, or {"message": "...", "id": "..."}), at most --concurrency at once, ' +
+        'as child workflows of a durable batch workflow; write one result line per item to --output. A bad line is reported before anything starts. ' +
+        'Rerun with the same --id to reattach to a running batch. Exit status 1 when any item failed.',
+    )
+    .argument('<bundle>', 'the bundle folder (or an installed BMAD tree)')
+    .argument('<agent>', 'the agent id')
+    .requiredOption('--input <file>', 'the items, one a line (JSONL)')
+    .option('--output <file>', 'the result file (default: <input>.results.jsonl)')
+    .option('--concurrency <n>', 'sessions at once', positiveInt, 4)
+    .option('--id <id>', 'workflow id of the batch (default: loopwright-batch-<agent>-<time>); its sessions are <id>-<index>')
+    .option('--max-iterations <n>', 'most model calls in each turn (default: 50)', positiveInt)
+    .option('--model <model>', 'model for the sessions (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)')
+    .option('--json', 'print one JSON object with the summary {batchId, total, ok, failed, cancelled, byStatus, usage, outputPath, ...}')
+    .option('--no-check', 'skip loading the bundle here first')
+    .option('--project-root <dir>', 'the {project-root} of a stand-alone bundle (default: this folder)')
+    .option('--output-root <dir>', "a folder save_output may write to (repeatable; replaces the bundle's output_folder)", collect)
+    .option('--strict', 'fail when a file a critical action names is missing (default: warn)')
+    .option('--continue-after <n>', 'continue the batch workflow as new after n items per run (default: 500)', positiveInt);
+  batch.options.find((o) => o.long === '--continue-after')?.hideHelp();
+  addToolOptions(addModelSettingOptions(batch))
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['loopwright batch bundles/requirements-facilitator facilitator --input items.jsonl --output results.jsonl --concurrency 8', 'loopwright batch bundles/requirements-facilitator facilitator --input items.jsonl --id nightly-1 --json'],
+        [...SESSION_ENV, ...SESSION_SETTINGS_ENV, ...TOOL_SETTINGS_ENV],
+      ),
+    )
+    .action(async (bundle: string, agent: string, options: BatchOptions) => {
+      const { batchCommand } = await import('./batch-command');
+      await execute(invocation, 'batch', options, () => batchCommand(bundle, agent, options, out));
+    });
+
+  const schedule = program.command('schedule').summary('run one-shot sessions on a schedule').description('One-shot sessions on Temporal Schedules: create, list, pause, unpause, trigger, delete. Scheduled sessions run on a long-lived worker.');
+  const create = schedule
+    .command('create')
+    .summary('create a schedule of one-shot sessions')
+    .argument('<name>', 'the schedule id')
+    .argument('<bundle>', 'the bundle folder')
+    .argument('<agent>', 'the agent id')
+    .argument('<message>', "each session's message")
+    .option('--every <duration>', 'an interval: 30m, 1h, 1d')
+    .option('--cron <expr>', 'a cron expression: "0 9 * * MON-FRI"')
+    .option('--paused', 'create it paused')
+    .option('--max-iterations <n>', 'most model calls in a turn (default: 50)', positiveInt)
+    .option('--model <model>', 'model for the sessions')
+    .option('--no-check', 'skip loading the bundle here first')
+    .option('--json', 'print one JSON object {name, created, paused}');
+  addToolOptions(addModelSettingOptions(addSandboxOptions(create)))
+    .addHelpText('after', helpDetails(['loopwright schedule create nightly-summary bundles/requirements-facilitator facilitator "Summarise docs/notes.md" --every 1d'], SESSION_ENV))
+    .action(async (name: string, bundle: string, agent: string, message: string, options: ScheduleCreateOptions) => {
+      const { scheduleCreateCommand } = await import('./schedule-commands');
+      await execute(invocation, 'schedule', options, () => scheduleCreateCommand(name, bundle, agent, message, options, out));
+    });
+  schedule
+    .command('list')
+    .summary('list the schedules of sessions')
+    .option('--json', 'print one JSON object {schedules, count}')
+    .addHelpText('after', helpDetails(['loopwright schedule list'], CONNECTION_ENV))
+    .action(async (options: JsonOption) => {
+      const { scheduleListCommand } = await import('./schedule-commands');
+      await execute(invocation, 'schedule', options, () => scheduleListCommand(options, out));
+    });
+  const actions = [
+    ['pause', 'pause a schedule (no session starts until unpause)'],
+    ['unpause', 'unpause a schedule'],
+    ['trigger', 'start a session of a schedule now'],
+    ['delete', 'delete a schedule (its sessions stay)'],
+  ] as const;
+  for (const [action, summary] of actions) {
+    schedule
+      .command(action)
+      .summary(summary)
+      .argument('<name>', 'the schedule id')
+      .option('--json', 'print one JSON object {name, action}')
+      .addHelpText('after', helpDetails([`loopwright schedule ${action} nightly-summary`], CONNECTION_ENV))
+      .action(async (name: string, options: JsonOption) => {
+        const { scheduleActionCommand } = await import('./schedule-commands');
+        await execute(invocation, 'schedule', options, () => scheduleActionCommand(action, name, options, out));
+      });
+  }
+}

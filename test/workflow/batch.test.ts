@@ -1,0 +1,198 @@
+/**
+ * Batch runs on the real dev server: one one-shot session per line of a JSONL file as child
+ * workflows of `agentBatch`. Every item's result line is written once and the summary adds up; a
+ * worker stopped mid-way and replaced starts no item's session twice; a batch that continues as new
+ * still writes every item once; cancelling a batch cancels its running sessions; a bad line is an
+ * error naming it before anything starts. The fake model answers each item with its message.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { BatchResultLine } from '../../common/batch-types';
+import type { ChatMessage } from '../../common/messages';
+import { BatchInputError } from '../../client/batch-client';
+import type { LoopwrightClient } from '../../client/session-client';
+import { delay, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
+import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
+
+jest.setTimeout(90_000);
+
+let h: SessionHarness;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+let dir: string;
+let batchCounter = 0;
+
+/** The item's message, as the model saw it. */
+function itemMessage(request: RecordedRequest): string {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  return String(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+}
+
+/** LOOP items ask for a tool (and end max_iterations at one iteration), SLOW ones take `slowMs`; the rest are echoed. */
+function responder(slowMs = 0, latencyMs = 0): (request: RecordedRequest) => Step {
+  return (request) => {
+    const message = itemMessage(request);
+    if (message.includes('LOOP')) return toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' } }]);
+    const reply = text(`done: ${message}`);
+    if (message.includes('SLOW')) return delay(slowMs, reply);
+    return latencyMs > 0 ? delay(latencyMs, reply) : reply;
+  };
+}
+
+function writeItems(lines: string[]): string {
+  const file = path.join(dir, `items-${++batchCounter}.jsonl`);
+  fs.writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+function readResults(file: string): BatchResultLine[] {
+  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as BatchResultLine);
+}
+
+/** Requests per item message. */
+function requestsPerMessage(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of h.fake.requests) counts.set(itemMessage(r), (counts.get(itemMessage(r)) ?? 0) + 1);
+  return counts;
+}
+
+/** Runs of every child workflow of the batch, by workflow id. */
+async function childRuns(batchId: string): Promise<Map<string, number>> {
+  const runs = new Map<string, number>();
+  for await (const w of h.client.workflow.list({ query: `WorkflowType = 'agentSession'` })) {
+    if (w.workflowId.startsWith(`${batchId}-`)) runs.set(w.workflowId, (runs.get(w.workflowId) ?? 0) + 1);
+  }
+  return runs;
+}
+
+function start(loopwright: LoopwrightClient, inputPath: string, extra: Record<string, unknown> = {}) {
+  return loopwright.startBatch({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', projectRoot: bundleCopy.root, inputPath, maxIterations: 1, ...extra });
+}
+
+beforeAll(async () => {
+  h = await startSessionHarness();
+  bundleCopy = copyExampleBundle();
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-batch-'));
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  bundleCopy?.cleanup();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => h.fake.reset());
+
+test('40 items at concurrency 4: one result line per item, in order, and a summary that adds up', async () => {
+  const { loopwright } = await h.startWorker();
+  let inFlight = 0;
+  let most = 0;
+  h.fake.setResponder(async (request) => {
+    inFlight += 1;
+    most = Math.max(most, inFlight);
+    await new Promise((r) => setTimeout(r, 20));
+    inFlight -= 1;
+    return responder()(request);
+  });
+  const lines = Array.from({ length: 40 }, (_, i) => (i % 10 === 7 ? JSON.stringify({ message: `item ${i} LOOP`, id: `loop-${i}` }) : i % 2 ? JSON.stringify({ message: `item ${i}`, id: `id-${i}` }) : JSON.stringify(`item ${i}`)));
+  lines.splice(5, 0, ''); // a blank line is no item
+  const input = writeItems(lines);
+  const batch = await start(loopwright, input, { workflowId: `batch-forty-${process.pid}`, concurrency: 4 });
+  // The same id again, while it runs: the same batch, not a second one.
+  const again = await start(loopwright, input, { workflowId: batch.workflowId, concurrency: 4 });
+  expect(again.reattached).toBe(true);
+  const summary = await batch.result();
+
+  expect(summary).toMatchObject({ total: 40, started: 40, ok: 36, failed: 4, cancelled: 0, notStarted: 0, cancelledBatch: false, resultLines: 40 });
+  expect(summary.byStatus).toEqual({ completed: 36, max_iterations: 4 });
+  expect(summary.outputPath).toBe(path.join(dir, `items-${batchCounter}.results.jsonl`));
+  const results = readResults(summary.outputPath);
+  expect(results.map((r) => r.index)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+  expect(results[3]).toMatchObject({ index: 3, id: 'id-3', workflowId: `${batch.workflowId}-3`, status: 'completed', success: true, response: 'done: item 3' });
+  expect(results[0]!.id).toBeUndefined();
+  expect(results[7]).toMatchObject({ id: 'loop-7', status: 'max_iterations', success: false });
+  expect(results[7]!.error).toBeTruthy();
+  const tokens = results.reduce((sum, r) => sum + r.usage.totalTokens, 0);
+  expect(tokens).toBeGreaterThan(0);
+  expect(summary.usage.totalTokens).toBe(tokens);
+  expect(most).toBeLessThanOrEqual(4);
+  expect(most).toBeGreaterThan(1);
+  for (const [message, n] of requestsPerMessage()) expect([message, n]).toEqual([message, 1]);
+  expect(await loopwright.batch(batch.workflowId).state()).toMatchObject({ phase: 'done', ok: 36, failed: 4, running: 0 });
+  expect(fs.existsSync(`${summary.outputPath}.journal`)).toBe(false);
+  // Finished: the same id reattaches to it and its summary.
+  const finished = await start(loopwright, input, { workflowId: batch.workflowId });
+  expect(finished.reattached).toBe(true);
+  expect(await finished.result()).toEqual(summary);
+});
+
+test('a worker stopped mid-way and replaced: every item runs once, one result line each', async () => {
+  const first = await h.startWorker();
+  h.fake.setResponder(responder(0, 150));
+  const input = writeItems(Array.from({ length: 24 }, (_, i) => JSON.stringify(`crash item ${i}`)));
+  const batch = await start(first.loopwright, input, { concurrency: 4, continueAfter: 10 });
+  await h.fake.waitForRequests(9, 30_000);
+  await first.stop();
+  const second = await h.startWorker({ taskQueue: first.taskQueue });
+  const summary = await batch.result();
+  await second.stop();
+
+  expect(summary).toMatchObject({ total: 24, ok: 24, failed: 0, resultLines: 24 });
+  const results = readResults(summary.outputPath);
+  expect(results.map((r) => r.index)).toEqual(Array.from({ length: 24 }, (_, i) => i));
+  const perMessage = requestsPerMessage();
+  expect(perMessage.size).toBe(24);
+  for (const [message, n] of perMessage) expect([message, n]).toEqual([message, 1]);
+  const runs = await childRuns(batch.workflowId);
+  expect(runs.size).toBe(24);
+  for (const [id, n] of runs) expect([id, n]).toEqual([id, 1]);
+});
+
+test('a batch that continues as new every 5 items still writes every item once', async () => {
+  const { loopwright } = await h.startWorker();
+  h.fake.setResponder(responder());
+  const input = writeItems(Array.from({ length: 23 }, (_, i) => JSON.stringify({ message: `can item ${i}`, id: `c${i}` })));
+  const batch = await start(loopwright, input, { concurrency: 3, continueAfter: 5, pageLines: 4, outputPath: path.join(dir, 'can-results.jsonl') });
+  const summary = await batch.result();
+  expect(summary).toMatchObject({ total: 23, started: 23, ok: 23, resultLines: 23, outputPath: path.join(dir, 'can-results.jsonl') });
+  // A run drains its running sessions before it continues: 5 to 7 items (5 + concurrency - 1) per run.
+  expect(summary.runs).toBeGreaterThanOrEqual(4);
+  const results = readResults(summary.outputPath);
+  expect(results.map((r) => r.id)).toEqual(Array.from({ length: 23 }, (_, i) => `c${i}`));
+  for (const [, n] of requestsPerMessage()) expect(n).toBe(1);
+  expect((await childRuns(batch.workflowId)).size).toBe(23);
+});
+
+test('cancelling a batch cancels its running sessions and starts no more', async () => {
+  const { loopwright } = await h.startWorker();
+  h.fake.setResponder(responder(60_000));
+  const input = writeItems(Array.from({ length: 10 }, (_, i) => JSON.stringify(`SLOW item ${i}`)));
+  const batch = await start(loopwright, input, { concurrency: 3 });
+  await h.fake.waitForRequests(3, 30_000);
+  await batch.cancel();
+  const summary = await batch.result();
+  expect(summary).toMatchObject({ total: 10, started: 3, ok: 0, failed: 0, cancelled: 3, notStarted: 7, cancelledBatch: true, resultLines: 3 });
+  const results = readResults(summary.outputPath);
+  expect(results.map((r) => [r.index, r.status])).toEqual([
+    [0, 'cancelled'],
+    [1, 'cancelled'],
+    [2, 'cancelled'],
+  ]);
+  for (const r of results) {
+    const { status } = await h.client.workflow.getHandle(r.workflowId).describe();
+    expect(status.name).not.toBe('RUNNING');
+  }
+  expect(h.fake.requests).toHaveLength(3);
+});
+
+test('a bad line is an error naming it, and nothing starts', async () => {
+  const { loopwright } = await h.startWorker();
+  const input = writeItems([JSON.stringify('fine'), JSON.stringify({ message: 'also fine' }), '{"message": "cut off', JSON.stringify('never')]);
+  const attempt = start(loopwright, input, { workflowId: `batch-bad-${process.pid}` });
+  await expect(attempt).rejects.toThrow(BatchInputError);
+  await expect(attempt).rejects.toThrow(/^line 3: not JSON/);
+  await expect(h.client.workflow.getHandle(`batch-bad-${process.pid}`).describe()).rejects.toThrow(/not found/i);
+  const noMessage = writeItems([JSON.stringify({ id: 'x' })]);
+  await expect(start(loopwright, noMessage)).rejects.toThrow('line 1: "message" must be a string');
+  expect(h.fake.requests).toHaveLength(0);
+});
