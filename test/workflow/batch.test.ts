@@ -1,9 +1,10 @@
 /**
  * Batch runs on the real dev server: one one-shot session per line of a JSONL file as child
  * workflows of `agentBatch`. Every item's result line is written once and the summary adds up; a
- * worker stopped mid-way and replaced starts no item's session twice; a batch that continues as new
- * still writes every item once; cancelling a batch cancels its running sessions; a bad line is an
- * error naming it before anything starts. The fake model answers each item with its message.
+ * worker stopped mid-way and replaced starts no item's session twice, and neither does a terminated
+ * batch run again under its id; a batch that continues as new still writes every item once;
+ * cancelling a batch cancels its running sessions; a bad line is an error naming it before
+ * anything starts. The fake model answers each item with its message.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -183,6 +184,28 @@ test('cancelling a batch cancels its running sessions and starts no more', async
     expect(status.name).not.toBe('RUNNING');
   }
   expect(h.fake.requests).toHaveLength(3);
+});
+
+test('a terminated batch run again under its id starts no item twice: finished sessions are taken as they ended', async () => {
+  const { loopwright } = await h.startWorker();
+  h.fake.setResponder(responder(60_000));
+  const input = writeItems(['"first"', '"second"', '"third"', '"SLOW fourth"', '"fifth"', '"sixth"']);
+  const id = `batch-again-${process.pid}`;
+  const batch = await start(loopwright, input, { workflowId: id, concurrency: 1 });
+  await h.fake.waitForRequests(4, 30_000);
+  await batch.workflow.terminate('test: the batch dies');
+  // The running session was asked to stop when its batch closed.
+  await h.client.workflow.getHandle(`${id}-3`).result().catch(() => undefined);
+  const again = await start(loopwright, input, { workflowId: id, concurrency: 1 });
+  expect(again.reattached).toBe(false);
+  const summary = await again.result();
+  expect(summary).toMatchObject({ total: 6, started: 6, ok: 5, failed: 1, resultLines: 6 });
+  const results = readResults(summary.outputPath);
+  expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed', 'interrupted', 'completed', 'completed']);
+  for (const [message, n] of requestsPerMessage()) expect([message, n]).toEqual([message, 1]);
+  const runs = await childRuns(id);
+  expect(runs.size).toBe(6);
+  for (const [child, n] of runs) expect([child, n]).toEqual([child, 1]);
 });
 
 test('a bad line is an error naming it, and nothing starts', async () => {
