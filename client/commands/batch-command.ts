@@ -38,7 +38,7 @@ const PLAIN_PROGRESS_MS = 5_000;
 export async function batchCommand(bundlePath: string, agentId: string, options: BatchOptions, out: CommandOutput): Promise<number> {
   const json = options.json === true;
   const sandbox = sandboxSettings({ ...options, output: options.outputRoot });
-  if (options.check !== false && !options.id) {
+  if (options.check !== false) {
     const problem = await checkBundleLocally(bundlePath, agentId, sandbox);
     if (problem) {
       if (json) out.log(JSON.stringify({ batchId: null, error: problem.message, type: problem.type }));
