@@ -23,6 +23,9 @@ import { createCallMcpTool, type McpToolCaller } from './call-mcp-tool';
 import { defaultMcpPool } from './mcp/default-pool';
 import { createLoadTranscriptPage, queryTranscriptSource } from './transcript-source';
 import type { CommandCheck } from '../common/verify-types';
+import { NOT_FILES_HOST } from '../common/files-host';
+import type { ToolResult } from '../common/messages';
+import type { RuntimeContext } from '../common/runtime-context';
 import { commandChecks } from './command-checks';
 
 /** Settings of the activities a worker registers. */
@@ -43,6 +46,12 @@ export interface ActivitiesOptions {
    * (`McpPool`), opened when a session first needs a server and closed when idle; false for none.
    */
   mcp?: McpConnections | false;
+  /**
+   * This worker's host id (createWorker gives it): a tool call of a session whose files live on
+   * another host is refused before it touches anything (`LoopwrightNotFilesHost`), so the session
+   * sends it to that host. Unset: no check.
+   */
+  hostId?: string;
 }
 
 /** What the MCP activities need of a connection pool. */
@@ -100,8 +109,8 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
           throw ApplicationFailure.nonRetryable('This worker has no MCP support (created with mcp: false)', 'LoopwrightWorkerMisconfigured');
         },
     // One activity type per tool, registered under the tool's name; custom tools likewise.
-    ...TOOL_ACTIVITIES,
-    ...Object.fromEntries(custom.map((tool) => [tool.name, tool.activity])),
+    ...(Object.fromEntries(Object.entries(TOOL_ACTIVITIES).map(([name, activity]) => [name, onHost(options.hostId, activity)])) as typeof TOOL_ACTIVITIES),
+    ...Object.fromEntries(custom.map((tool) => [tool.name, onHost(options.hostId, tool.activity)])),
   };
 }
 
@@ -113,6 +122,22 @@ function delegateDefinition(agents: readonly DelegateAgent[]) {
 /** How the bundle is loaded for a session (its project root, as initialisation loads it). */
 function loadOptionsOf(input: InitializeAgentActivityInput): { projectRoot?: string; allowBroadProjectRoot?: boolean } {
   return { ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}), ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}) };
+}
+
+/** `activity`, refusing a session whose files are on another host than `hostId` (see common/files-host.ts). */
+function onHost<A extends (context: RuntimeContext, args: unknown) => Promise<ToolResult>>(hostId: string | undefined, activity: A): A {
+  if (hostId === undefined) return activity;
+  return (async (context: RuntimeContext, args: unknown) => {
+    const wanted = context?.filesHost;
+    if (wanted !== undefined && wanted !== hostId) {
+      throw ApplicationFailure.create({
+        type: NOT_FILES_HOST,
+        message: `This worker runs on host ${hostId}; the session's files are on host ${wanted}`,
+        nonRetryable: true,
+      });
+    }
+    return activity(context, args);
+  }) as A;
 }
 
 /** The agent's menu items that name a checklist, when there are any. */

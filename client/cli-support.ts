@@ -170,7 +170,8 @@ export function addSandboxOptions(command: Command): Command {
     .option('--allow-broad-project-root', 'accept / or the home folder as the project root')
     .option('--allow-secret-files', 'let tools read and write secret files (.env*, .ssh/, .npmrc, .aws/, keys: see README, "Security")')
     .option('--secret-files <line>', "a secret-file rule for this session, in .gitignore syntax: '*.secret' adds one, '!.npmrc' lets a default through (repeatable; after the project's .loopwright/secret-files)", collect)
-    .option('--allow-hard-links', 'let tools read files with more than one hard link');
+    .option('--allow-hard-links', 'let tools read files with more than one hard link')
+    .option('--files-host <id>', "the host whose workers hold the bundle and project: file tools run only there (default: this machine, LOOPWRIGHT_HOST_ID or its host name; 'any': any worker)");
 }
 
 /** The model, context and budget flags of the commands that start sessions (run and chat). */

@@ -2,6 +2,8 @@
  * `loopwright run` and friends start a worker inside the command when no long-lived worker serves
  * the task queue, so one command runs a whole session.
  */
+import { filesQueue } from '../common/files-host';
+import { localHostId } from '../worker/host-id';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
@@ -16,18 +18,27 @@ export const EPHEMERAL_WORKER_PREFIX = 'loopwright-cli-';
 /** A long poll lasts about a minute, so a live worker has polled within this window. */
 const POLLER_FRESH_MS = 75_000;
 
-/** Whether a long-lived worker (not a command's own) has polled the task queue recently. */
+/**
+ * Whether a long-lived worker (not a command's own) has polled the task queue recently, and, for
+ * the sessions this machine starts (their files are here), this host's files queue too.
+ */
 export async function hasLongLivedWorker(session: TemporalSession, now = Date.now()): Promise<boolean> {
-  const response = await session.client.workflowService.describeTaskQueue({
-    namespace: session.namespace,
-    taskQueue: { name: session.taskQueue },
-    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-  });
-  return (response.pollers ?? []).some((poller) => {
-    if ((poller.identity ?? '').startsWith(EPHEMERAL_WORKER_PREFIX)) return false;
-    const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
-    return now - seconds * 1000 < POLLER_FRESH_MS;
-  });
+  const fresh = async (name: string, type: temporal.api.enums.v1.TaskQueueType): Promise<boolean> => {
+    const response = await session.client.workflowService.describeTaskQueue({ namespace: session.namespace, taskQueue: { name }, taskQueueType: type });
+    return (response.pollers ?? []).some((poller) => {
+      if ((poller.identity ?? '').startsWith(EPHEMERAL_WORKER_PREFIX)) return false;
+      const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
+      return now - seconds * 1000 < POLLER_FRESH_MS;
+    });
+  };
+  if (!(await fresh(session.taskQueue, temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW))) return false;
+  let host: string;
+  try {
+    host = localHostId();
+  } catch {
+    return true;
+  }
+  return fresh(filesQueue(session.taskQueue, host), temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY);
 }
 
 /** A worker running in this process until `stop()`. */

@@ -40,6 +40,8 @@ export interface RuntimeContext {
   allowHardLinks?: boolean;
   /** Largest file `read_file` returns, in bytes. */
   maxReadBytes: number;
+  /** The host whose workers hold the files (set by the session, see common/files-host.ts); a worker elsewhere refuses file tools. */
+  filesHost?: string;
 }
 
 /** One secret-file rule of a project or session (gitignore syntax), with where it was written. */

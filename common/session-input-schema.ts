@@ -6,6 +6,7 @@
  * (measured: 10,000 idle sessions took a worker from 1.3 GB to 2.9 GB).
  */
 import { DEFAULT_DELEGATION_MAX_DEPTH } from './delegation-types';
+import { HOST_ID_PATTERN } from './files-host';
 import type { SessionInput } from './session-types';
 
 type Check = (value: unknown, field: string) => string | undefined;
@@ -36,6 +37,9 @@ const integerIn =
     typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
       ? undefined
       : `${field}: expected a whole number from ${min} to ${max}, got ${describe(value)}`;
+
+const hostId: Check = (value, field) =>
+  typeof value === 'string' && HOST_ID_PATTERN.test(value) ? undefined : `${field}: expected a host id (letters, digits, '.', '_', '-'; at most 100), got ${describe(value)}`;
 
 const fraction: Check = (value, field) =>
   typeof value === 'number' && value >= 0 && value <= 1 ? undefined : `${field}: expected a number from 0 to 1, got ${describe(value)}`;
@@ -169,7 +173,7 @@ const SESSION_INPUT = object(
     allowHardLinks: optional(boolean),
     strict: optional(boolean),
     idleTimeout: optional(duration),
-    timeouts: optional(object({ modelCall: optional(duration), modelHeartbeat: optional(duration), tool: optional(duration) }, true)),
+    timeouts: optional(object({ modelCall: optional(duration), modelHeartbeat: optional(duration), tool: optional(duration), filesWait: optional(duration) }, true)),
     approval: optional(object({ policy: optional(policy), timeout: optional(duration), onTimeout: optional(oneOf('approve', 'deny')) }, true)),
     loopBreakers: optional(boolean),
     tools: optional(stringList),
@@ -210,6 +214,7 @@ const SESSION_INPUT = object(
         true,
       ),
     ),
+    filesHost: optional(hostId),
     verify: optional(object({ enabled: optional(boolean), maxAttempts: optional(integerIn(1, 10)) }, true)),
     delegation: optional(
       object({ enabled: optional(boolean), agents: optional(agentPatterns), maxDepth: optional(integerIn(0, 10)), maxChildren: optional(integerIn(1, 100)) }, true),

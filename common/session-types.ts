@@ -136,6 +136,12 @@ export interface SessionInput {
    * read from run `runId` and checked against `hash`. Set by `SessionHandle.branch`.
    */
   branchFrom?: { workflowId: string; runId: string; to: number; hash: string; turns: number };
+  /**
+   * The host whose workers hold the bundle and project (see common/files-host.ts): activities that
+   * touch files run only there; model calls on any worker. Absent: any worker (one machine, or a
+   * shared file system). `run` and `chat` record this machine's host id.
+   */
+  filesHost?: string;
   /** Upsert the Loopwright* search attributes (set by the client when the namespace has them registered). */
   searchAttributes?: boolean;
   /** When a run hands over to a fresh one (continue-as-new); defaults keep well below Temporal's warnings. */
@@ -231,6 +237,8 @@ export interface SessionTimeouts {
   modelHeartbeat?: string;
   /** Longest one tool call may take (default 1 minute). */
   tool?: string;
+  /** How long a file activity waits for a worker of the files host before the session says it waits (default 15 seconds; it then waits on, longer each time). */
+  filesWait?: string;
 }
 
 /** What agent initialisation hands the workflow; recorded in history, so replay never re-reads the bundle. */
@@ -308,6 +316,8 @@ export interface SessionState {
   context?: ContextState;
   /** Token and cost budgets, and how much of each is used. */
   budget?: BudgetState;
+  /** No worker of the session's files host has taken a file activity for a while: the session waits for one. */
+  waitingForFiles?: { host: string; since: string };
   /** The turn's phase (gather, act, verify) and the document awaiting verification, once a workflow with a checklist ran. */
   verify?: { phase: 'gather' | 'act' | 'verify'; pending?: { name?: string; checklist?: string; document?: string; attempts: number; maxAttempts: number } };
 }

@@ -10,6 +10,8 @@ import { createActivities, type ActivitiesOptions } from '../activities/session-
 import { createBatchActivities } from '../activities/batch-activities';
 import type { CustomTool } from '../activities/tools/custom-tool';
 import { resolveWorkerSizing, sizingOptions, type WorkerSizing } from './worker-sizing';
+import { filesQueue } from '../common/files-host';
+import { localHostId } from './host-id';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
 import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from './workflow-bundle';
 import { installTracing, tracingClientInterceptors, tracingFromEnv, type TracingOptions, tracingWorkerOptions } from './tracing';
@@ -38,6 +40,8 @@ export interface CreateWorkerOptions {
    * (see tracing.ts), off when they ask for nothing.
    */
   tracing?: TracingOptions | false;
+  /** This machine's host id (default LOOPWRIGHT_HOST_ID, else the host name): the worker also serves the files of sessions that name it. */
+  hostId?: string;
   /** Extra worker options (identity, ...); they win over `sizing`. */
   overrides?: Partial<WorkerOptions>;
 }
@@ -58,18 +62,21 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...(tracing ? { interceptors: await tracingClientInterceptors() } : {}),
   });
   const code = workflowCode(options.workflowBundle, tracing !== undefined);
-  return Worker.create({
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const hostId = options.hostId ?? localHostId();
+  const activities = {
+    // The batch workflow's file and follow-up activities (see workflows/batch.ts).
+    ...createBatchActivities({ client }),
+    ...(options.activities ??
+      createActivities({ client, hostId, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] })),
+  };
+  const worker = await Worker.create({
     connection: options.connection,
     namespace,
     ...(dataConverter ? { dataConverter } : {}),
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    taskQueue,
     ...code,
-    activities: {
-      // The batch workflow's file and follow-up activities (see workflows/batch.ts).
-      ...createBatchActivities({ client }),
-      ...(options.activities ??
-        createActivities({ client, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] })),
-    },
+    activities,
     // Heartbeats carry a streamed model reply to readers in batches of STREAM_BATCH_MS (100 ms;
     // common/stream-types.ts), and carry cancellation back to a running model call. A throttle of
     // 100 ms lets each batch out when it is sent (a longer one would hold batches back to one per
@@ -83,6 +90,46 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...(tracing ? await tracingWorkerOptions(tracing, code, WORKFLOWS_PATH, options.workflowBundle === undefined) : {}),
     ...options.overrides,
   });
+  // The same activities on this host's files queue, for sessions whose files live here.
+  const files = await Worker.create({
+    connection: options.connection,
+    namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    taskQueue: filesQueue(taskQueue, hostId),
+    activities,
+    interceptors: { activity: worker.options.interceptors.activity },
+    maxHeartbeatThrottleInterval: '100 milliseconds',
+    defaultHeartbeatThrottleInterval: '100 milliseconds',
+    shutdownGraceTime: '10 seconds',
+    ...(options.overrides?.identity ? { identity: `${options.overrides.identity}@files` } : {}),
+  });
+  return withFilesWorker(worker, files);
+}
+
+/**
+ * The session worker, which also runs and stops the files worker beside it: `run()` runs both and
+ * settles when both have stopped; `shutdown()` stops both. Callers keep one Worker to handle.
+ */
+function withFilesWorker(worker: Worker, files: Worker): Worker {
+  const run = worker.run.bind(worker);
+  const shutdown = worker.shutdown.bind(worker);
+  const stopFiles = (): void => {
+    if (files.getState() === 'RUNNING') files.shutdown();
+  };
+  worker.run = async () => {
+    const filesRunning = files.run();
+    try {
+      await run();
+    } finally {
+      stopFiles();
+      await filesRunning;
+    }
+  };
+  worker.shutdown = () => {
+    shutdown();
+    stopFiles();
+  };
+  return worker;
 }
 
 function workflowCode(given: WorkerOptions['workflowBundle'], traced: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {

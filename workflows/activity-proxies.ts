@@ -4,6 +4,7 @@
  * may run as a local activity. Timeouts can be tuned per session (`SessionInput.timeouts`).
  */
 import {
+  type ActivityOptions,
   type ActivityFunctionWithOptions,
   type ActivityInterfaceFor,
   type LocalActivityFunctionWithOptions,
@@ -17,6 +18,7 @@ import type { ToolResult } from '../common/messages';
 import type { SessionTimeouts } from '../common/session-types';
 import { TOOL_SPECS } from '../common/tools';
 import type { VerifyInput, VerifyResult } from '../common/verify-types';
+import { type FilesRoute, filesProxy } from './files-route';
 
 /** The stubs a session uses. */
 export type SessionActivityStubs = ActivityInterfaceFor<
@@ -36,11 +38,16 @@ export type SessionActivityStubs = ActivityInterfaceFor<
   verifyDocument: ActivityFunctionWithOptions<(input: VerifyInput) => Promise<VerifyResult>>;
 };
 
-/** Build the stubs for one session. */
-export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivityStubs {
+/**
+ * Build the stubs for one session. With `files`, the activities that touch files (initialisation,
+ * tools, tool listing, MCP calls, verification) go to the files host's queue and wait for a worker
+ * there (files-route.ts); model calls and transcript paging stay on the session's own queue.
+ */
+export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesRoute): SessionActivityStubs {
+  const fileActivities = <A extends object>(options: ActivityOptions): ActivityInterfaceFor<A> => (files ? filesProxy<A>(options, files) : proxyActivities<A>(options));
   // Reading the bundle is local and quick; a bad bundle is the operator's to fix (the activity
   // marks it non-retryable), so only unexpected errors are retried, briefly.
-  const init = proxyActivities<Pick<SessionActivities, 'initializeAgent'>>({
+  const init = fileActivities<Pick<SessionActivities, 'initializeAgent'>>({
     startToCloseTimeout: '1 minute',
     retry: { maximumAttempts: 3, initialInterval: '1 second' },
   });
@@ -66,7 +73,7 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
   // lost worker). Reads are cheap to repeat but pointless to repeat often.
   // Tools heartbeat, so an interrupt reaches one that is stuck (a blocking read) within seconds.
   const toolHeartbeat = '10 seconds';
-  const quick = proxyActivities<Record<string, ToolActivityFunction>>({
+  const quick = fileActivities<Record<string, ToolActivityFunction>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
@@ -80,7 +87,7 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
   });
   // Tools whose result must not be lost (a finished document) are retried longer.
-  const persistent = proxyActivities<Record<string, ToolActivityFunction>>({
+  const persistent = fileActivities<Record<string, ToolActivityFunction>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
@@ -89,7 +96,7 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
   // which no retry on the same task queue would cure soon, so the call fails at once with a result
   // that says so (see tool-calls.ts).
   const notRegistered = { nonRetryableErrorTypes: ['NotFoundError'] };
-  const customQuick = proxyActivities<Record<string, ToolActivityFunction>>({
+  const customQuick = fileActivities<Record<string, ToolActivityFunction>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
@@ -98,27 +105,27 @@ export function sessionActivities(timeouts: SessionTimeouts = {}): SessionActivi
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
   });
-  const customPersistent = proxyActivities<Record<string, ToolActivityFunction>>({
+  const customPersistent = fileActivities<Record<string, ToolActivityFunction>>({
     startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8, ...notRegistered },
   });
   // Listing starts MCP servers (a stdio server may first be installed by npx): allow minutes, heartbeat.
-  const listing = proxyActivities<Pick<SessionActivities, 'listTools'>>({
+  const listing = fileActivities<Pick<SessionActivities, 'listTools'>>({
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: '30 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
   });
   // An MCP call has its own per-call timeout on the worker (the server's `timeout`, default 60 s);
   // the activity's bounds it from outside. A server that cannot be started is retried briefly.
-  const mcp = proxyActivities<Pick<SessionActivities, 'callMcpTool'>>({
+  const mcp = fileActivities<Pick<SessionActivities, 'callMcpTool'>>({
     startToCloseTimeout: (timeouts.tool ?? '10 minutes') as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
   });
   // Verifying is a model call like the turn's, but an answer that is not the asked-for JSON is
   // retried only a few times: after that the turn ends "not verified" instead of waiting on.
-  const verify = proxyActivities<{ verifyDocument(input: VerifyInput): Promise<VerifyResult> }>({
+  const verify = fileActivities<{ verifyDocument(input: VerifyInput): Promise<VerifyResult> }>({
     startToCloseTimeout: (timeouts.modelCall ?? '10 minutes') as Duration,
     heartbeatTimeout: (timeouts.modelHeartbeat ?? '30 seconds') as Duration,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5, ...notRegistered },

@@ -42,6 +42,8 @@ import { withSpan } from './trace-hook';
 import { isPaused, runTurn, type TurnControls, type TurnStart } from './turn';
 import { VERIFY_PATCH } from '../common/verify-types';
 import { sessionVerifier } from './verify-session';
+import { FILES_HOST_PATCH } from '../common/files-host';
+import { filesRoute } from './files-wait';
 import { addUsage, ZERO_USAGE } from './usage';
 import { searchAttributeUpdater, sessionDetails } from './web-ui';
 import { initializeSession } from './session-init';
@@ -74,7 +76,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     maxHistoryBytes: input.continueAsNew?.maxHistoryBytes ?? DEFAULT_MAX_HISTORY_BYTES,
     maxHistoryEvents: input.continueAsNew?.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS,
   };
-  const activities = sessionActivities(input.timeouts);
+  // Files where they are: file activities go to the workers of the session's files host.
+  const filesHost = input.filesHost !== undefined && patched(FILES_HOST_PATCH) ? input.filesHost : undefined;
+  const activities = sessionActivities(input.timeouts, filesHost ? filesRoute(filesHost, () => rt, input.timeouts?.filesWait as Duration | undefined) : undefined);
   // Decided once, at the start of a run: a run recorded before a patch replays without it.
   const transcriptRef = patched(TRANSCRIPT_REF_PATCH);
   const mayContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
@@ -290,6 +294,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     rt.init = await initializeSession(rt);
     log.info('Agent initialised', { agent: rt.init.agent.id, systemMessages: transcript.length });
   }
+  if (filesHost && rt.init.context.filesHost !== filesHost) rt.init = { ...rt.init, context: { ...rt.init.context, filesHost } };
   if (managedContext && !rt.managed) rt.managed = await manageContext(input, activities, transcript, rt.init, carried, () => state.usage.totalTokens, refreshDetails);
   state.agent = rt.init.agent;
   if (verifies) rt.verifier = sessionVerifier(rt, carried?.verify);

@@ -8,6 +8,7 @@ import { LOG_ARGUMENT_LIMIT } from '../common/defaults';
 import type { ToolCall, ToolResult } from '../common/messages';
 import { type McpCallInput, type McpServerConfig, offeredOf, type SessionTool, TOOL_NOT_REGISTERED } from '../common/offered-tools';
 import type { RuntimeContext } from '../common/runtime-context';
+import { NOT_FILES_HOST } from '../common/files-host';
 import { TOOL_SPECS, toolSpec } from '../common/tools';
 import { argumentRecord, contentOf, targetOf } from '../common/tools/tool-spec';
 import type { SessionActivityStubs } from './activity-proxies';
@@ -53,11 +54,18 @@ export async function runToolCall(
     }
     if (offered?.kind === 'custom') {
       const local = options.localReads === true && offered.access === 'read';
-      return await activities.customTool(name, offered.retries, local).executeWithOptions(summary, [context, args]);
+      if (local) {
+        const done = await locally(() => activities.customTool(name, offered.retries, true).executeWithOptions(summary, [context, args]));
+        if (done) return done.result;
+      }
+      return await activities.customTool(name, offered.retries, false).executeWithOptions(summary, [context, args]);
     }
     // Only tools that change nothing may run as local activities (a crash repeats them).
     const local = options.localReads ? activities.localReads[name] : undefined;
-    if (local) return await local.executeWithOptions(summary, [context, args]);
+    if (local) {
+      const done = await locally(() => local.executeWithOptions(summary, [context, args]));
+      if (done) return done.result;
+    }
     return await activities.tools[name]!.executeWithOptions(summary, [context, args]);
   } catch (err) {
     if (isCancellation(err)) throw err;
@@ -93,6 +101,19 @@ export function toolSummary(name: string, args: unknown, specs: readonly Session
 
 function formatBytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/**
+ * A read run as a local activity on the worker that runs the workflow; undefined when that worker
+ * is not on the session's files host (it refuses, touching nothing), so the call goes to the host.
+ */
+async function locally(run: () => Promise<ToolResult>): Promise<{ result: ToolResult } | undefined> {
+  try {
+    return { result: await run() };
+  } catch (err) {
+    if (failureType(err) === NOT_FILES_HOST) return undefined;
+    throw err;
+  }
 }
 
 /** The secret-file settings of a session, as an MCP call carries them. */

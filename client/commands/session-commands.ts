@@ -12,6 +12,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { BudgetChange, BudgetState, SessionInput, TurnResult } from '../../common/session-types';
 import { EXIT, reportFailure } from '../exit-codes';
 import { hasLongLivedWorker, withWorker } from '../in-process-worker';
+import { filesHostSetting } from './files-host-option';
 import { type CommandOutput, UsageError } from '../output';
 import { watchProgress } from '../progress';
 import type { SessionHandle } from '../session-client';
@@ -36,6 +37,8 @@ export interface SandboxOptions {
   allowSecretFiles?: boolean;
   secretFiles?: string[];
   allowHardLinks?: boolean;
+  /** `--files-host`: a host id, or `any`. */
+  filesHost?: string;
 }
 
 /** Options of `loopwright run`. */
@@ -148,7 +151,7 @@ export async function checkBundleLocally(bundlePath: string, agentId: string, sa
 }
 
 /** The session settings the sandbox flags give. */
-export type SandboxSettings = Pick<SessionInput, 'projectRoot' | 'outputRoots' | 'strict' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'secretFiles' | 'allowHardLinks'>;
+export type SandboxSettings = Pick<SessionInput, 'projectRoot' | 'outputRoots' | 'strict' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'secretFiles' | 'allowHardLinks' | 'filesHost'>;
 
 /**
  * `{project-root}` is the folder the command runs in (or --project-root), recorded as an absolute,
@@ -166,8 +169,10 @@ export function sandboxSettings(options: SandboxOptions): SandboxSettings {
     ...(options.allowSecretFiles ? { allowSecretFiles: true } : {}),
     ...(options.secretFiles?.length ? { secretFiles: options.secretFiles } : {}),
     ...(options.allowHardLinks ? { allowHardLinks: true } : {}),
+    ...filesHostSetting(options.filesHost),
   };
 }
+
 
 /**
  * What initialisation warned about (e.g. a file a critical action names is missing), to say once.

@@ -158,8 +158,9 @@ export function turnNotes(result: Pick<TurnResult, 'compactions' | 'continuation
  * The context and budget lines of `status` (when the state has them): `context:` with the prompt
  * size, the window and the compactions, then `budget:` and a line per budget.
  */
-export function stateDetailLines(state: Pick<SessionState, 'context' | 'budget' | 'verify' | 'lastTurn'>): string[] {
+export function stateDetailLines(state: Pick<SessionState, 'context' | 'budget' | 'verify' | 'lastTurn' | 'waitingForFiles'>): string[] {
   const lines: string[] = [];
+  if (state.waitingForFiles) lines.push(`files:      waiting since ${state.waitingForFiles.since} for a worker on host ${state.waitingForFiles.host}, which holds the bundle and project`);
   const pending = state.verify?.pending;
   if (pending) lines.push(`verify:     ${pending.name ?? 'document'} against ${pending.checklist ?? 'its checklist'}${pending.document ? `, saved ${pending.document}` : ', not saved yet'} (attempt ${pending.attempts} of ${pending.maxAttempts})`);
   if (state.lastTurn?.verification) lines.push(`verified:   ${verificationLine(state.lastTurn.verification)}`);
