@@ -23,6 +23,8 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BatchActivities, SessionOutcome } from '../activities/batch-activities';
+import { filesQueue } from '../common/files-host';
+import { filesProxy } from './files-route';
 import {
   type BatchCounts,
   type BatchCursor,
@@ -45,10 +47,14 @@ import { addUsage, ZERO_USAGE } from './usage';
 /** Result lines written by one activity call at most. */
 const APPEND_LINES = 200;
 
-const files = proxyActivities<Pick<BatchActivities, 'readBatchPage' | 'appendBatchResults' | 'assembleBatchResults'>>({
-  startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
+type BatchFileActivities = Pick<BatchActivities, 'readBatchPage' | 'appendBatchResults' | 'assembleBatchResults'>;
+const FILE_OPTIONS = { startToCloseTimeout: '10 minutes', retry: { initialInterval: '1 second', maximumInterval: '30 seconds' } } as const;
+
+/** The input file and the results live where the batch's sessions' files do: on the files host's workers, when it names one. */
+function fileActivities(filesHost: string | undefined) {
+  if (filesHost === undefined) return proxyActivities<BatchFileActivities>(FILE_OPTIONS);
+  return filesProxy<BatchFileActivities>(FILE_OPTIONS, { queue: filesQueue(workflowInfo().taskQueue, filesHost), onWaiting: () => undefined });
+}
 const follow = proxyActivities<Pick<BatchActivities, 'awaitSessionOutcome'>>({
   startToCloseTimeout: '365 days',
   heartbeatTimeout: '30 seconds',
@@ -63,6 +69,7 @@ export async function agentBatch(input: BatchInput): Promise<BatchSummary> {
     throw ApplicationFailure.nonRetryable('Invalid batch input: concurrency and continueAfter must be positive whole numbers', BAD_INPUT);
   }
   const batchId = workflowInfo().workflowId;
+  const files = fileActivities(input.session.filesHost);
   const journalPath = `${input.outputPath}.journal`;
   const run = input.carried?.run ?? 1;
   const counts: BatchCounts = input.carried?.counts ?? { started: 0, ok: 0, failed: 0, cancelled: 0, byStatus: {}, usage: ZERO_USAGE };
