@@ -270,10 +270,11 @@ test('cli: run --detach returns at once and the session runs on a long-lived wor
   const parsed = JSON.parse(status.stdout) as { workflowId: string; workflowStatus: string; state: { status: string; turn: number } };
   expect(parsed).toMatchObject({ workflowId: id, workflowStatus: 'RUNNING', state: { status: 'waiting_for_user', turn: 1 } });
 
-  // Every activity ran on the worker process, none in the command.
+  // Every activity ran on the worker process (its session worker or, for file tools, its files worker), none in the command.
   const history = await handle.workflow.fetchHistory();
-  const identities = new Set((history.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.identity] : [])));
-  expect([...identities]).toEqual([expect.stringMatching(new RegExp(`^loopwright-worker-${worker.child.pid}@`))]);
+  const identities = [...new Set((history.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.identity ?? ''] : [])))];
+  expect(identities.length).toBeGreaterThanOrEqual(1);
+  expect(identities.filter((identity) => !new RegExp(`^loopwright-worker-${worker.child.pid}@`).test(identity))).toEqual([]);
   await handle.end();
   expect(await handle.result()).toMatchObject({ turns: 1, endedBy: 'end_signal' });
 });
