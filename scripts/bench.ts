@@ -57,6 +57,7 @@ import { measureMcpOverhead } from './bench/mcp';
 import { measureMcpSession } from './bench/mcp-session';
 import { measureStream } from './bench/stream';
 import { measureBatch } from './bench/batch';
+import { measureBatchKill } from './bench/batch-kill';
 import { measureDelegation } from './bench/delegation';
 import { startWorkerProcess } from './bench/worker-process';
 
@@ -276,7 +277,8 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
   });
 
   await timed('batch', async () => {
-    report.batch = await measureBatch({ server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, model: MODEL, progress }, cleanup);
+    const batchOptions = { server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, model: MODEL, progress };
+    report.batch = { ...(await measureBatch(batchOptions, cleanup)), kill: await measureBatchKill(batchOptions, cleanup) };
   });
 
   report.totalSeconds = (performance.now() - started) / 1000;

@@ -14,6 +14,7 @@ import type { BenchServer } from './bench-server';
 import type { CleanupStack } from './cleanup-stack';
 import { textTable } from './text-table';
 import { startWorkerProcess } from './worker-process';
+import { type BatchKillFigures, formatBatchKill } from './batch-kill';
 
 export interface BatchBenchOptions {
   server: BenchServer;
@@ -50,6 +51,8 @@ export interface BatchRunFigures {
 
 export interface BatchBenchFigures {
   runs: BatchRunFigures[];
+  /** The same batch with its worker killed part-way (batch-kill.ts). */
+  kill?: BatchKillFigures;
 }
 
 export async function measureBatch(options: BatchBenchOptions, cleanup: CleanupStack): Promise<BatchBenchFigures> {
@@ -122,10 +125,11 @@ export function formatBatch(figures: BatchBenchFigures): string {
     r.serverCpuMsPerSession === undefined ? '-' : `${r.serverCpuMsPerSession.toFixed(1)} ms`,
     String(r.modelCalls),
   ]);
-  return `Batch runs: one-shot sessions of one zero-latency model call each, as children of agentBatch\n${textTable(
+  const table = `Batch runs: one-shot sessions of one zero-latency model call each, as children of agentBatch\n${textTable(
     ['workers', 'ok', 'concurrency', 'batch runs', 'wall', 'sessions/s', 'worker CPU/session', 'server CPU/session', 'model calls'],
     rows,
   )}`;
+  return figures.kill ? `${table}\n\n${formatBatchKill(figures.kill)}` : table;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
