@@ -13,7 +13,7 @@ import { Command, CommanderError } from 'commander';
 import { addSessionCommands } from './cli-session-commands';
 import { argumentTerm, type Invocation, rootHelpDetails } from './cli-support';
 import { addToolCommands } from './cli-tool-commands';
-import { addBatchCommands } from './commands/batch-cli';
+import { addBatchCommands } from './cli-batch-commands';
 import { EXIT, reportFailure, USAGE_ERROR } from './exit-codes';
 import { installExitOnSignal } from './exit-on-signal';
 import { exitWhenFlushed } from './exit-flushed';

@@ -4,11 +4,11 @@
  * a command runs.
  */
 import type { Command } from 'commander';
-import { addModelSettingOptions, addSandboxOptions, addToolOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, SESSION_ENV, SESSION_SETTINGS_ENV, TOOL_SETTINGS_ENV } from '../cli-support';
-import type { BatchOptions } from './batch-command';
-import type { JsonOption } from './command-support';
-import { collect, positiveInt } from './option-values';
-import type { ScheduleCreateOptions } from './schedule-commands';
+import { addModelSettingOptions, addSandboxOptions, addToolOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, SESSION_ENV, SESSION_SETTINGS_ENV, TOOL_SETTINGS_ENV } from './cli-support';
+import type { BatchOptions } from './commands/batch-command';
+import type { JsonOption } from './commands/command-support';
+import { collect, positiveInt } from './commands/option-values';
+import type { ScheduleCreateOptions } from './commands/schedule-commands';
 
 /** Register `batch` and `schedule` on `program`. */
 export function addBatchCommands(program: Command, invocation: Invocation): void {
@@ -45,7 +45,7 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
       ),
     )
     .action(async (bundle: string, agent: string, options: BatchOptions) => {
-      const { batchCommand } = await import('./batch-command');
+      const { batchCommand } = await import('./commands/batch-command');
       await execute(invocation, 'batch', options, () => batchCommand(bundle, agent, options, out));
     });
 
@@ -67,7 +67,7 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
   addToolOptions(addModelSettingOptions(addSandboxOptions(create)))
     .addHelpText('after', helpDetails(['loopwright schedule create nightly-summary bundles/requirements-facilitator facilitator "Summarise docs/notes.md" --every 1d'], SESSION_ENV))
     .action(async (name: string, bundle: string, agent: string, message: string, options: ScheduleCreateOptions) => {
-      const { scheduleCreateCommand } = await import('./schedule-commands');
+      const { scheduleCreateCommand } = await import('./commands/schedule-commands');
       await execute(invocation, 'schedule', options, () => scheduleCreateCommand(name, bundle, agent, message, options, out));
     });
   schedule
@@ -76,7 +76,7 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
     .option('--json', 'print one JSON object {schedules, count}')
     .addHelpText('after', helpDetails(['loopwright schedule list'], CONNECTION_ENV))
     .action(async (options: JsonOption) => {
-      const { scheduleListCommand } = await import('./schedule-commands');
+      const { scheduleListCommand } = await import('./commands/schedule-commands');
       await execute(invocation, 'schedule', options, () => scheduleListCommand(options, out));
     });
   const actions = [
@@ -93,7 +93,7 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
       .option('--json', 'print one JSON object {name, action}')
       .addHelpText('after', helpDetails([`loopwright schedule ${action} nightly-summary`], CONNECTION_ENV))
       .action(async (name: string, options: JsonOption) => {
-        const { scheduleActionCommand } = await import('./schedule-commands');
+        const { scheduleActionCommand } = await import('./commands/schedule-commands');
         await execute(invocation, 'schedule', options, () => scheduleActionCommand(action, name, options, out));
       });
   }
