@@ -12,7 +12,7 @@ import type { JsonOption } from './commands/command-support';
 import { EXIT_STATUS_HELP } from './exit-codes';
 import { onExitCleanup, setRejoinHint } from './exit-on-signal';
 import type { CommandOutput } from './output';
-import { collect, jsonObject, models, openFraction, positiveInt, positiveNumber, price, reasoningEffort, temperature, toolChoice, toolPatternList, toolPatterns, verifyAttempts, wholeNumber } from './commands/option-values';
+import { collect, jsonObject, models, openFraction, positiveInt, positiveNumber, price, reasoningEffort, temperature, toolChoice, toolPatternList, toolPatterns, verifyAttempts, wholeNumber, agentPatternList } from './commands/option-values';
 import { DEFAULT_VERIFY_ATTEMPTS } from '../common/verify-types';
 import { DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT, DEFAULT_MAX_CONTINUATIONS } from '../common/defaults';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../common/model-call';
@@ -206,5 +206,9 @@ export function addToolOptions(command: Command): Command {
     .option('--tools <list>', "the tools the model is offered: names or * patterns, comma-separated, e.g. read_file,github__* (default: the agent's tools: in bundle.yaml, else every tool)", toolPatternList)
     .option('--mcp-config <file>', 'MCP servers from a JSON file in .mcp.json format, {"mcpServers": {...}}, added to the project\'s .mcp.json (repeatable; a later file wins per server)', collect)
     .option('--no-project-mcp', "leave out the MCP servers of the project's .mcp.json")
-    .option('--allow-tool <pattern>', 'an MCP tool that runs without approval, by name or pattern, e.g. github__get_* (repeatable)', toolPatterns);
+    .option('--allow-tool <pattern>', 'an MCP tool that runs without approval, by name or pattern, e.g. github__get_* (repeatable)', toolPatterns)
+    .option('--no-delegation', 'do not offer delegate_task (handing a task to another agent of the bundle as a child session)')
+    .option('--delegate-to <list>', "the agents delegate_task may call: ids or * patterns, comma-separated, e.g. pm,bmm/* (default: the agent's delegates: in bundle.yaml, else every other agent)", agentPatternList)
+    .option('--delegation-depth <n>', 'deepest chain of delegations (default: 2; 0 refuses every call)', wholeNumber)
+    .option('--delegations-per-turn <n>', 'most delegations in one turn (default: 8)', positiveInt);
 }

@@ -149,3 +149,12 @@ export function verifyAttempts(raw: string): number {
   if (!Number.isInteger(value) || value < 1 || value > 10) throw new InvalidArgumentError(`Expected a whole number from 1 to 10, got '${raw}'.`);
   return value;
 }
+
+/** `--delegate-to`: agent ids or `*` patterns (`pm`, `bmm/*`), comma-separated. */
+export function agentPatternList(raw: string): string[] {
+  const items = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (items.length === 0) throw new InvalidArgumentError('Expected agent ids or * patterns, comma-separated, e.g. pm,bmm/*.');
+  const bad = items.find((item) => !/^[A-Za-z0-9_.*/-]{1,200}$/.test(item));
+  if (bad !== undefined) throw new InvalidArgumentError(`"${bad}": an agent id or pattern takes letters, digits, _, -, ., / and *.`);
+  return items;
+}

@@ -24,10 +24,17 @@ export interface ToolSettingOptions {
   projectMcp?: boolean;
   /** `--allow-tool <pattern>`, repeatable. */
   allowTool?: string[];
+  /** False with `--no-delegation`. */
+  delegation?: boolean;
+  /** `--delegate-to <list>`: the agents `delegate_task` may call (ids or `*` patterns). */
+  delegateTo?: string[];
+  /** `--delegation-depth <n>`, `--delegations-per-turn <n>`. */
+  delegationDepth?: number;
+  delegationsPerTurn?: number;
 }
 
 /** The session settings these flags give. */
-export type ToolSessionSettings = Pick<SessionInput, 'tools' | 'mcpServers' | 'projectMcpConfig' | 'allowTools'>;
+export type ToolSessionSettings = Pick<SessionInput, 'tools' | 'mcpServers' | 'projectMcpConfig' | 'allowTools' | 'delegation'>;
 
 /** The options with an environment default: the variable, and how its value is read. */
 const ENV_DEFAULTS = {
@@ -49,7 +56,14 @@ const MAX_MCP_CONFIG_BYTES = 1024 * 1024;
 export function toolSessionSettings(options: ToolSettingOptions, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ToolSessionSettings {
   const o = applyEnvironmentDefaults(options, ENV_DEFAULTS, env);
   const mcpServers = readMcpConfigFiles(o.mcpConfig ?? [], cwd);
+  const delegation = {
+    ...(o.delegation === false ? { enabled: false } : {}),
+    ...(o.delegateTo?.length ? { agents: o.delegateTo } : {}),
+    ...(o.delegationDepth !== undefined ? { maxDepth: o.delegationDepth } : {}),
+    ...(o.delegationsPerTurn !== undefined ? { maxChildren: o.delegationsPerTurn } : {}),
+  };
   return {
+    ...(Object.keys(delegation).length ? { delegation } : {}),
     ...(o.tools?.length ? { tools: o.tools } : {}),
     ...(Object.keys(mcpServers).length ? { mcpServers } : {}),
     ...(o.projectMcp === false ? { projectMcpConfig: false } : {}),

@@ -213,3 +213,20 @@ test('toolSessionSettings: the environment is read from the argument; --project-
   // A file with no server adds none, and sets no field.
   expect(toolSessionSettings({ mcpConfig: [file('empty.json', { mcpServers: {} })] }, {})).toEqual({});
 });
+
+test('run and chat: the delegation flags reach the session input; files host defaults to this machine', async () => {
+  expect((await runStarts()).delegation).toBeUndefined();
+  started.length = 0;
+  const run = await runStarts('--no-delegation', '--delegate-to', 'pm, bmm/*', '--delegation-depth', '0', '--delegations-per-turn', '3', '--files-host', 'gpu-1');
+  expect(run.delegation).toEqual({ enabled: false, agents: ['pm', 'bmm/*'], maxDepth: 0, maxChildren: 3 });
+  expect(run.filesHost).toBe('gpu-1');
+  started.length = 0;
+  const chat = await chatStarts('--delegate-to', 'analyst', '--files-host', 'any');
+  expect(chat.delegation).toEqual({ agents: ['analyst'] });
+  expect(chat.filesHost).toBeUndefined();
+  started.length = 0;
+  expect((await runStarts()).filesHost).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*$/);
+  const bad = await cli(['run', 'b', 'a', 'hi', '--no-check', '--delegate-to', 'a b']);
+  expect(bad.code).toBe(EXIT.USAGE);
+  expect(bad.stderr).toContain('"a b": an agent id or pattern');
+});
