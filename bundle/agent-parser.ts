@@ -45,7 +45,7 @@ import { MAX_AGENT_CHARS, MAX_AGENT_TEXT_CHARS, MAX_CRITICAL_ACTIONS } from './l
 import { childElements, firstChild, readElement, textOf, XmlLimitError, XmlSyntaxError, type XmlElement } from './xml-reader';
 
 /** Command attributes in priority order (the first present is the command's primary target). */
-const TARGET_ATTRIBUTES: readonly [string, CommandTargetKind][] = [
+export const TARGET_ATTRIBUTES: readonly [string, CommandTargetKind][] = [
   ['run-workflow', 'workflow'],
   ['workflow', 'workflow'],
   ['validate-workflow', 'validate-workflow'],

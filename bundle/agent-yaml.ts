@@ -45,7 +45,7 @@
  */
 import * as path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
-import { checkSizes, tidy } from './agent-parser';
+import { checkSizes, TARGET_ATTRIBUTES, tidy } from './agent-parser';
 import { AgentDefinitionSchema, type AgentCommand, type AgentDefinition, type CommandTarget, type CommandTargetKind } from './agent-schema';
 import { activationRules, activationSteps, menuHandlers, type InstallerModels } from './agent-yaml-models';
 import { AgentParseError, LimitExceededError, YamlSyntaxError } from './errors';
@@ -56,16 +56,8 @@ import { parseYamlSafe } from './safe-yaml';
 export const HELP_COMMAND: AgentCommand = { cmd: '*help', description: 'Show numbered menu', targets: [] };
 export const EXIT_COMMAND: AgentCommand = { cmd: '*exit', description: 'Exit with confirmation', targets: [] };
 
-/** Item keys naming a target, with their kind; in the XML parser's priority order for `target`. */
-const TARGET_KEYS: readonly [string, CommandTargetKind][] = [
-  ['run-workflow', 'workflow'],
-  ['workflow', 'workflow'],
-  ['validate-workflow', 'validate-workflow'],
-  ['exec', 'exec'],
-  ['action', 'action'],
-  ['tmpl', 'tmpl'],
-  ['data', 'data'],
-];
+/** Item keys naming a target, with their kind: the XML parser's attributes, in its priority order for `target`. */
+const TARGET_KEYS = TARGET_ATTRIBUTES;
 const KIND_OF = new Map(TARGET_KEYS);
 const PRIORITY: readonly CommandTargetKind[] = ['workflow', 'validate-workflow', 'exec', 'action', 'tmpl', 'data'];
 
