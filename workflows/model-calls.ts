@@ -73,14 +73,52 @@ export class ModelCaller {
    * One step: compact if needed, call (with recovery and fallbacks), continue a cut-off reply.
    * `onUsage` gets each call's usage (compaction and continuation calls too), with the model that answered.
    */
-  async step(afterLastReply: number | undefined, iteration: number, onUsage: (usage: TokenUsage, model?: string) => void): Promise<ModelStep> {
-    const label = (extra = ''): string => `turn ${this.input.turn} · iteration ${iteration} · callModel ${this.model ?? 'default model'}${extra}`;
+  step(afterLastReply: number | undefined, iteration: number, onUsage: (usage: TokenUsage, model?: string) => void): Promise<ModelStep> {
+    const label = this.labeller(iteration);
     const managed = this.managed;
     if (!managed) {
-      const reply = await this.call(afterLastReply, label());
-      if (reply.usage) onUsage(reply.usage, reply.model);
-      return { ...reply, continuations: 0, compactions: [], joined: false };
+      return this.call(afterLastReply, label()).then((reply) => {
+        if (reply.usage) onUsage(reply.usage, reply.model);
+        return { ...reply, continuations: 0, compactions: [], joined: false };
+      });
     }
+    // The common case in one promise chain (every workflow promise costs a recorded stack trace):
+    // no compaction first, and a reply that is neither a failure nor cut off. Anything else takes
+    // the full path below, from where this one stopped, scheduling exactly what it would have.
+    if (managed.context.needsCompaction(this.input.transcript, this.input.tools)) return this.managedStep(managed, afterLastReply, iteration, onUsage, { compact: true });
+    return this.call(afterLastReply, label()).then(
+      (first) =>
+        first.finishReason === 'length' && !first.message.tool_calls?.length
+          ? this.managedStep(managed, afterLastReply, iteration, onUsage, { first })
+          : this.firstOnly(managed, first, onUsage),
+      (failure: unknown) => this.managedStep(managed, afterLastReply, iteration, onUsage, { failure }),
+    );
+  }
+
+  /** Names a call in the Web UI: turn, iteration, model and what the call is for. */
+  private labeller(iteration: number): (extra?: string) => string {
+    return (extra = '') => `turn ${this.input.turn} · iteration ${iteration} · callModel ${this.model ?? 'default model'}${extra}`;
+  }
+
+  /** A step that took one call and needs no continuation. */
+  private firstOnly(managed: ManagedModel, first: ModelCallResult, onUsage: (usage: TokenUsage, model?: string) => void): ModelStep {
+    managed.context.observe(first.usage, first.estimatedPromptTokens);
+    if (first.usage) onUsage(first.usage, first.model);
+    return { ...first, continuations: 0, compactions: [], joined: false };
+  }
+
+  /**
+   * The full step of a managed session: compaction, recovery after a refusal, fallback models,
+   * continuations. `from` is where `step` left off: compaction needed first, or its first call's reply or failure.
+   */
+  private async managedStep(
+    managed: ManagedModel,
+    afterLastReply: number | undefined,
+    iteration: number,
+    onUsage: (usage: TokenUsage, model?: string) => void,
+    from: { compact?: boolean; first?: ModelCallResult; failure?: unknown },
+  ): Promise<ModelStep> {
+    const label = this.labeller(iteration);
     const { context } = managed;
     const compactions: CompactionRecord[] = [];
     const compact = async (reason: CompactionRecord['reason'], force: boolean): Promise<void> => {
@@ -100,13 +138,19 @@ export class ModelCaller {
         managed.onCompaction(record);
       }
     };
-    if (context.needsCompaction(this.input.transcript, this.input.tools)) await compact('threshold', false);
+    if (from.compact) await compact('threshold', false);
     const compactedNote = (): string => (compactions.length ? ` · ${ContextManager.describe(compactions[compactions.length - 1]!)}` : '');
 
-    let first: ModelCallResult | undefined;
+    let first: ModelCallResult | undefined = from.first;
+    let pending: { failure: unknown } | undefined = 'failure' in from ? { failure: from.failure } : undefined;
     let retriedAfterRefusal = false;
     while (!first) {
       try {
+        if (pending) {
+          const { failure } = pending;
+          pending = undefined;
+          throw failure;
+        }
         first = await this.call(afterLastReply, label(compactedNote()));
       } catch (err) {
         const failure = modelFailure(err);

@@ -21,8 +21,14 @@ export interface SessionToolSet {
   mcpServers: Readonly<Record<string, McpServerConfig>>;
 }
 
-/** Run one tool call as its activity; never throws except for cancellation. */
-export async function runToolCall(
+/**
+ * Run one tool call as its activity; never throws (rejects) except for cancellation.
+ *
+ * Written with `then` rather than `async`/`await`: the SDK records a stack trace for every promise
+ * a workflow makes (its stack-trace query), which costs more than the call itself, so the hot path
+ * of the loop makes as few promises as it can. The commands it schedules are the same either way.
+ */
+export function runToolCall(
   activities: SessionActivityStubs,
   call: ToolCall,
   context: RuntimeContext,
@@ -31,58 +37,77 @@ export async function runToolCall(
   const name = call.function.name;
   const spec = toolSpec(name, options.toolSet?.tools ?? TOOL_SPECS);
   if (spec === undefined) {
-    return { success: false, error: `Unknown tool: ${name}` };
+    return Promise.resolve({ success: false, error: `Unknown tool: ${name}` });
   }
   let args: unknown;
   try {
     args = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
   } catch (err) {
-    return {
+    return Promise.resolve({
       success: false,
       error: `Arguments for ${name} are not valid JSON (${(err as Error).message}); send a JSON object`,
-    };
+    });
   }
+  const failed = (err: unknown): ToolResult => toolFailure(err, name, call.id);
   try {
     const summary = { summary: toolSummary(name, args, options.toolSet?.tools) };
     const offered = offeredOf(spec);
     if (offered?.kind === 'mcp' && offered.mcp) {
       const config = options.toolSet?.mcpServers[offered.mcp.server];
-      if (config === undefined) return { success: false, error: `${name} failed: its MCP server ${offered.mcp.server} is not configured in this session` };
-      return await activities.callMcpTool.executeWithOptions(summary, [
-        { server: offered.mcp.server, config, tool: offered.mcp.tool, name, args, retrySafe: offered.mcp.retrySafe === true, projectRoot: context.projectRoot, secrets: secretsOf(context) },
-      ]);
+      if (config === undefined) return Promise.resolve({ success: false, error: `${name} failed: its MCP server ${offered.mcp.server} is not configured in this session` });
+      return activities.callMcpTool
+        .executeWithOptions(summary, [
+          { server: offered.mcp.server, config, tool: offered.mcp.tool, name, args, retrySafe: offered.mcp.retrySafe === true, projectRoot: context.projectRoot, secrets: secretsOf(context) },
+        ])
+        .then(undefined, failed);
     }
     if (offered?.kind === 'custom') {
-      const local = options.localReads === true && offered.access === 'read';
-      if (local) {
-        const done = await locally(() => activities.customTool(name, offered.retries, true).executeWithOptions(summary, [context, args]));
-        if (done) return done.result;
+      const remote = (): Promise<ToolResult> => activities.customTool(name, offered.retries, false).executeWithOptions(summary, [context, args]);
+      if (options.localReads === true && offered.access === 'read') {
+        return locally(activities.customTool(name, offered.retries, true).executeWithOptions(summary, [context, args]), remote, failed);
       }
-      return await activities.customTool(name, offered.retries, false).executeWithOptions(summary, [context, args]);
+      return remote().then(undefined, failed);
     }
     // Only tools that change nothing may run as local activities (a crash repeats them).
+    const remote = (): Promise<ToolResult> => activities.tools[name]!.executeWithOptions(summary, [context, args]);
     const local = options.localReads ? activities.localReads[name] : undefined;
-    if (local) {
-      const done = await locally(() => local.executeWithOptions(summary, [context, args]));
-      if (done) return done.result;
-    }
-    return await activities.tools[name]!.executeWithOptions(summary, [context, args]);
+    if (local) return locally(local.executeWithOptions(summary, [context, args]), remote, failed);
+    return remote().then(undefined, failed);
   } catch (err) {
-    if (isCancellation(err)) throw err;
-    if (failureType(err) === 'NotFoundError' || /not registered on (this )?worker/i.test(rootMessage(err))) {
-      // The worker that took the call has no activity of that name: its set of tools differs from
-      // the one that listed this session's tools.
-      log.warn('Tool is not registered on the worker', { tool: name, toolCallId: call.id });
-      return {
-        success: false,
-        errorType: TOOL_NOT_REGISTERED,
-        error: `${name} failed: the worker that took this call has no tool ${name} registered (${TOOL_NOT_REGISTERED}); every worker of this task queue must register the same tools`,
-      };
+    // Scheduling itself threw: the same handling as a failed activity.
+    try {
+      return Promise.resolve(failed(err));
+    } catch (cancelled) {
+      return Promise.reject(cancelled);
     }
-    const message = rootMessage(err);
-    log.warn('Tool activity failed after its retries', { tool: name, toolCallId: call.id, error: message });
-    return { success: false, error: `${name} failed: ${message}` };
   }
+}
+
+/**
+ * A read run as a local activity on the worker that runs the workflow, going to the files host
+ * (`remote`) instead when that worker is not on the session's files host (it refuses, touching
+ * nothing). `failed` turns any other failure into the result the model gets.
+ */
+function locally(run: Promise<ToolResult>, remote: () => Promise<ToolResult>, failed: (err: unknown) => ToolResult): Promise<ToolResult> {
+  return run.then(undefined, (err: unknown) => (failureType(err) === NOT_FILES_HOST ? remote().then(undefined, failed) : failed(err)));
+}
+
+/** A tool activity that failed after its retries, as the result the model gets; cancellation is rethrown. */
+function toolFailure(err: unknown, name: string, callId: string): ToolResult {
+  if (isCancellation(err)) throw err;
+  if (failureType(err) === 'NotFoundError' || /not registered on (this )?worker/i.test(rootMessage(err))) {
+    // The worker that took the call has no activity of that name: its set of tools differs from
+    // the one that listed this session's tools.
+    log.warn('Tool is not registered on the worker', { tool: name, toolCallId: callId });
+    return {
+      success: false,
+      errorType: TOOL_NOT_REGISTERED,
+      error: `${name} failed: the worker that took this call has no tool ${name} registered (${TOOL_NOT_REGISTERED}); every worker of this task queue must register the same tools`,
+    };
+  }
+  const message = rootMessage(err);
+  log.warn('Tool activity failed after its retries', { tool: name, toolCallId: callId, error: message });
+  return { success: false, error: `${name} failed: ${message}` };
 }
 
 /**
@@ -101,19 +126,6 @@ export function toolSummary(name: string, args: unknown, specs: readonly Session
 
 function formatBytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
-}
-
-/**
- * A read run as a local activity on the worker that runs the workflow; undefined when that worker
- * is not on the session's files host (it refuses, touching nothing), so the call goes to the host.
- */
-async function locally(run: () => Promise<ToolResult>): Promise<{ result: ToolResult } | undefined> {
-  try {
-    return { result: await run() };
-  } catch (err) {
-    if (failureType(err) === NOT_FILES_HOST) return undefined;
-    throw err;
-  }
 }
 
 /** The secret-file settings of a session, as an MCP call carries them. */

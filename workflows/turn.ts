@@ -314,42 +314,54 @@ export function isPaused(result: TurnOutcome | PausedTurn): result is PausedTurn
  * completion breaker gets its result in order too; a question breaker is answered by the user's
  * next message.
  */
-async function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | undefined, at: DelegationCall): Promise<(ToolResult | undefined)[]> {
+function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | undefined, at: DelegationCall): Promise<(ToolResult | undefined)[]> {
   input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name, ...mainArgument(c, input.toolSet) })));
   const results: (ToolResult | undefined)[] = calls.map(() => undefined);
-  try {
-    await Promise.all(
-      calls.map(async (call, i) => {
-        const started = Date.now();
-        const controls = input.controls;
-        if (controls?.needsApproval(call)) {
-          const decision = await controls.requestApproval(call);
-          if (!decision.approved) {
-            results[i] = { success: false, declined: true, error: `The user declined this call${decision.reason ? `: ${decision.reason}` : ''}` };
-            return;
-          }
-        }
-        const result = input.delegator?.handles(call)
-          ? await input.delegator.run(call, at)
-          : await runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
-        results[i] = result;
-        log.info('Tool call finished', {
-          tool: call.function.name,
-          arguments: truncateArguments(call.function.arguments),
-          success: result.success,
-          error: result.success ? undefined : result.error,
-          durationMs: Date.now() - started,
-        });
-      }),
-    );
-  } finally {
+  const settle = (): void => {
     calls.forEach((call, i) => {
       input.transcript.push(toolMessage(call.id, results[i] ?? INTERRUPTED_RESULT));
     });
     if (breaker && loopToolSpec(breaker.function.name)?.loop === 'completion') input.transcript.push(toolMessage(breaker.id, { success: true, completed: true }));
     input.observer.onTools([]);
-  }
-  return results;
+  };
+  // Promise chains, not async functions: every workflow promise costs a recorded stack trace (see runToolCall).
+  const one = (call: ToolCall, i: number): Promise<void> => {
+    const started = Date.now();
+    let running: Promise<ToolResult>;
+    try {
+      running = runOneCall(input, call, at);
+    } catch (err) {
+      running = Promise.reject(err);
+    }
+    return running.then((result) => {
+      results[i] = result;
+      if (!result.success) {
+        log.info('Tool call failed', { tool: call.function.name, arguments: truncateArguments(call.function.arguments), error: result.error, durationMs: Date.now() - started });
+      }
+    });
+  };
+  const all = calls.length === 1 ? one(calls[0]!, 0) : Promise.all(calls.map(one));
+  return all.then(
+    () => {
+      settle();
+      return results;
+    },
+    (err: unknown) => {
+      settle();
+      throw err;
+    },
+  );
+}
+
+/** One call: after the human's yes when it needs one, as a child session when delegated, else as its tool's activity. */
+function runOneCall(input: TurnInput, call: ToolCall, at: DelegationCall): Promise<ToolResult> {
+  const run = (): Promise<ToolResult> =>
+    input.delegator?.handles(call) ? input.delegator.run(call, at) : runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
+  const controls = input.controls;
+  if (!controls?.needsApproval(call)) return run();
+  return controls.requestApproval(call).then((decision): ToolResult | Promise<ToolResult> =>
+    decision.approved ? run() : { success: false, declined: true, error: `The user declined this call${decision.reason ? `: ${decision.reason}` : ''}` },
+  );
 }
 
 /** The argument a person recognises a call by (its tool's `target`, a path), for progress displays. */
