@@ -109,12 +109,8 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     span.setAttributes({ 'gen_ai.request.model': model, 'loopwright.attempt': context.info.attempt, 'loopwright.messages': messages.length, 'loopwright.tools': input.tools.length });
     checkApiKey(config);
     const body = buildRequest({ model, messages, tools: input.tools, settings: input.settings, temperature: input.temperature, maxTokens: input.maxTokens, baseURL: config.baseURL });
-    log.info('Model call started', {
-      model,
-      messages: messages.length,
-      tools: input.tools.length,
-      ...(config.logPayloads ? { request: body } : {}),
-    });
+    // One log line per call (when it ends) unless payloads are logged: then the request goes out first.
+    if (config.logPayloads) log.info('Model call started', { model, messages: messages.length, tools: input.tools.length, request: body });
     const { reply, durationMs } = await requestCompletion(client, config, {
       body,
       model,
@@ -142,6 +138,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     });
     log.info('Model call finished', {
       model: result.model,
+      messages: messages.length,
       durationMs: result.durationMs,
       finishReason: result.finishReason,
       toolCalls: (result.message.tool_calls ?? []).map((c) => c.function.name),

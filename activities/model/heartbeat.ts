@@ -6,8 +6,9 @@
 import { Context } from '@temporalio/activity';
 
 /**
- * Heartbeat now and then every `intervalMs` (or half the activity's heartbeat timeout, if shorter)
- * until the returned function is called. Each beat carries `details()` when given: Temporal keeps
+ * Heartbeat every `intervalMs` (or half the activity's heartbeat timeout, if shorter) until the
+ * returned function is called. Not at once: the heartbeat timeout runs from the activity's start,
+ * and a first beat would cost a call to the server for every model call, most of which end sooner. Each beat carries `details()` when given: Temporal keeps
  * only the latest heartbeat's details, so a streamed call's progress must be repeated, not replaced.
  */
 export function startHeartbeat(intervalMs: number, details?: () => unknown): () => void {
@@ -23,7 +24,6 @@ export function startHeartbeat(intervalMs: number, details?: () => unknown): () 
       void err;
     }
   };
-  beat();
   const timer = setInterval(beat, every);
   return () => clearInterval(timer);
 }
