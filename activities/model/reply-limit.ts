@@ -38,12 +38,24 @@ export class ReplyBodyTooLargeError extends Error {
 export function limitedFetch(limitBytes: number, inner: Fetch = globalThis.fetch): Fetch {
   return async (input, init) => {
     const response = await inner(input, init);
-    if (response.body === null) return response;
+    if (response.body === null || (response.ok && withinDeclaredLength(response, limitBytes))) return response;
     const limited = withBody(response, limitBody(response.body, limitBytes, response.status));
     if (response.ok) return limited;
     // Throws ReplyBodyTooLargeError (as a connection error's cause, to the openai client) when over the limit.
     return withBody(response, await limited.arrayBuffer());
   };
+}
+
+/**
+ * True for a body that cannot pass the limit: sent as is (no content encoding, which could inflate
+ * it) with a declared length within the limit. Fetch reads no more than the declared length.
+ */
+function withinDeclaredLength(response: Response, limitBytes: number): boolean {
+  const encoding = response.headers.get('content-encoding');
+  if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') return false;
+  const declared = response.headers.get('content-length');
+  if (declared === null || !/^\s*\d+\s*$/.test(declared)) return false;
+  return Number(declared) <= limitBytes;
 }
 
 /**
