@@ -238,7 +238,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
                 onTools: (tools) => {
                   state.runningTools = tools;
                   state.status = tools.length > 0 ? 'executing_tool' : 'thinking';
-                  refreshDetails();
+                  // Details are read between activations only: when the tools are done, the next
+                  // model call (onThinking) or the turn's end refreshes them in this same activation.
+                  if (tools.length > 0) refreshDetails();
                 },
                 onUsage: (usage) => {
                   state.usage = addUsage(state.usage, usage);
@@ -329,7 +331,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     if (input.oneShot) {
       state.status = 'completed';
       refreshSearchAttributes();
-      return oneShotOutcome(result, state.turn);
+      return oneShotOutcome(result, state.turn, state.warnings);
     }
   } else if (!carried && input.oneShot) {
     if (!input.firstMessage) {
@@ -340,7 +342,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
     memos.markTurnEnd(result);
     state.status = 'completed';
     refreshSearchAttributes();
-    return oneShotOutcome(result, state.turn);
+    return oneShotOutcome(result, state.turn, state.warnings);
   } else if (!carried && input.firstMessage) {
     const result = await runSessionTurn({ message: input.firstMessage });
     if (!result) return handOver();
