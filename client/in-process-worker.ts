@@ -10,7 +10,6 @@ import type { Worker } from '@temporalio/worker';
 import type { ActivitiesOptions } from '../activities/session-activities';
 import { onExitCleanup } from './exit-on-signal';
 import type { TemporalSession } from './temporal-session';
-import { closeDefaultMcpPool } from '../activities/mcp/default-pool';
 
 /** Identity prefix of workers that live only as long as one command; they do not count as "a worker is polling". */
 export const EPHEMERAL_WORKER_PREFIX = 'loopwright-cli-';
@@ -54,10 +53,11 @@ export async function startInProcessWorker(
 ): Promise<RunningWorker> {
   // Loaded here, not at the top: the worker, the activities and the openai client take a few hundred
   // milliseconds to load, which commands that find a worker polling (status, send, ...) never pay.
-  const [{ createWorker }, { flushTracing }, { installRuntimeLogging }] = await Promise.all([
+  const [{ createWorker }, { flushTracing }, { installRuntimeLogging }, { closeDefaultMcpPool }] = await Promise.all([
     import('../worker/create-worker'),
     import('../worker/tracing'),
     import('./runtime-logging'),
+    import('../activities/mcp/default-pool'),
   ]);
   // The command prints the outcome itself; the worker's retry warnings and stack traces would bury
   // it (LOOPWRIGHT_LOG_LEVEL=WARN shows them).
