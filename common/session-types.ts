@@ -370,4 +370,6 @@ export interface SessionResult {
   lastTurn?: TurnResult;
   usage: TokenUsage;
   endedBy: 'one_shot' | 'end_signal' | 'idle_timeout';
+  /** What initialisation and the tool listing warned about (a one-shot session's result carries them, so no query is needed). */
+  warnings?: string[];
 }

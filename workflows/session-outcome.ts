@@ -27,8 +27,8 @@ export function excerpt(response: string | null): string | null {
   return response !== null && response.length > LAST_TURN_EXCERPT ? `${response.slice(0, LAST_TURN_EXCERPT)}…` : response;
 }
 
-/** A one-shot session returns its turn, or fails with a stable type carrying the partial result. */
-export function oneShotOutcome(result: TurnResult, turns: number): SessionResult {
+/** A one-shot session returns its turn (and the session's warnings), or fails with a stable type carrying the partial result. */
+export function oneShotOutcome(result: TurnResult, turns: number, warnings?: readonly string[]): SessionResult {
   const type = ONE_SHOT_FAILURES[result.status];
   if (type) {
     const message =
@@ -39,7 +39,7 @@ export function oneShotOutcome(result: TurnResult, turns: number): SessionResult
           : (result.error ?? `The turn ended ${result.status}`);
     throw ApplicationFailure.create({ type, message, nonRetryable: true, details: [result] });
   }
-  return { turns, lastTurn: result, usage: result.usage, endedBy: 'one_shot' };
+  return { turns, lastTurn: result, usage: result.usage, endedBy: 'one_shot', ...(warnings?.length ? { warnings: [...warnings] } : {}) };
 }
 
 /** What the `loopwright.turn` span records when the turn ends (or pauses for the next run). */

@@ -60,17 +60,19 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
   const live = !json && process.stdout.isTTY === true;
   const settings = modelSessionSettings(options, process.env, { terminal: live });
   const tools = toolSessionSettings(options);
-  // A bundle that cannot be loaded here would only leave a failed workflow behind.
-  if (options.check !== false) {
-    const problem = await checkBundleLocally(bundlePath, agentId, sandbox);
-    if (problem) {
-      if (json) out.log(JSON.stringify({ workflowId: null, success: false, status: 'failed', error: problem.message, type: problem.type }));
-      else out.error(`Error: ${problem.message}`);
-      return EXIT.FAILED;
-    }
+  // A bundle that cannot be loaded here would only leave a failed workflow behind. The check and
+  // the connection go on together; no session starts before the check has passed.
+  const checked = options.check !== false ? checkBundleLocally(bundlePath, agentId, sandbox) : Promise.resolve(undefined);
+  const opening = openTemporal(out);
+  const [problem] = await Promise.all([checked, opening.catch(() => undefined)]);
+  if (problem) {
+    await opening.then((t) => t.close()).catch(() => undefined);
+    if (json) out.log(JSON.stringify({ workflowId: null, success: false, status: 'failed', error: problem.message, type: problem.type }));
+    else out.error(`Error: ${problem.message}`);
+    return EXIT.FAILED;
   }
 
-  const temporal = await openTemporal(out);
+  const temporal = await opening;
   try {
     const oneShot = options.once === true;
     const session = await temporal.loopwright.start({
@@ -108,9 +110,9 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
     let warnings: string[] = [];
     try {
       result = await withWorker(temporal, { watch: session.workflow, onStart: workerNotice(out, json) }, async () => {
-        const turn = await (oneShot ? oneShotTurn(session, out, !json, live) : sendWithProgress(session, message, out, !json, live));
-        // Asked while this command's worker (if any) still runs: a query needs one.
-        warnings = await sessionWarnings(session);
+        const turn: TurnResult & { warnings?: string[] } = await (oneShot ? oneShotTurn(session, out, !json, live) : sendWithProgress(session, message, out, !json, live));
+        // A one-shot session's result carries them; else asked while this command's worker (if any) still runs: a query needs one.
+        warnings = turn.warnings ?? (await sessionWarnings(session));
         if (!json) for (const warning of warnings) out.error(`Warning: ${warning}`);
         return turn;
       });
@@ -320,7 +322,7 @@ async function sendWithProgress(session: SessionHandle, message: string, out: Co
 }
 
 /** A one-shot session's result is its workflow result; a failed turn arrives as a failure carrying it. */
-async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boolean, live = false): Promise<TurnResult & { shownLive?: boolean }> {
+async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boolean, live = false): Promise<TurnResult & { shownLive?: boolean; warnings?: string[] }> {
   const reply = live ? startLiveReply(session, { write: (t) => process.stdout.write(t), notice: (l) => out.error(l), before: () => undefined }, { turn: 1 }) : undefined;
   const progress = show ? watchProgress(session, out, 400, () => reply?.writing === true) : undefined;
   const shown = async (turn: TurnResult): Promise<TurnResult & { shownLive?: boolean }> => {
@@ -330,7 +332,7 @@ async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boo
   try {
     const result = await session.result();
     if (!result.lastTurn) throw new Error('the session ended without a turn');
-    return await shown(result.lastTurn);
+    return { ...(await shown(result.lastTurn)), warnings: result.warnings ?? [] };
   } catch (err) {
     const failure = err instanceof WorkflowFailedError ? err.cause : undefined;
     if (failure instanceof ApplicationFailure && failure.details?.[0]) {
