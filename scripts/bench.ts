@@ -43,6 +43,7 @@ import { startBareBench } from './bench/bare-loop';
 import { benchResponder, delayedBenchResponder } from './bench/bench-responder';
 import { EXAMPLE_AGENT, LARGE_FILE, prepareBenchBundle, SMALL_FILE } from './bench/bench-bundle';
 import { startBenchServer } from './bench/bench-server';
+import { startModelProcess } from './bench/model-process';
 import { measureBundleRuntime } from './bench/bundle-runtime';
 import { CleanupStack } from './bench/cleanup-stack';
 import { measureConcurrency } from './bench/concurrency';
@@ -146,13 +147,22 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     progress('bundle runtime (initializeAgent, read_file, execute_workflow)');
     const { timings, agent } = await measureBundleRuntime(bundle.bundlePath, EXAMPLE_AGENT, { initRuns: 200, readRuns: 500, workflowRuns: 200 });
     report.bundle = timings;
-    const { fake, durable } = await fastSide();
+    // The model server runs in a process of its own here, so this process's CPU is the loop's alone.
+    progress('starting the model server in a process of its own');
+    const model = await startModelProcess(cleanup);
+    progress('starting a Loopwright worker in this process');
+    const durable = await startDurableBench(
+      { bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, modelBaseURL: model.baseURL, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, taskQueue: `loopwright-bench-engine-${process.pid}` },
+      server,
+      cleanup,
+    );
     progress('starting the bare-loop worker in this process');
     const bare = await startBareBench(server, cleanup);
     const input: EngineBenchInput = {
       durable,
       bare,
-      openai: new OpenAI({ apiKey: 'bench-key', baseURL: fake.baseURL, maxRetries: 0, timeout: TURN_TIMEOUT_MS }),
+      openai: new OpenAI({ apiKey: 'bench-key', baseURL: model.baseURL, maxRetries: 0, timeout: TURN_TIMEOUT_MS }),
+      modelServerCpuMs: model.cpuMs,
       model: MODEL,
       systemMessages: agent.messages,
       tools: TOOL_DEFINITIONS,
@@ -162,7 +172,6 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     report.engine = [];
     for (const iterations of [10, 50]) {
       report.engine.push(await measureEngineOverhead(input, { iterations, file: SMALL_FILE, runs: RUNS, warmup: WARMUP }));
-      resetFake(fake);
     }
   });
 

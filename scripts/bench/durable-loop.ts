@@ -5,7 +5,8 @@
  */
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { activityInfo } from '@temporalio/activity';
+import { bundleWorkflowCode, type ActivityInboundCallsInterceptor, type WorkerOptions } from '@temporalio/worker';
 import { LoopwrightClient, type SessionHandle } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
 import type { TurnResult } from '../../common/session-types';
@@ -22,6 +23,10 @@ export interface DurableBenchOptions {
   model: string;
   /** Longest a single turn may take before the benchmark gives up. */
   turnTimeoutMs: number;
+  /** Task queue of this worker (default one per bench process; two durable sides need two). */
+  taskQueue?: string;
+  /** Worker options to try (scripts/profile-turn.ts measures SDK settings with it). */
+  workerOptions?: Partial<WorkerOptions>;
 }
 
 /** The fields of a turn's result the bench reads (a result's messages are not among them: see `transcript`). */
@@ -31,6 +36,8 @@ export type TurnOutcome = Pick<TurnResult, 'turn' | 'success' | 'status' | 'iter
 export interface DurableTurn {
   /** From sending the message until the `send` update returned the turn's result. */
   ms: number;
+  /** CPU this process (the worker) used in that time, in ms. */
+  cpuMs: number;
   result: TurnOutcome;
   /** History of the run the bench started (not of later runs), fetched before the session ended. */
   history: History;
@@ -44,6 +51,8 @@ export interface DurableTurn {
 export interface DurableBench {
   /** Run one turn in a fresh session (started and initialised outside the timed part). */
   runTurn(message: string, maxIterations: number): Promise<DurableTurn>;
+  /** How long each `callModelV2` activity ran inside the worker since the last call (ms), clocked by an activity interceptor. */
+  takeModelCallTimes(): number[];
 }
 
 const TASK_QUEUE = `loopwright-bench-${process.pid}`;
@@ -59,27 +68,49 @@ export function benchWorkflowBundle(): ReturnType<typeof bundleWorkflowCode> {
 /** Start a Loopwright worker in this process on `server`; its shutdown is pushed onto `cleanup`. */
 export async function startDurableBench(options: DurableBenchOptions, server: BenchServer, cleanup: CleanupStack): Promise<DurableBench> {
   const [workflowBundle, connection] = await Promise.all([benchWorkflowBundle(), server.nativeConnection()]);
+  const taskQueue = options.taskQueue ?? TASK_QUEUE;
+  let modelCallTimes: number[] = [];
+  const timing: ActivityInboundCallsInterceptor = {
+    async execute(input, next) {
+      if (activityInfo().activityType !== 'callModelV2') return next(input);
+      const started = performance.now();
+      try {
+        return await next(input);
+      } finally {
+        modelCallTimes.push(performance.now() - started);
+      }
+    },
+  };
   const worker = await createWorker({
     connection,
-    taskQueue: TASK_QUEUE,
+    taskQueue,
     workflowBundle,
     activityOptions: { model: { baseURL: options.modelBaseURL, apiKey: 'bench-key', defaultModel: options.model } },
+    // The bench runs without tracing, so these are the worker's only activity interceptors.
+    overrides: { ...options.workerOptions, interceptors: { activity: [() => ({ inbound: timing })] } },
   });
   const running = worker.run();
   cleanup.push('worker', async () => {
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
   });
-  const loopwright = new LoopwrightClient(server.client, TASK_QUEUE);
+  const loopwright = new LoopwrightClient(server.client, taskQueue);
 
   return {
+    takeModelCallTimes() {
+      const times = modelCallTimes;
+      modelCallTimes = [];
+      return times;
+    },
     async runTurn(message, maxIterations) {
       // A window no turn here reaches: these parts measure the engine and its history, not compaction (the context part does).
       const session = await loopwright.start({ bundlePath: options.bundlePath, agentId: options.agentId, maxIterations, context: { window: 10_000_000 } });
       await waitUntilReady(session, options.turnTimeoutMs);
+      const cpuStart = process.cpuUsage();
       const started = performance.now();
       const turn = await withTimeout(session.send(message), options.turnTimeoutMs, 'durable turn');
       const ms = performance.now() - started;
+      const cpu = process.cpuUsage(cpuStart);
       const result: TurnOutcome = {
         turn: turn.turn,
         success: turn.success,
@@ -99,7 +130,7 @@ export async function startDurableBench(options: DurableBenchOptions, server: Be
       const continuedAsNew = Boolean(events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes);
       await session.end();
       await withTimeout(session.result(), options.turnTimeoutMs, 'session end');
-      return { ms, result, history, continuedAsNew, transcript };
+      return { ms, cpuMs: (cpu.user + cpu.system) / 1000, result, history, continuedAsNew, transcript };
     },
   };
 }

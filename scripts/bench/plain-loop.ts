@@ -25,12 +25,16 @@ export interface PlainTurnResult {
   iterations: number;
   response: string | null;
   transcript: ChatMessage[];
+  /** Each model call: the request and the reply's normalisation (ms). */
+  callMs: number[];
 }
 
 /** Run one turn for `userMessage` in this process; throws on a tool name other than read_file. */
 export async function runPlainTurn(input: PlainTurnInput, userMessage: string): Promise<PlainTurnResult> {
   const transcript: ChatMessage[] = [...input.systemMessages, { role: 'user', content: userMessage }];
+  const callMs: number[] = [];
   for (let iterations = 1; iterations <= input.maxIterations; iterations++) {
+    const started = performance.now();
     const reply = await input.client.chat.completions.create({
       model: input.model,
       // Our ChatMessage is the wire shape the activity sends as is.
@@ -39,9 +43,10 @@ export async function runPlainTurn(input: PlainTurnInput, userMessage: string): 
       tool_choice: 'auto',
     });
     const { message } = normalizeReply(reply);
+    callMs.push(performance.now() - started);
     transcript.push(message);
     const calls = message.tool_calls ?? [];
-    if (calls.length === 0) return { iterations, response: message.content, transcript };
+    if (calls.length === 0) return { iterations, response: message.content, transcript, callMs };
     const results = await Promise.all(
       calls.map((call): Promise<ToolResult> => {
         if (call.function.name !== 'read_file') throw new Error(`plain loop: unexpected tool ${call.function.name}`);
@@ -50,5 +55,5 @@ export async function runPlainTurn(input: PlainTurnInput, userMessage: string): 
     );
     calls.forEach((call, i) => transcript.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(results[i]) }));
   }
-  return { iterations: input.maxIterations, response: null, transcript };
+  return { iterations: input.maxIterations, response: null, transcript, callMs };
 }

@@ -128,6 +128,23 @@ function formatOverhead(engine: OverheadFigures[]): string {
       ]),
     ),
     '',
+    '   The hot path against its targets: durable/bare <= 1.5x; the model-call activity (clocked in the worker) within 1.5 ms of the' +
+      ' plain loop\'s call; worker CPU <= 8 ms per iteration (this process from `send` to the turn\'s result;' +
+      ' the model server runs in its own process when its CPU is shown)',
+    textTable(
+      ['turn', 'durable/bare', 'plain call ms median (p95)', 'callModelV2 activity ms median (p95)', 'activity - call ms', 'worker CPU ms/it', 'plain loop CPU ms/it', 'model server CPU ms/it (durable / plain)'],
+      engine.map((e) => [
+        turnLabel(e),
+        `${e.bareRatio.toFixed(2)}x`,
+        `${ms(e.modelCall.plain.median, 2)} (${ms(e.modelCall.plain.p95, 2)})`,
+        `${ms(e.modelCall.activity.median, 2)} (${ms(e.modelCall.activity.p95, 2)})`,
+        ms(e.modelCall.extraMs, 2),
+        ms(e.cpu.durable.process, 2),
+        ms(e.cpu.plain.process, 2),
+        e.cpu.durable.modelServer === undefined ? 'in this process' : `${ms(e.cpu.durable.modelServer, 2)} / ${ms(e.cpu.plain.modelServer ?? 0, 2)}`,
+      ]),
+    ),
+    '',
     '   Bare loop: a workflow calling one trivial activity N times in sequence, own worker and task queue in this process,' +
       ' same dev server (a durable iteration is two activities: callModel and read_file)',
     textTable(
@@ -349,6 +366,9 @@ function formatStartup(s: StartupFigures): string {
         ];
       }),
     ),
+    `   One-shot session of ${s.oneShot.iterations} iterations, medians of ${s.oneShot.runs} runs after a warm-up: \`loopwright run --once --json\` as a fresh process` +
+      ` ${ms(s.oneShot.cli.median, 1)} ms (${ms(s.oneShot.cli.min, 1)}..${ms(s.oneShot.cli.max, 1)}) against the client API (start with the message, result)` +
+      ` ${ms(s.oneShot.api.median, 1)} ms (${ms(s.oneShot.api.min, 1)}..${ms(s.oneShot.api.max, 1)}): ${s.oneShot.ratio.toFixed(2)}x (target <= 1.3x)`,
   ].join('\n');
 }
 

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { LoopwrightClient } from '../../client/session-client';
 import type { BenchServer } from './bench-server';
 import { benchTurnMessage } from './bench-responder';
-import { median } from './stats';
+import { median, summarize, type SampleSummary } from './stats';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -34,6 +34,8 @@ export interface StartupFigures {
   commands: StartupCommandFigures[];
   /** Median time the model took per call during the `send` runs (the fake model's own latency). */
   modelMedianMs: number;
+  /** A one-shot 10-iteration session: `loopwright run --once` as a fresh process against the client API in this process. */
+  oneShot: { iterations: number; runs: number; cli: SampleSummary; api: SampleSummary; ratio: number };
 }
 
 export interface StartupInput {
@@ -71,7 +73,51 @@ export async function measureStartup(input: StartupInput): Promise<StartupFigure
   }
   const modelMs = await modelCallTimes(loopwright, session.workflowId);
   await session.end();
-  return { code, commands: figures, modelMedianMs: modelMs.length ? median(modelMs) : 0 };
+  const oneShot = await measureOneShot(input, loopwright, env);
+  return { code, commands: figures, modelMedianMs: modelMs.length ? median(modelMs) : 0, oneShot };
+}
+
+/** Turns of the one-shot comparison. */
+const ONE_SHOT_ITERATIONS = 10;
+
+/**
+ * The same one-shot session both ways, alternating, after one warm-up each: `loopwright run <bundle>
+ * <agent> <message> --once --json` as a fresh process (start-up, bundle check, connection, the
+ * session, its reply), and `start` with the message and `result()` through the client API in this
+ * process, connected already. Both are served by the worker already polling.
+ */
+async function measureOneShot(input: StartupInput, loopwright: LoopwrightClient, env: NodeJS.ProcessEnv): Promise<StartupFigures['oneShot']> {
+  const message = benchTurnMessage(ONE_SHOT_ITERATIONS, input.file);
+  const cli: number[] = [];
+  const api: number[] = [];
+  input.progress(`startup: run --once against the client API, ${ONE_SHOT_ITERATIONS} iterations x ${input.runs}`);
+  for (let i = 0; i <= input.runs; i++) {
+    let started = performance.now();
+    const { stdout } = await run(process.execPath, [BIN, 'run', input.bundlePath, input.agentId, message, '--once', '--json', '--max-iterations', String(ONE_SHOT_ITERATIONS)], {
+      env,
+      cwd: ROOT,
+      timeout: 60_000,
+    });
+    const cliMs = performance.now() - started;
+    expectTurn('run --once', JSON.parse(stdout.trim().split('\n').pop()!) as { success?: boolean; iterations?: number });
+
+    started = performance.now();
+    const session = await loopwright.start({ bundlePath: input.bundlePath, agentId: input.agentId, maxIterations: ONE_SHOT_ITERATIONS, firstMessage: message, oneShot: true });
+    const result = await session.result();
+    const apiMs = performance.now() - started;
+    expectTurn('client API', result.lastTurn ?? {});
+    if (i === 0) continue;
+    cli.push(cliMs);
+    api.push(apiMs);
+  }
+  return { iterations: ONE_SHOT_ITERATIONS, runs: cli.length, cli: summarize(cli), api: summarize(api), ratio: median(cli) / median(api) };
+}
+
+/** A one-shot turn that did not run all its iterations would make the comparison meaningless. */
+function expectTurn(what: string, turn: { success?: boolean; iterations?: number }): void {
+  if (turn.success !== true || turn.iterations !== ONE_SHOT_ITERATIONS) {
+    throw new Error(`${what}: expected a successful turn of ${ONE_SHOT_ITERATIONS} iterations, got ${JSON.stringify(turn)}`);
+  }
 }
 
 /** How long each model-call activity of the session took, from scheduled to completed (ms). */
