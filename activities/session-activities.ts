@@ -60,7 +60,11 @@ export type McpConnections = McpToolLister & McpToolCaller;
 /** Create the activities of a session, keyed by the names the workflow schedules (and the Web UI shows). */
 export function createActivities(options: ActivitiesOptions = {}): SessionActivities {
   const source = options.client ? queryTranscriptSource(options.client) : undefined;
-  const { callModel, callModelV2, summarizeContext, verifyDocument, describeModel } = createModelActivities({ ...options.model, transcriptSource: source });
+  const { callModel, callModelV2, summarizeContext, verifyDocument, describeModel } = createModelActivities({
+    ...options.model,
+    transcriptSource: source,
+    inlineReads: { run: runBuiltInTool, ...(options.hostId !== undefined ? { hostId: options.hostId } : {}) },
+  });
   const maxReadBytes = options.maxReadBytes ?? readMaxBytesFromEnv();
   const custom = options.tools ?? [];
   checkCustomTools(custom);
@@ -115,6 +119,12 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
 }
 
 /** The `delegate_task` definition the model is sent: its description lists the agents it may call. */
+/** A built-in tool run by its activity wrapper, inside whatever activity calls it (inline reads). */
+function runBuiltInTool(name: string, context: RuntimeContext, args: unknown): Promise<ToolResult> {
+  const activity = Object.prototype.hasOwnProperty.call(TOOL_ACTIVITIES, name) ? TOOL_ACTIVITIES[name as keyof typeof TOOL_ACTIVITIES] : undefined;
+  return activity ? activity(context, args) : Promise.reject(new Error(`No built-in tool ${name}`));
+}
+
 function delegateDefinition(agents: readonly DelegateAgent[]) {
   return toolDefinition({ ...DELEGATE_TASK, description: delegateDescription(agents) });
 }

@@ -32,7 +32,27 @@ export interface ModelRefCallInput extends Omit<ModelCallInput, 'messages'> {
   transcript: TranscriptRef;
   /** The messages added since the model's previous reply, when they are small. */
   delta?: TranscriptSlice;
+  /** Run the reply's calls of these read-only tools right after it, in this activity (inline reads). */
+  inline?: InlineReads;
 }
+
+/**
+ * Inline reads: built-in read-only tools that need no approval, which the model-call activity runs
+ * as soon as the reply asks for them, returning their results with the reply. An iteration that
+ * only reads is then one activity instead of an activity and a local activity per tool.
+ */
+export interface InlineReads {
+  /** The tools whose calls may run inline. */
+  tools: string[];
+  /** The session's runtime context: sent with a run's first call (and when the worker asks), then kept by the worker per run. */
+  context?: RuntimeContext;
+}
+
+/** The `patched` marker of inline reads (sessions recorded before it run every read as its own local activity). */
+export const INLINE_READS_PATCH = 'loopwright-inline-reads';
+
+/** Largest total of inline results one model call returns (JSON bytes); calls past it run as their own activities. */
+export const INLINE_RESULTS_BYTES = 256 * 1024;
 
 /** Input of `loadTranscriptPage`: a page of an earlier run's transcript, for the run that continues it. */
 export interface TranscriptPageRequest {

@@ -2,7 +2,7 @@
  * The model-call activity's input, result and failure types. Plain data and string constants only:
  * the workflow reads them to decide what a failed call means, the worker produces them.
  */
-import type { AssistantMessage, ChatMessage, TokenUsage, ToolDefinition } from './messages';
+import type { AssistantMessage, ChatMessage, TokenUsage, ToolDefinition, ToolResult } from './messages';
 import type { ModelView } from './model-view';
 import type { TranscriptRef, TranscriptSlice } from './transcript';
 
@@ -101,6 +101,14 @@ export interface ModelCallResult {
   warnings?: string[];
   /** Estimated prompt tokens of the request as sent (the project's estimate), to calibrate against `usage`. */
   estimatedPromptTokens?: number;
+  /**
+   * Inline reads (`ModelRefCallInput.inline`): the results of the reply's read-only tool calls that
+   * the worker ran right after the reply, in tool-call order; null for a call it left to the
+   * workflow (another tool, one that failed to run, or a result past the inline size limit).
+   */
+  toolResults?: (ToolResult | null)[];
+  /** Inline reads: the worker holds no runtime context for this run; send it with the next call. */
+  inlineNeedsContext?: true;
 }
 
 /** Input of `summarizeContext`: summarise the view's messages `[view.from, upTo)` (and the view's earlier summary). */

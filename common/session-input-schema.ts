@@ -176,6 +176,7 @@ const SESSION_INPUT = object(
     timeouts: optional(object({ modelCall: optional(duration), modelHeartbeat: optional(duration), tool: optional(duration), filesWait: optional(duration) }, true)),
     approval: optional(object({ policy: optional(policy), timeout: optional(duration), onTimeout: optional(oneOf('approve', 'deny')) }, true)),
     loopBreakers: optional(boolean),
+    inlineReads: optional(boolean),
     tools: optional(stringList),
     mcpServers: optional(mcpServers),
     projectMcpConfig: optional(boolean),

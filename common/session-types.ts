@@ -116,6 +116,13 @@ export interface SessionInput {
   /** Offer the model `ask_question` and `task_completion` (default true). */
   loopBreakers?: boolean;
   /**
+   * Inline reads (default true): the model-call activity runs the reply's built-in read-only tool
+   * calls that need no approval right after the reply and returns their results with it, so an
+   * iteration that only reads is one activity. False: every read runs as its own local activity
+   * (one history marker and Web UI entry per read).
+   */
+  inlineReads?: boolean;
+  /**
    * The tools the model is offered, by name or pattern (`*` for any run of characters, e.g.
    * `github__*` for every tool of the MCP server `github`); default: the agent's `tools:` in
    * bundle.yaml, else every built-in, custom and MCP tool the worker has.

@@ -13,6 +13,7 @@ import type { CompactionRecord } from '../common/session-types';
 import { INLINE_DELTA_BYTES } from '../common/transcript';
 import type { Budgets } from './budgets';
 import { ContextManager } from './context-manager';
+import { inlineRequest } from './inline-reads';
 import type { TurnInput } from './turn';
 import { addUsage } from './usage';
 
@@ -62,6 +63,8 @@ export class ModelCaller {
   constructor(
     private readonly input: TurnInput,
     private readonly managed: ManagedModel | undefined,
+    /** Inline reads: the tools whose calls the model-call activity may run (none: no inline reads). */
+    private readonly inlineTools: string[] = [],
   ) {}
 
   /** The model calls go to now. */
@@ -219,6 +222,8 @@ export class ModelCaller {
         : undefined;
     const managed = this.managed;
     const view = managed?.context.viewForCall();
+    // A continuation's reply is not the transcript's next message: its tool calls are not run inline.
+    const inline = input.inline && this.inlineTools.length > 0 && extra === undefined ? inlineRequest(input.inline, this.inlineTools, input.context) : undefined;
     return input.activities.callModelV2.executeWithOptions({ summary }, [
       {
         transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count), ...(transcript.gap ? { gap: transcript.gap } : {}) },
@@ -228,6 +233,7 @@ export class ModelCaller {
         ...(managed ? { settings: managed.settings } : {}),
         ...(view ? { view } : {}),
         ...(extra ? { extra } : {}),
+        ...(inline ? { inline } : {}),
       },
     ]);
   }

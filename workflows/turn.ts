@@ -15,6 +15,7 @@ import { reportText } from '../common/verify-report';
 import type { SessionActivityStubs } from './activity-proxies';
 import { isContextLengthFailure, type ManagedModel, ModelCaller } from './model-calls';
 import { rootMessage, runToolCall, type SessionToolSet, truncateArguments } from './tool-calls';
+import { inlineToolNames, type InlineReadsState } from './inline-reads';
 import { withSpan } from './trace-hook';
 import { closeDanglingToolCalls, countToolCalls, FILTERED_RESULT, INTERRUPTED_RESULT, lastAssistantText, noteRepeatedFailures, toolMessage } from './turn-messages';
 import { addUsage, ZERO_USAGE } from './usage';
@@ -66,6 +67,8 @@ export interface TurnInput {
   transcriptRef: boolean;
   /** Run read-only tools as local activities. */
   localReads?: boolean;
+  /** Inline reads: the model-call activity runs the reply's reads (absent: off, or recorded before them). */
+  inline?: InlineReadsState;
   /** The tools offered beyond the built-in ones (custom, MCP) and how to run them; default the built-in ones. */
   toolSet?: SessionToolSet;
   /** Asked between iterations: true when this run should hand the turn over to a fresh run. */
@@ -126,7 +129,11 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
   const iterationsAtStart = iterations;
   let usage: TokenUsage = resumed ? resumed.usage : ZERO_USAGE;
   const managed = input.managed;
-  const caller = new ModelCaller(input, managed);
+  const caller = new ModelCaller(
+    input,
+    managed,
+    input.inline ? inlineToolNames(input.tools, input.toolSet?.tools, (name) => input.activities.localReads[name] !== undefined, controls && ((call) => controls.needsApproval(call))) : [],
+  );
   const compactions: CompactionRecord[] = [];
   const modelWarnings: string[] = [];
   let continuations = 0;
@@ -263,14 +270,21 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
         if (ended) return ended;
         continue;
       }
+      // The worker asked for the runtime context (it lost it): the next call sends it again.
+      if (reply.inlineNeedsContext && input.inline) input.inline.contextSent = undefined;
       const breaker = controls?.loopBreakers ? calls.find((c) => loopToolSpec(c.function.name)) : undefined;
       const acting = breaker ? calls.filter((c) => !loopToolSpec(c.function.name)) : calls;
+      const inlined = reply.toolResults ? calls.map((_, i) => reply.toolResults![i] ?? null).filter((_, i) => acting === calls || !loopToolSpec(calls[i]!.function.name)) : undefined;
       const writes = (name: string): boolean => toolSpec(name, input.toolSet?.tools ?? TOOL_SPECS)?.access === 'write';
       // The tools of one reply are the gather phase when they only read, the act phase when one writes.
       const phase = acting.some((c) => writes(c.function.name)) ? 'act' : 'gather';
-      const results = await withSpan(`loopwright.phase.${phase}`, { 'loopwright.turn': input.turn, 'loopwright.iteration': iterations, 'loopwright.tool_calls': acting.length }, () =>
-        runToolCalls(input, acting, breaker, { turn: input.turn, iteration: iterations, transcript, firstIndex, recordUsage }),
-      );
+      // Every call already ran inline: its results go straight into the transcript, no promise made.
+      const results =
+        !breaker && inlined?.every((r) => r !== null)
+          ? settleInline(input, acting, inlined as ToolResult[])
+          : await withSpan(`loopwright.phase.${phase}`, { 'loopwright.turn': input.turn, 'loopwright.iteration': iterations, 'loopwright.tool_calls': acting.length }, () =>
+              runToolCalls(input, acting, breaker, { turn: input.turn, iteration: iterations, transcript, firstIndex, recordUsage }, inlined),
+            );
       verifier?.noteToolResults(acting, results, writes);
       if (breaker) {
         const spec = loopToolSpec(breaker.function.name)!;
@@ -314,7 +328,7 @@ export function isPaused(result: TurnOutcome | PausedTurn): result is PausedTurn
  * completion breaker gets its result in order too; a question breaker is answered by the user's
  * next message.
  */
-function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | undefined, at: DelegationCall): Promise<(ToolResult | undefined)[]> {
+function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | undefined, at: DelegationCall, inlined?: (ToolResult | null)[]): Promise<(ToolResult | undefined)[]> {
   input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name, ...mainArgument(c, input.toolSet) })));
   const results: (ToolResult | undefined)[] = calls.map(() => undefined);
   const settle = (): void => {
@@ -328,8 +342,9 @@ function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | u
   const one = (call: ToolCall, i: number): Promise<void> => {
     const started = Date.now();
     let running: Promise<ToolResult>;
+    const ran = inlined?.[i];
     try {
-      running = runOneCall(input, call, at);
+      running = ran ? Promise.resolve(ran) : runOneCall(input, call, at);
     } catch (err) {
       running = Promise.reject(err);
     }
@@ -351,6 +366,16 @@ function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | u
       throw err;
     },
   );
+}
+
+/** Results the model-call activity already has (inline reads), appended in call order like any others. */
+function settleInline(input: TurnInput, calls: ToolCall[], results: ToolResult[]): ToolResult[] {
+  calls.forEach((call, i) => {
+    const result = results[i]!;
+    if (!result.success) log.info('Tool call failed', { tool: call.function.name, arguments: truncateArguments(call.function.arguments), error: result.error, inline: true });
+    input.transcript.push(toolMessage(call.id, result));
+  });
+  return results;
 }
 
 /** One call: after the human's yes when it needs one, as a child session when delegated, else as its tool's activity. */

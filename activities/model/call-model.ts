@@ -23,6 +23,7 @@ import { createDescribeModel } from './describe-model';
 import { badRequest, checkInput, inputSchema, refInputSchema } from './input-check';
 import { resolveModelConfig, type ModelConfigInput } from './model-config';
 import { limitedFetch, type Fetch } from './reply-limit';
+import { InlineReader, type InlineReadsOptions } from './inline-reads';
 import { createSummarizeContext } from './summarize-context';
 import { templateSafeMessages } from './template-safety';
 import { TranscriptCache, type TranscriptPageSource } from './transcript-cache';
@@ -57,6 +58,8 @@ export interface ModelActivityOptions extends ModelConfigInput {
   transcriptSource?: TranscriptPageSource;
   /** Memory for cached transcripts, in bytes (default 256 MiB; LOOPWRIGHT_TRANSCRIPT_CACHE_MB). */
   transcriptCacheBytes?: number;
+  /** How `callModelV2` runs a reply's reads inline (createActivities gives it); without it, it runs none. */
+  inlineReads?: InlineReadsOptions;
 }
 
 /** The model activities a worker registers. */
@@ -96,6 +99,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
   const transcripts = options.transcriptSource
     ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env))
     : undefined;
+  const inlineReader = options.inlineReads ? new InlineReader(options.inlineReads) : undefined;
 
   /**
    * One chat completion for the transcript `messages` (the whole transcript so far): the view's
@@ -167,10 +171,14 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
         if (outcome === 'refilled' || outcome === 'synced') {
           log.info('Transcript read from the session', { outcome, messages: transcript.length, bytes: transcript.bytes });
         }
-        const { transcript: _ref, delta: _delta, ...rest } = input;
+        const { transcript: _ref, delta: _delta, inline, ...rest } = input;
         const result = await complete(transcript.slice(), rest, span);
         // With `extra` the reply is not the transcript's next message (a continuation of a cut-off reply).
         if (input.extra === undefined) transcripts.recordReply(input.transcript, result.message);
+        const calls = result.message.tool_calls;
+        if (inline && inlineReader && calls?.length && input.extra === undefined) {
+          return { ...result, ...(await inlineReader.run(input.transcript, inline, calls, context.cancellationSignal)) };
+        }
         return result;
       });
     },

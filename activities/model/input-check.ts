@@ -59,6 +59,7 @@ export const inputSchema = optionsSchema.extend({
 export const refInputSchema = optionsSchema.extend({
   transcript: transcriptRefSchema,
   delta: deltaSchema.optional(),
+  inline: z.object({ tools: z.array(z.string()), context: z.object({ bundleRoot: z.string().min(1) }).loose().optional() }).optional(),
 });
 
 export const summarizeInputSchema = z.object({
