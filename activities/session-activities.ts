@@ -16,7 +16,7 @@ import { agentDelegates } from '../bundle/agent-delegates';
 import type { AgentDefinition } from '../bundle/agent-schema';
 import { initializeAgent } from '../bundle/initialize-agent';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
-import { TOOL_ACTIVITIES } from './tools/dispatch';
+import { INLINE_TOOL_ACTIVITIES, TOOL_ACTIVITIES } from './tools/dispatch';
 import { checkCustomTools, type CustomTool } from './tools/custom-tool';
 import { createListTools, type McpToolLister } from './list-tools';
 import { createCallMcpTool, type McpToolCaller } from './call-mcp-tool';
@@ -121,7 +121,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
 /** The `delegate_task` definition the model is sent: its description lists the agents it may call. */
 /** A built-in tool run by its activity wrapper, inside whatever activity calls it (inline reads). */
 function runBuiltInTool(name: string, context: RuntimeContext, args: unknown): Promise<ToolResult> {
-  const activity = Object.prototype.hasOwnProperty.call(TOOL_ACTIVITIES, name) ? TOOL_ACTIVITIES[name as keyof typeof TOOL_ACTIVITIES] : undefined;
+  const activity = Object.prototype.hasOwnProperty.call(INLINE_TOOL_ACTIVITIES, name) ? INLINE_TOOL_ACTIVITIES[name as keyof typeof INLINE_TOOL_ACTIVITIES] : undefined;
   return activity ? activity(context, args) : Promise.reject(new Error(`No built-in tool ${name}`));
 }
 

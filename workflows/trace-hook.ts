@@ -36,6 +36,11 @@ export function installSpanRunner(next: SpanRunner): void {
   runner = next;
 }
 
+/** True when spans are recorded (the tracing interceptor module installed its runner). */
+export function tracing(): boolean {
+  return runner !== untraced;
+}
+
 /** Run `fn` in a span when tracing is on; otherwise simply run it. */
 export function withSpan<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>, end?: (result: T) => SpanEnd): Promise<T> {
   return runner(name, attributes, fn, end);

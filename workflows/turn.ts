@@ -16,7 +16,7 @@ import type { SessionActivityStubs } from './activity-proxies';
 import { isContextLengthFailure, type ManagedModel, ModelCaller } from './model-calls';
 import { rootMessage, runToolCall, type SessionToolSet, truncateArguments } from './tool-calls';
 import { inlineToolNames, type InlineReadsState } from './inline-reads';
-import { withSpan } from './trace-hook';
+import { tracing, withSpan } from './trace-hook';
 import { closeDanglingToolCalls, countToolCalls, FILTERED_RESULT, INTERRUPTED_RESULT, lastAssistantText, noteRepeatedFailures, toolMessage } from './turn-messages';
 import { addUsage, ZERO_USAGE } from './usage';
 import type { SessionVerifier } from './verify';
@@ -278,13 +278,17 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       const writes = (name: string): boolean => toolSpec(name, input.toolSet?.tools ?? TOOL_SPECS)?.access === 'write';
       // The tools of one reply are the gather phase when they only read, the act phase when one writes.
       const phase = acting.some((c) => writes(c.function.name)) ? 'act' : 'gather';
-      // Every call already ran inline: its results go straight into the transcript, no promise made.
-      const results =
-        !breaker && inlined?.every((r) => r !== null)
-          ? settleInline(input, acting, inlined as ToolResult[])
-          : await withSpan(`loopwright.phase.${phase}`, { 'loopwright.turn': input.turn, 'loopwright.iteration': iterations, 'loopwright.tool_calls': acting.length }, () =>
-              runToolCalls(input, acting, breaker, { turn: input.turn, iteration: iterations, transcript, firstIndex, recordUsage }, inlined),
-            );
+      const phaseAttributes = { 'loopwright.turn': input.turn, 'loopwright.iteration': iterations, 'loopwright.tool_calls': acting.length };
+      // Every call already ran inline: its results go straight into the transcript (no promise made
+      // unless a phase span is recorded, which then says the reads ran in the model call).
+      const allInline = !breaker && inlined?.every((r) => r !== null) === true;
+      const results = !allInline
+        ? await withSpan(`loopwright.phase.${phase}`, phaseAttributes, () =>
+            runToolCalls(input, acting, breaker, { turn: input.turn, iteration: iterations, transcript, firstIndex, recordUsage }, inlined),
+          )
+        : tracing()
+          ? await withSpan(`loopwright.phase.${phase}`, { ...phaseAttributes, 'loopwright.inline_reads': acting.length }, () => Promise.resolve(settleInline(input, acting, inlined as ToolResult[])))
+          : settleInline(input, acting, inlined as ToolResult[]);
       verifier?.noteToolResults(acting, results, writes);
       if (breaker) {
         const spec = loopToolSpec(breaker.function.name)!;

@@ -50,6 +50,11 @@ export interface ToolActivityOptions {
   maxResultBytes?: number;
   /** Heartbeat cadence in ms (default `TOOL_HEARTBEAT_INTERVAL_MS`). */
   heartbeatIntervalMs?: number;
+  /**
+   * Run inside another activity (inline reads, in the model call): no heartbeat at once (that
+   * activity is already running, and a heartbeat is a call to the server), and the span says so.
+   */
+  inline?: boolean;
 }
 
 /**
@@ -65,10 +70,11 @@ export function toToolActivity(name: string, tool: ToolFunction, options: ToolAc
   return async (ctx: RuntimeContext, args: unknown): Promise<ToolResult> => {
     const context = currentActivityContext();
     if (context === undefined) return boundToolResult(name, await tool(ctx, args), maxResultBytes);
-    return inActivitySpan('loopwright.tool_call', toolSpanAttributes(name, args, context), async (span) => {
+    const attributes = toolSpanAttributes(name, args, context);
+    return inActivitySpan('loopwright.tool_call', options.inline ? { ...attributes, 'loopwright.inline': true } : attributes, async (span) => {
       const signal = context.cancellationSignal;
       if (signal.aborted) throw cancellationOf(signal);
-      const stopHeartbeat = startToolHeartbeat(context, intervalMs);
+      const stopHeartbeat = startToolHeartbeat(context, intervalMs, options.inline !== true);
       try {
         // Started inside a promise so that even a synchronous throw becomes a rejection the race sees.
         const running = new Promise<ToolResult>((resolve) => resolve(tool(ctx, args, { signal })));
@@ -161,7 +167,7 @@ function currentActivityContext(): Context | undefined {
 }
 
 /** Heartbeats now and every `intervalMs` (or half the heartbeat timeout, if shorter) until stopped. */
-function startToolHeartbeat(context: Context, intervalMs: number): () => void {
+function startToolHeartbeat(context: Context, intervalMs: number, atOnce: boolean): () => void {
   // A local activity has no server-side record to heartbeat; the worker cancels it directly.
   if (context.info.isLocal) return () => undefined;
   const timeoutMs = context.info.heartbeatTimeoutMs;
@@ -174,7 +180,7 @@ function startToolHeartbeat(context: Context, intervalMs: number): () => void {
       // cancellation) is what must surface.
     }
   };
-  beat();
+  if (atOnce) beat();
   const timer = setInterval(beat, every);
   return () => clearInterval(timer);
 }

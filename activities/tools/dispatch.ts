@@ -32,6 +32,11 @@ export const TOOL_ACTIVITIES = Object.fromEntries(
 ) as Record<ToolName, ToolActivity>;
 
 /** Runs the tool `name` with `args`; an unknown name gives `{success: false, error: 'Unknown tool: <name>'}`. */
+/** The same wrappers for running inside another activity (inline reads, in the model call). */
+export const INLINE_TOOL_ACTIVITIES = Object.fromEntries(
+  TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, toToolActivity(tool.spec.name, tool.run, { inline: true })]),
+) as Record<ToolName, ToolActivity>;
+
 export async function executeTool(ctx: RuntimeContext, name: string, args: unknown): Promise<ToolResult> {
   if (!Object.prototype.hasOwnProperty.call(TOOLS, name)) return { success: false, error: `Unknown tool: ${name}` };
   return TOOLS[name as ToolName](ctx, args);

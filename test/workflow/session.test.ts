@@ -98,7 +98,8 @@ test('session: parallel tool calls run together and their results are appended i
     ]),
     text('All three loaded.'),
   );
-  const session = await startSession();
+  // Reads as local activities (inline reads, the default, run them in the model call: inline-reads.test.ts).
+  const session = await startSession({ inlineReads: false });
   const result = await session.send('load three things');
   expect(result.success).toBe(true);
   expect(toolResults(await session.turnMessages(result)).map((t) => t.id)).toEqual(['call_a', 'call_b', 'call_c']);

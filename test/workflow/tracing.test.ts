@@ -198,11 +198,14 @@ test('tracing: one turn is one trace, from the command down to the model and too
     expect(call.attributes['gen_ai.response.finish_reasons']).toEqual([expect.stringMatching(/^(tool_calls|stop)$/)]);
   }
 
-  // Reads run as local activities; they are traced the same way.
-  const readCalls = ownUnder(runsUnder(startsOf('read_file')), 'loopwright.tool_call');
+  // Reads run inline, in the model call that asked for them: their spans are children of its span,
+  // and the gather phase says how many ran there.
+  expect(gather[0]!.attributes).toMatchObject({ 'loopwright.inline_reads': 2 });
+  const readCalls = spans.filter((s) => s.name === 'loopwright.tool_call' && s.attributes['loopwright.tool'] === 'read_file');
   expect(readCalls).toHaveLength(2);
+  for (const read of readCalls) expect(modelCalls).toContain(parentOf(read));
   const good = readCalls.find((s) => s.attributes['loopwright.tool.path'] === '{bundle-root}/config.yaml');
-  expect(good?.attributes).toMatchObject({ 'loopwright.tool': 'read_file', 'loopwright.tool.success': true, 'loopwright.local_activity': true });
+  expect(good?.attributes).toMatchObject({ 'loopwright.tool': 'read_file', 'loopwright.tool.success': true, 'loopwright.local_activity': false, 'loopwright.inline': true });
   const missing = readCalls.find((s) => s.attributes['loopwright.tool.path'] === '{bundle-root}/no-such-file.md');
   expect(missing?.attributes).toMatchObject({ 'loopwright.tool': 'read_file', 'loopwright.tool.success': false, 'loopwright.tool.error_code': 'ENOENT' });
   expect(missing?.status.code).toBe(2);

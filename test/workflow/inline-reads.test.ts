@@ -1,0 +1,177 @@
+/**
+ * Inline reads on the dev server: a reply's built-in reads run in its model-call activity and come
+ * back with the reply (no local activity, no second activation), the rest of a reply's calls run as
+ * before, the worker is sent the runtime context once per run and again after it lost it (a new
+ * worker), reads that need approval are never run inline, and `inlineReads: false` keeps every
+ * read a local activity.
+ */
+import type { History } from '@temporalio/common/lib/proto-utils';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { InlineReads, ModelRefCallInput } from '../../common/activity-types';
+import type { ModelCallResult } from '../../common/model-call';
+import type { ChatMessage, ToolMessage } from '../../common/messages';
+import type { LoopwrightClient } from '../../client/session-client';
+import { text, toolCalls } from '../../fake-model/server';
+import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
+
+jest.setTimeout(60_000);
+
+let h: SessionHarness;
+let loopwright: LoopwrightClient;
+let taskQueue: string;
+let stopWorker: () => Promise<void>;
+const bundleCopy = copyExampleBundle('lw-inline-');
+
+beforeAll(async () => {
+  h = await startSessionHarness();
+  ({ loopwright, taskQueue, stop: stopWorker } = await h.startWorker());
+});
+
+afterAll(async () => {
+  await h?.close();
+  bundleCopy.cleanup();
+});
+
+beforeEach(() => h.fake.reset());
+
+const CONFIG = '{bundle-root}/config.yaml';
+const INSTRUCTIONS = '{bundle-root}/workflows/intake/instructions.md';
+
+function start(extra: Partial<Parameters<LoopwrightClient['start']>[0]> = {}, client = loopwright) {
+  return client.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', ...extra });
+}
+
+/** The model calls of a history: each one's input and (when it completed) its result. */
+function modelCalls(history: History): { input: ModelRefCallInput; result?: ModelCallResult }[] {
+  const events = history.events ?? [];
+  const calls = new Map<string, { input: ModelRefCallInput; result?: ModelCallResult }>();
+  for (const e of events) {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'callModelV2') {
+      calls.set(String(e.eventId), { input: defaultPayloadConverter.fromPayload(scheduled.input!.payloads![0]!) });
+    }
+    const completed = e.activityTaskCompletedEventAttributes;
+    const call = completed ? calls.get(String(completed.scheduledEventId)) : undefined;
+    if (call && completed) call.result = defaultPayloadConverter.fromPayload(completed.result!.payloads![0]!);
+  }
+  return [...calls.values()];
+}
+
+function localActivities(history: History): number {
+  return (history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+}
+
+function toolResults(messages: ChatMessage[]): { id: string; result: Record<string, unknown> }[] {
+  return messages.filter((m): m is ToolMessage => m.role === 'tool').map((m) => ({ id: m.tool_call_id, result: JSON.parse(m.content) as Record<string, unknown> }));
+}
+
+test('inline reads: a reply that only reads is one model-call activity, its results appended in call order', async () => {
+  h.fake.enqueue(
+    toolCalls([
+      { name: 'read_file', arguments: { file_path: INSTRUCTIONS }, id: 'call_a' },
+      { name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_b' },
+      { name: 'read_file', arguments: { file_path: '{bundle-root}/no-such-file.md' }, id: 'call_c' },
+    ]),
+    toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_d' }]),
+    text('Read them.'),
+  );
+  const session = await start();
+  const result = await session.send('read three things');
+  expect(result).toMatchObject({ success: true, iterations: 3, toolCalls: 4 });
+  const tools = toolResults(await session.turnMessages(result));
+  expect(tools.map((t) => t.id)).toEqual(['call_a', 'call_b', 'call_c', 'call_d']);
+  expect(tools.map((t) => t.result.success)).toEqual([true, true, false, true]);
+  expect(tools[2]!.result.error).toMatch(/ENOENT|not found|no such file/i);
+  // The model's second request carried the three results, in call order.
+  const second = h.fake.requests[1]!.body!.messages!;
+  expect(second.slice(-3).map((m) => (m as ToolMessage).tool_call_id)).toEqual(['call_a', 'call_b', 'call_c']);
+
+  const history = await session.workflow.fetchHistory();
+  expect(localActivities(history)).toBe(0);
+  const calls = modelCalls(history);
+  expect(calls).toHaveLength(3);
+  // The runtime context goes with the run's first call only; the worker keeps it.
+  expect(calls[0]!.input.inline).toMatchObject({ tools: ['read_file', 'execute_workflow'], context: { bundleRoot: expect.any(String) } });
+  expect(calls[1]!.input.inline).toEqual({ tools: ['read_file', 'execute_workflow'] });
+  expect(calls[0]!.result!.toolResults).toHaveLength(3);
+  expect(calls[0]!.result!.toolResults!.every((r) => r !== null)).toBe(true);
+  expect(calls[2]!.result!.toolResults).toBeUndefined();
+  await session.end();
+});
+
+test('inline reads: the writes of a reply still run as their own activities, after the reads ran inline', async () => {
+  h.fake.enqueue(
+    toolCalls([
+      { name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_read' },
+      { name: 'save_output', arguments: { file_path: '{output_folder}/inline-test.md', content: '# Inline\n' }, id: 'call_save' },
+      { name: 'read_file', arguments: '{"file_path": ', id: 'call_badjson' },
+    ]),
+    text('Done.'),
+  );
+  const session = await start();
+  const result = await session.send('read and save');
+  expect(result.success).toBe(true);
+  const tools = toolResults(await session.turnMessages(result));
+  expect(tools.map((t) => t.id)).toEqual(['call_read', 'call_save', 'call_badjson']);
+  expect(tools[0]!.result.success).toBe(true);
+  expect(tools[1]!.result.success).toBe(true);
+  // Arguments that are not JSON are answered by the workflow, with its usual text.
+  expect(tools[2]!.result).toMatchObject({ success: false, error: expect.stringMatching(/not valid JSON/) });
+  const history = await session.workflow.fetchHistory();
+  const [first] = modelCalls(history);
+  expect(first!.result!.toolResults).toEqual([expect.objectContaining({ success: true }), null, null]);
+  const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+  expect(scheduled).toContain('save_output');
+  expect(localActivities(history)).toBe(0);
+  await session.end();
+});
+
+test('inline reads: off for a session that says so, and never for a read that needs approval', async () => {
+  h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_off' }]), text('Off.'));
+  const off = await start({ inlineReads: false });
+  await expect(off.send('read')).resolves.toMatchObject({ success: true });
+  const offHistory = await off.workflow.fetchHistory();
+  expect(localActivities(offHistory)).toBe(1);
+  expect(modelCalls(offHistory).every((c) => c.input.inline === undefined)).toBe(true);
+  await off.end();
+
+  h.fake.enqueue(toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' }, id: 'call_wf' }]), text('Loaded.'));
+  const approving = await start({ approval: { policy: ['read_file'] } });
+  await expect(approving.send('load')).resolves.toMatchObject({ success: true });
+  const [first] = modelCalls(await approving.workflow.fetchHistory());
+  // read_file waits for a yes, so only execute_workflow may run inline.
+  expect((first!.input.inline as InlineReads).tools).toEqual(['execute_workflow']);
+  expect(first!.result!.toolResults).toEqual([expect.objectContaining({ success: true })]);
+  await approving.end();
+});
+
+test('inline reads: a new worker without the runtime context asks for it; the reads of that reply run as local activities', async () => {
+  h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_1' }]), text('First.'));
+  const session = await start();
+  await expect(session.send('first')).resolves.toMatchObject({ success: true });
+  // Replace the worker: the new one holds no context for this run.
+  await stopWorker();
+  ({ stop: stopWorker } = await h.startWorker({ taskQueue }));
+  h.fake.enqueue(
+    toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_2' }]),
+    toolCalls([{ name: 'read_file', arguments: { file_path: INSTRUCTIONS }, id: 'call_3' }]),
+    text('Second.'),
+  );
+  const second = await session.send('second');
+  expect(second).toMatchObject({ success: true, iterations: 3 });
+  expect(toolResults(await session.turnMessages(second)).map((t) => [t.id, t.result.success])).toEqual([
+    ['call_2', true],
+    ['call_3', true],
+  ]);
+  const history = await session.workflow.fetchHistory();
+  const calls = modelCalls(history);
+  expect(calls).toHaveLength(5);
+  expect(calls[2]!.input.inline?.context).toBeUndefined();
+  expect(calls[2]!.result).toMatchObject({ inlineNeedsContext: true });
+  expect(calls[2]!.result!.toolResults).toBeUndefined();
+  // Sent again with the next call, and the reads of that reply ran inline.
+  expect(calls[3]!.input.inline?.context).toMatchObject({ bundleRoot: expect.any(String) });
+  expect(calls[3]!.result!.toolResults).toEqual([expect.objectContaining({ success: true })]);
+  expect(localActivities(history)).toBe(1);
+  await session.end();
+});
