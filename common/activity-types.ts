@@ -1,4 +1,4 @@
-import type { ToolResult } from './messages';
+import type { ToolDefinition, ToolResult } from './messages';
 import type { ListToolsInput, ListToolsResult, McpCallInput } from './offered-tools';
 import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from './model-call';
 import type { RuntimeContext } from './runtime-context';
@@ -28,8 +28,16 @@ export interface InitializeAgentActivityInput {
  * Input of `callModelV2`: where the transcript stands instead of the transcript itself, so history
  * grows with the transcript and not with its square. The worker keeps a copy per session run.
  */
-export interface ModelRefCallInput extends Omit<ModelCallInput, 'messages'> {
+export interface ModelRefCallInput extends Omit<ModelCallInput, 'messages' | 'tools'> {
   transcript: TranscriptRef;
+  /** Tool definitions; left out when `toolsKey` names definitions this worker was sent before in this run. */
+  tools?: ToolDefinition[];
+  /**
+   * A key of the definitions (a hash of their JSON): with `tools`, the worker keeps them under it for
+   * the run; without, it uses what it kept, and fails with `LoopwrightToolsUnknown` when it kept none
+   * (the workflow then sends them again).
+   */
+  toolsKey?: string;
   /** The messages added since the model's previous reply, when they are small. */
   delta?: TranscriptSlice;
   /** Run the reply's calls of these read-only tools right after it, in this activity (inline reads). */
@@ -47,6 +55,9 @@ export interface InlineReads {
   /** The session's runtime context: sent with a run's first call (and when the worker asks), then kept by the worker per run. */
   context?: RuntimeContext;
 }
+
+/** Failure type of a model call that names tool definitions the worker does not hold (not retried: the workflow sends them). */
+export const TOOLS_UNKNOWN = 'LoopwrightToolsUnknown';
 
 /** The `patched` marker of inline reads (sessions recorded before it run every read as its own local activity). */
 export const INLINE_READS_PATCH = 'loopwright-inline-reads';

@@ -13,7 +13,8 @@ import type { CompactionRecord } from '../common/session-types';
 import { INLINE_DELTA_BYTES } from '../common/transcript';
 import type { Budgets } from './budgets';
 import { ContextManager } from './context-manager';
-import { inlineRequest } from './inline-reads';
+import { inlineRequest, toolsRequest } from './inline-reads';
+import { TOOLS_UNKNOWN } from '../common/activity-types';
 import type { TurnInput } from './turn';
 import { addUsage } from './usage';
 
@@ -98,9 +99,16 @@ export class ModelCaller {
     );
   }
 
+  /**
+   * What the last reply's calls that ran inline were (`read_file {bundle-root}/config.yaml`), said by
+   * the next call's Web UI summary: inline reads have no history entry of their own.
+   */
+  afterInline: string | undefined;
+
   /** Names a call in the Web UI: turn, iteration, model and what the call is for. */
   private labeller(iteration: number): (extra?: string) => string {
-    return (extra = '') => `turn ${this.input.turn} · iteration ${iteration} · callModel ${this.model ?? 'default model'}${extra}`;
+    const after = this.afterInline ? ` · after inline ${this.afterInline}` : '';
+    return (extra = '') => `turn ${this.input.turn} · iteration ${iteration} · callModel ${this.model ?? 'default model'}${after}${extra}`;
   }
 
   /** A step that took one call and needs no continuation. */
@@ -223,12 +231,15 @@ export class ModelCaller {
     const managed = this.managed;
     const view = managed?.context.viewForCall();
     // A continuation's reply is not the transcript's next message: its tool calls are not run inline.
-    const inline = input.inline && this.inlineTools.length > 0 && extra === undefined ? inlineRequest(input.inline, this.inlineTools, input.context) : undefined;
-    return input.activities.callModelV2.executeWithOptions({ summary }, [
+    const copies = input.copies;
+    const inline = copies && this.inlineTools.length > 0 && extra === undefined ? inlineRequest(copies, this.inlineTools, input.context) : undefined;
+    // The definitions travel once per run; after that their key names them (workflows/inline-reads.ts).
+    const tools = copies ? toolsRequest(copies, input.tools) : { tools: input.tools };
+    const sent = input.activities.callModelV2.executeWithOptions({ summary }, [
       {
         transcript: { workflowId: info.workflowId, runId: info.runId, count, hash: transcript.hashAt(count), ...(transcript.gap ? { gap: transcript.gap } : {}) },
         ...(delta ? { delta } : {}),
-        tools: input.tools,
+        ...tools,
         model: this.model,
         ...(managed ? { settings: managed.settings } : {}),
         ...(view ? { view } : {}),
@@ -236,5 +247,14 @@ export class ModelCaller {
         ...(inline ? { inline } : {}),
       },
     ]);
+    if (tools.tools || !copies) return sent;
+    // A worker that does not hold them (another worker, a restarted one, one from before keys) says
+    // so at once: the same call again, with the definitions.
+    return sent.then(undefined, (err: unknown) => {
+      const type = modelFailure(err)?.type;
+      if (type !== TOOLS_UNKNOWN && type !== MODEL_BAD_REQUEST) throw err;
+      copies.toolsSent = undefined;
+      return this.call(afterLastReply, summary, extra);
+    });
   }
 }

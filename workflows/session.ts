@@ -40,7 +40,7 @@ import { excerpt, oneShotOutcome, shortReport, turnSpanEnd } from './session-out
 import type { SessionRuntime } from './session-runtime';
 import { withSpan } from './trace-hook';
 import { isPaused, runTurn, type TurnControls, type TurnStart } from './turn';
-import type { InlineReadsState } from './inline-reads';
+import type { WorkerCopies } from './inline-reads';
 import { INLINE_READS_PATCH } from '../common/activity-types';
 import { VERIFY_PATCH } from '../common/verify-types';
 import { sessionVerifier } from './verify-session';
@@ -85,8 +85,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
   const transcriptRef = patched(TRANSCRIPT_REF_PATCH);
   const mayContinueAsNew = patched(CONTINUE_AS_NEW_PATCH);
   const localReads = patched(LOCAL_READS_PATCH);
-  // Inline reads: a reply's reads run in its model-call activity (activities/model/inline-reads.ts).
-  const inline: InlineReadsState | undefined = localReads && transcriptRef && input.inlineReads !== false && patched(INLINE_READS_PATCH) ? {} : undefined;
+  // The model-call worker keeps the run's tool definitions and runtime context, and runs a reply's
+  // reads in the model call (inline reads, unless the session turns them off): workflows/inline-reads.ts.
+  const copies: WorkerCopies | undefined = localReads && transcriptRef && patched(INLINE_READS_PATCH) ? {} : undefined;
   const humanLoop = patched(HUMAN_LOOP_PATCH);
   const searchable = input.searchAttributes === true && patched(SEARCH_ATTRIBUTES_PATCH);
   // Context management, budgets, model settings and reply checks (statuses such as `truncated`).
@@ -228,7 +229,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
               model: input.model,
               transcriptRef,
               localReads,
-              ...(inline ? { inline } : {}),
+              ...(copies ? { copies, inlineReads: input.inlineReads !== false } : {}),
               controls,
               ...(rt.managed ? { managed: rt.managed } : {}),
               ...(rt.verifier ? { verifier: rt.verifier } : {}),

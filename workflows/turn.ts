@@ -14,8 +14,8 @@ import type { HashedTranscript } from '../common/transcript';
 import { reportText } from '../common/verify-report';
 import type { SessionActivityStubs } from './activity-proxies';
 import { isContextLengthFailure, type ManagedModel, ModelCaller } from './model-calls';
-import { rootMessage, runToolCall, type SessionToolSet, truncateArguments } from './tool-calls';
-import { inlineToolNames, type InlineReadsState } from './inline-reads';
+import { rootMessage, runToolCall, type SessionToolSet, toolSummary, truncateArguments } from './tool-calls';
+import { inlineToolNames, type WorkerCopies } from './inline-reads';
 import { tracing, withSpan } from './trace-hook';
 import { closeDanglingToolCalls, countToolCalls, FILTERED_RESULT, INTERRUPTED_RESULT, lastAssistantText, noteRepeatedFailures, toolMessage } from './turn-messages';
 import { addUsage, ZERO_USAGE } from './usage';
@@ -67,8 +67,10 @@ export interface TurnInput {
   transcriptRef: boolean;
   /** Run read-only tools as local activities. */
   localReads?: boolean;
-  /** Inline reads: the model-call activity runs the reply's reads (absent: off, or recorded before them). */
-  inline?: InlineReadsState;
+  /** What the model-call worker keeps of this run (absent: recorded before it: every call carries all). */
+  copies?: WorkerCopies;
+  /** Inline reads: the model-call activity runs the reply's reads (with `copies` only). */
+  inlineReads?: boolean;
   /** The tools offered beyond the built-in ones (custom, MCP) and how to run them; default the built-in ones. */
   toolSet?: SessionToolSet;
   /** Asked between iterations: true when this run should hand the turn over to a fresh run. */
@@ -132,7 +134,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
   const caller = new ModelCaller(
     input,
     managed,
-    input.inline ? inlineToolNames(input.tools, input.toolSet?.tools, (name) => input.activities.localReads[name] !== undefined, controls && ((call) => controls.needsApproval(call))) : [],
+    input.copies && input.inlineReads ? inlineToolNames(input.tools, input.toolSet?.tools, (name) => input.activities.localReads[name] !== undefined, controls && ((call) => controls.needsApproval(call))) : [],
   );
   const compactions: CompactionRecord[] = [];
   const modelWarnings: string[] = [];
@@ -238,6 +240,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       observer.onThinking(iterations);
       const modelStarted = Date.now();
       const reply = await caller.step(afterLastReply, iterations, recordUsage);
+      caller.afterInline = undefined;
       transcript.push(reply.message);
       // A reply joined from several calls replaces the first part the worker recorded: send it along.
       afterLastReply = reply.joined ? transcript.length - 1 : transcript.length;
@@ -271,7 +274,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
         continue;
       }
       // The worker asked for the runtime context (it lost it): the next call sends it again.
-      if (reply.inlineNeedsContext && input.inline) input.inline.contextSent = undefined;
+      if (reply.inlineNeedsContext && input.copies) input.copies.contextSent = undefined;
       const breaker = controls?.loopBreakers ? calls.find((c) => loopToolSpec(c.function.name)) : undefined;
       const acting = breaker ? calls.filter((c) => !loopToolSpec(c.function.name)) : calls;
       const inlined = reply.toolResults ? calls.map((_, i) => reply.toolResults![i] ?? null).filter((_, i) => acting === calls || !loopToolSpec(calls[i]!.function.name)) : undefined;
@@ -287,8 +290,8 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
             runToolCalls(input, acting, breaker, { turn: input.turn, iteration: iterations, transcript, firstIndex, recordUsage }, inlined),
           )
         : tracing()
-          ? await withSpan(`loopwright.phase.${phase}`, { ...phaseAttributes, 'loopwright.inline_reads': acting.length }, () => Promise.resolve(settleInline(input, acting, inlined as ToolResult[])))
-          : settleInline(input, acting, inlined as ToolResult[]);
+          ? await withSpan(`loopwright.phase.${phase}`, { ...phaseAttributes, 'loopwright.inline_reads': acting.length }, () => Promise.resolve(settleInline(input, acting, inlined as ToolResult[], caller)))
+          : settleInline(input, acting, inlined as ToolResult[], caller);
       verifier?.noteToolResults(acting, results, writes);
       if (breaker) {
         const spec = loopToolSpec(breaker.function.name)!;
@@ -373,7 +376,9 @@ function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | u
 }
 
 /** Results the model-call activity already has (inline reads), appended in call order like any others. */
-function settleInline(input: TurnInput, calls: ToolCall[], results: ToolResult[]): ToolResult[] {
+function settleInline(input: TurnInput, calls: ToolCall[], results: ToolResult[], caller: ModelCaller): ToolResult[] {
+  const said = calls.map((call) => toolSummary(call.function.name, parseArguments(call.function.arguments), input.toolSet?.tools)).join(', ');
+  caller.afterInline = said.length > INLINE_NOTE_CHARS ? `${said.slice(0, INLINE_NOTE_CHARS)}…` : said;
   calls.forEach((call, i) => {
     const result = results[i]!;
     if (!result.success) log.info('Tool call failed', { tool: call.function.name, arguments: truncateArguments(call.function.arguments), error: result.error, inline: true });
@@ -398,6 +403,9 @@ function mainArgument(call: ToolCall, toolSet: SessionToolSet | undefined): { de
   const detail = targetOf(toolSpec(call.function.name, toolSet?.tools ?? TOOL_SPECS), parseArguments(call.function.arguments));
   return detail !== undefined ? { detail: detail.slice(0, 200) } : {};
 }
+
+/** Longest Web UI note of a reply's inline reads. */
+const INLINE_NOTE_CHARS = 240;
 
 /** How the limit warning points at the question tool. */
 const ASK_HINT = LOOP_TOOL_SPECS.filter((spec) => spec.loop === 'question').map((spec) => ` (${spec.name})`).join('');

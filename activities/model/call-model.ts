@@ -9,8 +9,9 @@
 import type { Span } from '@opentelemetry/api';
 import { Context, log } from '@temporalio/activity';
 import OpenAI from 'openai';
-import type { ModelRefCallInput } from '../../common/activity-types';
-import type { ChatMessage } from '../../common/messages';
+import { type ModelRefCallInput, TOOLS_UNKNOWN } from '../../common/activity-types';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ChatMessage, ToolDefinition } from '../../common/messages';
 import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from '../../common/model-call';
 import type { VerifyInput, VerifyResult } from '../../common/verify-types';
 import { viewMessages } from '../../common/model-view';
@@ -24,6 +25,7 @@ import { badRequest, checkInput, inputSchema, refInputSchema } from './input-che
 import { resolveModelConfig, type ModelConfigInput } from './model-config';
 import { limitedFetch, type Fetch } from './reply-limit';
 import { InlineReader, type InlineReadsOptions } from './inline-reads';
+import { RunCache } from './run-cache';
 import { createSummarizeContext } from './summarize-context';
 import { templateSafeMessages } from './template-safety';
 import { TranscriptCache, type TranscriptPageSource } from './transcript-cache';
@@ -99,7 +101,8 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
   const transcripts = options.transcriptSource
     ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env))
     : undefined;
-  const inlineReader = options.inlineReads ? new InlineReader(options.inlineReads) : undefined;
+  const runs = new RunCache();
+  const inlineReader = options.inlineReads ? new InlineReader(options.inlineReads, runs) : undefined;
 
   /**
    * One chat completion for the transcript `messages` (the whole transcript so far): the view's
@@ -164,6 +167,8 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     async callModelV2(input: ModelRefCallInput): Promise<ModelCallResult> {
       return inActivitySpan('loopwright.model_call', MODEL_SPAN_ATTRIBUTES, async (span) => {
         checkInput(refInputSchema, input);
+        // Before the transcript: a call that names tools this worker lacks is answered at once.
+        toolsOf(runs, input);
         if (!transcripts) throw badRequest('This worker cannot read session transcripts: create its activities with a transcript source (createWorker does)');
         const context = Context.current();
         const { transcript, outcome } = await transcripts.resolve(input.transcript, input.delta, () => context.heartbeat());
@@ -171,8 +176,8 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
         if (outcome === 'refilled' || outcome === 'synced') {
           log.info('Transcript read from the session', { outcome, messages: transcript.length, bytes: transcript.bytes });
         }
-        const { transcript: _ref, delta: _delta, inline, ...rest } = input;
-        const result = await complete(transcript.slice(), rest, span);
+        const { transcript: _ref, delta: _delta, inline, toolsKey: _key, ...rest } = input;
+        const result = await complete(transcript.slice(), { ...rest, tools: toolsOf(runs, input) }, span);
         // With `extra` the reply is not the transcript's next message (a continuation of a cut-off reply).
         if (input.extra === undefined) transcripts.recordReply(input.transcript, result.message);
         const calls = result.message.tool_calls;
@@ -186,6 +191,21 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     verifyDocument: createVerifyDocument({ client, config }),
     describeModel: createDescribeModel(config),
   };
+}
+
+/** The call's tool definitions: sent (and kept under their key), or kept from an earlier call of the run. */
+function toolsOf(runs: RunCache, input: ModelRefCallInput): ToolDefinition[] {
+  if (input.tools) {
+    if (input.toolsKey !== undefined) runs.setTools(input.transcript, input.toolsKey, input.tools);
+    return input.tools;
+  }
+  const kept = input.toolsKey !== undefined ? runs.tools(input.transcript, input.toolsKey) : undefined;
+  if (kept) return kept;
+  throw ApplicationFailure.create({
+    type: TOOLS_UNKNOWN,
+    message: `This worker holds no tool definitions under key ${input.toolsKey ?? '(none)'} for this session run; the workflow sends them again`,
+    nonRetryable: true,
+  });
 }
 
 function cacheBytesFromEnv(env: NodeJS.ProcessEnv): number | undefined {

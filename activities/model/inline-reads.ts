@@ -13,6 +13,7 @@ import { INLINE_RESULTS_BYTES } from '../../common/activity-types';
 import type { ToolCall, ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { jsonBytes } from '../../common/transcript';
+import type { RunCache } from './run-cache';
 
 /** Runs one built-in tool as its activity wrapper would (inside the model call's activity context). */
 export type InlineToolRunner = (name: string, context: RuntimeContext, args: unknown) => Promise<ToolResult>;
@@ -22,8 +23,6 @@ export interface InlineReadsOptions {
   run: InlineToolRunner;
   /** This worker's host id: a session whose files are on another host gets no inline reads here. */
   hostId?: string;
-  /** Runtime contexts kept (one per session run; default 2,000). */
-  maxContexts?: number;
 }
 
 /** What a reply's inline reads came to. */
@@ -32,21 +31,18 @@ export interface InlineOutcome {
   inlineNeedsContext?: true;
 }
 
-/** Runtime contexts by session run, least recently used first out; and the runner of inline reads. */
+/** Runs a reply's reads inline, with the runtime context each run left in `runs`. */
 export class InlineReader {
-  private readonly contexts = new Map<string, RuntimeContext>();
-  private readonly maxContexts: number;
-
-  constructor(private readonly options: InlineReadsOptions) {
-    this.maxContexts = options.maxContexts ?? 2000;
-  }
+  constructor(
+    private readonly options: InlineReadsOptions,
+    private readonly runs: RunCache,
+  ) {}
 
   /** Run the calls of `calls` that `inline` allows; throws only the activity's cancellation. */
   async run(run: { workflowId: string; runId: string }, inline: InlineReads, calls: readonly ToolCall[], signal: AbortSignal): Promise<InlineOutcome> {
-    const key = `${run.workflowId}\u0000${run.runId}`;
-    const context = inline.context ?? this.contexts.get(key);
+    if (inline.context) this.runs.setContext(run, inline.context);
+    const context = inline.context ?? this.runs.context(run);
     if (context === undefined) return { inlineNeedsContext: true };
-    this.remember(key, context);
     const wanted = context.filesHost;
     if (wanted !== undefined && this.options.hostId !== undefined && wanted !== this.options.hostId) return {};
     const allowed = new Set(inline.tools);
@@ -76,11 +72,5 @@ export class InlineReader {
       return total <= INLINE_RESULTS_BYTES ? result : null;
     });
     return bounded.some((r) => r !== null) ? { toolResults: bounded } : {};
-  }
-
-  private remember(key: string, context: RuntimeContext): void {
-    this.contexts.delete(key);
-    this.contexts.set(key, context);
-    if (this.contexts.size > this.maxContexts) this.contexts.delete(this.contexts.keys().next().value!);
   }
 }

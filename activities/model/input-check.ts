@@ -57,6 +57,8 @@ export const inputSchema = optionsSchema.extend({
 });
 
 export const refInputSchema = optionsSchema.extend({
+  tools: optionsSchema.shape.tools.optional(),
+  toolsKey: z.string().min(1).optional(),
   transcript: transcriptRefSchema,
   delta: deltaSchema.optional(),
   inline: z.object({ tools: z.array(z.string()), context: z.object({ bundleRoot: z.string().min(1) }).loose().optional() }).optional(),

@@ -222,9 +222,10 @@ test('a session budget stops the next turn before it calls the model', async () 
   expect((await session.send('and now')).status).toBe('completed');
   // The list shows the budgets as the last turn left them (visibility catches up within moments).
   let listed: Awaited<ReturnType<typeof shared.loopwright.list>>[number] | undefined;
-  for (let i = 0; i < 50 && !listed?.budget?.sessionTokens.limit; i++) {
+  // The first turn's memo already had a limit (1): wait for the one the raised budget left.
+  for (let i = 0; i < 50 && listed?.budget?.sessionTokens.limit !== 1_000_001; i++) {
     listed = (await shared.loopwright.list({ limit: 100 })).find((s) => s.workflowId === session.workflowId);
-    if (!listed?.budget?.sessionTokens.limit) await new Promise((r) => setTimeout(r, 200));
+    if (listed?.budget?.sessionTokens.limit !== 1_000_001) await new Promise((r) => setTimeout(r, 200));
   }
   expect(listed?.budget?.sessionTokens.limit).toBe(1_000_001);
   await session.end();

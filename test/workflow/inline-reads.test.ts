@@ -1,9 +1,9 @@
 /**
  * Inline reads on the dev server: a reply's built-in reads run in its model-call activity and come
  * back with the reply (no local activity, no second activation), the rest of a reply's calls run as
- * before, the worker is sent the runtime context once per run and again after it lost it (a new
- * worker), reads that need approval are never run inline, and `inlineReads: false` keeps every
- * read a local activity.
+ * before, the worker is sent the runtime context and the tool definitions once per run and again
+ * after it lost them (a new worker), reads that need approval are never run inline, and
+ * `inlineReads: false` keeps every read a local activity.
  */
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -93,6 +93,13 @@ test('inline reads: a reply that only reads is one model-call activity, its resu
   // The runtime context goes with the run's first call only; the worker keeps it.
   expect(calls[0]!.input.inline).toMatchObject({ tools: ['read_file', 'execute_workflow'], context: { bundleRoot: expect.any(String) } });
   expect(calls[1]!.input.inline).toEqual({ tools: ['read_file', 'execute_workflow'] });
+  // Likewise the tool definitions: later calls name them by key.
+  expect(calls[0]!.input.tools?.length).toBeGreaterThan(0);
+  expect(calls[0]!.input.toolsKey).toMatch(/^[0-9a-f]{32}$/);
+  expect(calls[1]!.input.tools).toBeUndefined();
+  expect(calls[1]!.input.toolsKey).toBe(calls[0]!.input.toolsKey);
+  // The model got the definitions with every request all the same.
+  expect(h.fake.requests.map((r) => (r.body!.tools as unknown[] | undefined)?.length)).toEqual([5, 5, 5]);
   expect(calls[0]!.result!.toolResults).toHaveLength(3);
   expect(calls[0]!.result!.toolResults!.every((r) => r !== null)).toBe(true);
   expect(calls[2]!.result!.toolResults).toBeUndefined();
@@ -145,7 +152,7 @@ test('inline reads: off for a session that says so, and never for a read that ne
   await approving.end();
 });
 
-test('inline reads: a new worker without the runtime context asks for it; the reads of that reply run as local activities', async () => {
+test('inline reads: a new worker without the definitions and the runtime context gets them again; the reads of that reply run as local activities', async () => {
   h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_1' }]), text('First.'));
   const session = await start();
   await expect(session.send('first')).resolves.toMatchObject({ success: true });
@@ -165,13 +172,20 @@ test('inline reads: a new worker without the runtime context asks for it; the re
   ]);
   const history = await session.workflow.fetchHistory();
   const calls = modelCalls(history);
-  expect(calls).toHaveLength(5);
-  expect(calls[2]!.input.inline?.context).toBeUndefined();
-  expect(calls[2]!.result).toMatchObject({ inlineNeedsContext: true });
-  expect(calls[2]!.result!.toolResults).toBeUndefined();
+  expect(calls).toHaveLength(6);
+  // The new worker holds neither the definitions nor the context: the first call, naming the
+  // definitions by key, fails at once, and the workflow sends it again with them.
+  expect(calls[2]!.input.tools).toBeUndefined();
+  expect(calls[2]!.result).toBeUndefined();
+  const failed = (history.events ?? []).filter((e) => e.activityTaskFailedEventAttributes);
+  expect(failed.map((e) => e.activityTaskFailedEventAttributes!.failure?.applicationFailureInfo?.type)).toEqual(['LoopwrightToolsUnknown']);
+  expect(calls[3]!.input.tools?.length).toBeGreaterThan(0);
+  expect(calls[3]!.input.inline?.context).toBeUndefined();
+  expect(calls[3]!.result).toMatchObject({ inlineNeedsContext: true });
+  expect(calls[3]!.result!.toolResults).toBeUndefined();
   // Sent again with the next call, and the reads of that reply ran inline.
-  expect(calls[3]!.input.inline?.context).toMatchObject({ bundleRoot: expect.any(String) });
-  expect(calls[3]!.result!.toolResults).toEqual([expect.objectContaining({ success: true })]);
+  expect(calls[4]!.input.inline?.context).toMatchObject({ bundleRoot: expect.any(String) });
+  expect(calls[4]!.result!.toolResults).toEqual([expect.objectContaining({ success: true })]);
   expect(localActivities(history)).toBe(1);
   await session.end();
 });

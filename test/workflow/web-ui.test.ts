@@ -47,15 +47,14 @@ test('web ui: summaries on the session, its activities and its timer; live detai
     return summary ? [summary] : [];
   });
   // In order: the session (on its start event), the agent's initialisation, the listing of its
-  // tools, each model call, the read (a local activity's marker), the write with its size but never
-  // its content, and the idle timer.
-  expect(summaries.slice(0, 8)).toEqual([
+  // tools, each model call (the read ran inline in the first: the next call says so), the write
+  // with its size but never its content, and the idle timer.
+  expect(summaries.slice(0, 7)).toEqual([
     'facilitator · requirements-facilitator',
     'initializeAgent facilitator · requirements-facilitator',
     'listTools facilitator',
     'turn 1 · iteration 1 · callModel ui-model',
-    'read_file {bundle-root}/config.yaml',
-    'turn 1 · iteration 2 · callModel ui-model',
+    'turn 1 · iteration 2 · callModel ui-model · after inline read_file {bundle-root}/config.yaml',
     'save_output {output_folder}/ui.md (4.2 KB)',
     'turn 1 · iteration 3 · callModel ui-model',
   ]);

@@ -7,7 +7,8 @@ import type { ToolCall, ToolResult } from '../../../common/messages';
 import type { RuntimeContext } from '../../../common/runtime-context';
 import { TOOL_DEFINITIONS } from '../../../common/tool-definitions';
 import { InlineReader } from '../../../activities/model/inline-reads';
-import { inlineRequest, inlineToolNames, type InlineReadsState } from '../../../workflows/inline-reads';
+import { RunCache } from '../../../activities/model/run-cache';
+import { inlineRequest, inlineToolNames, toolsRequest, type WorkerCopies } from '../../../workflows/inline-reads';
 
 const RUN = { workflowId: 'w', runId: 'r' };
 const context = (filesHost?: string): RuntimeContext => ({
@@ -25,14 +26,16 @@ const signal = () => new AbortController().signal;
 
 function reader(run: (name: string, args: unknown) => Promise<ToolResult>, hostId?: string) {
   const calls: string[] = [];
-  const r = new InlineReader({
-    run: (name, _ctx, args) => {
-      calls.push(name);
-      return run(name, args);
+  const r = new InlineReader(
+    {
+      run: (name, _ctx, args) => {
+        calls.push(name);
+        return run(name, args);
+      },
+      ...(hostId ? { hostId } : {}),
     },
-    ...(hostId ? { hostId } : {}),
-    maxContexts: 2,
-  });
+    new RunCache(2),
+  );
   return { r, calls };
 }
 
@@ -93,10 +96,23 @@ test('inline reads: the workflow offers the built-in reads the session offers th
   expect(inlineToolNames(TOOL_DEFINITIONS.filter((t) => t.function.name !== 'execute_workflow'), undefined, all, undefined)).toEqual(['read_file']);
   expect(inlineToolNames(TOOL_DEFINITIONS, undefined, () => false, undefined)).toEqual([]);
 
-  const state: InlineReadsState = {};
+  const state: WorkerCopies = {};
   const ctx = context();
   expect(inlineRequest(state, ['read_file'], ctx)).toEqual({ tools: ['read_file'], context: ctx });
   expect(inlineRequest(state, ['read_file'], ctx)).toEqual({ tools: ['read_file'] });
   state.contextSent = undefined;
   expect(inlineRequest(state, ['read_file'], ctx).context).toBe(ctx);
+
+  // Tool definitions: sent with a key once, then the key alone; a new set travels again.
+  const defs = [...TOOL_DEFINITIONS];
+  const first = toolsRequest(state, defs);
+  expect(first.tools).toBe(defs);
+  expect(first.toolsKey).toMatch(/^[0-9a-f]{32}$/);
+  expect(toolsRequest(state, defs)).toEqual({ toolsKey: first.toolsKey });
+  const fewer = defs.slice(1);
+  const second = toolsRequest(state, fewer);
+  expect(second.tools).toBe(fewer);
+  expect(second.toolsKey).not.toBe(first.toolsKey);
+  // The same definitions in another array have the same key.
+  expect(toolsRequest({}, [...fewer]).toolsKey).toBe(second.toolsKey);
 });
