@@ -7,7 +7,7 @@
  */
 import { sha256 } from '@noble/hashes/sha256';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
-import type { ChatMessage } from './messages';
+import type { ChatMessage, ToolMessage, ToolResult } from './messages';
 
 /** Hash of an empty transcript. */
 export const EMPTY_TRANSCRIPT_HASH = '0'.repeat(32);
@@ -83,6 +83,15 @@ export function canonicalMessage(message: ChatMessage): string {
 /** The chain hash after appending `message` to a transcript whose hash is `previous`. */
 export function chainHash(previous: string, message: ChatMessage): string {
   return bytesToHex(sha256(utf8ToBytes(`${previous}\n${canonicalMessage(message)}`))).slice(0, 32);
+}
+
+/** A tool message; a result too large for one payload is replaced by an error the model can act on. */
+export function toolMessage(toolCallId: string, result: ToolResult): ToolMessage {
+  const message: ToolMessage = { role: 'tool', tool_call_id: toolCallId, content: JSON.stringify(result) };
+  const bytes = jsonBytes(message);
+  if (bytes <= MAX_MESSAGE_BYTES) return message;
+  const error = `The tool result is ${bytes} bytes, over the limit of ${MAX_MESSAGE_BYTES} bytes for one message; ask for a smaller file or part`;
+  return { role: 'tool', tool_call_id: toolCallId, content: JSON.stringify({ success: false, error }) };
 }
 
 /** UTF-8 bytes of a value's JSON, the measure of every size limit here. */

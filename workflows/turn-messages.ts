@@ -2,21 +2,14 @@
  * The transcript side of a turn: tool messages, closing calls left without a result, and what the
  * turn's messages hold (last reply, tool-call count, repeated failures). Workflow code, deterministic.
  */
-import type { ToolCall, ToolMessage, ToolResult } from '../common/messages';
-import { type HashedTranscript, jsonBytes, MAX_MESSAGE_BYTES } from '../common/transcript';
+import type { ToolCall, ToolResult } from '../common/messages';
+import { type HashedTranscript, toolMessage } from '../common/transcript';
+
+export { toolMessage };
 import { truncateArguments } from './tool-calls';
 
 export const INTERRUPTED_RESULT: ToolResult = { success: false, error: 'Interrupted by the user before this tool finished' };
 export const FILTERED_RESULT: ToolResult = { success: false, error: "Not run: the model server's content filter stopped the reply" };
-
-/** A tool message; a result too large for one payload is replaced by an error the model can act on. */
-export function toolMessage(toolCallId: string, result: ToolResult): ToolMessage {
-  const message: ToolMessage = { role: 'tool', tool_call_id: toolCallId, content: JSON.stringify(result) };
-  const bytes = jsonBytes(message);
-  if (bytes <= MAX_MESSAGE_BYTES) return message;
-  const error = `The tool result is ${bytes} bytes, over the limit of ${MAX_MESSAGE_BYTES} bytes for one message; ask for a smaller file or part`;
-  return { role: 'tool', tool_call_id: toolCallId, content: JSON.stringify({ success: false, error }) };
-}
 
 /**
  * After an interrupt, answer every tool call that has no result yet, so the transcript stays a

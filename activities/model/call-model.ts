@@ -15,6 +15,7 @@ import type { ChatMessage, ToolDefinition } from '../../common/messages';
 import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from '../../common/model-call';
 import type { VerifyInput, VerifyResult } from '../../common/verify-types';
 import { viewMessages } from '../../common/model-view';
+import { toolMessage } from '../../common/transcript';
 import { estimatePromptTokens } from '../../common/token-estimate';
 import { inActivitySpan } from '../activity-span';
 import { buildRequest } from './build-request';
@@ -182,7 +183,11 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
         if (input.extra === undefined) transcripts.recordReply(input.transcript, result.message);
         const calls = result.message.tool_calls;
         if (inline && inlineReader && calls?.length && input.extra === undefined) {
-          return { ...result, ...(await inlineReader.run(input.transcript, inline, calls, context.cancellationSignal)) };
+          const outcome = await inlineReader.run(input.transcript, inline, calls, context.cancellationSignal);
+          const ran = outcome.toolResults;
+          // Every call ran here: the session will append exactly their tool messages after the reply.
+          if (ran?.every((r) => r !== null)) transcripts.recordToolMessages(input.transcript, calls.map((c, i) => toolMessage(c.id, ran[i]!)));
+          return { ...result, ...outcome };
         }
         return result;
       });

@@ -23,6 +23,8 @@ export type CacheOutcome = 'hit' | 'delta' | 'synced' | 'refilled';
 /** Least recently used transcripts, bounded by their total bytes. */
 export class TranscriptCache {
   private readonly entries = new Map<string, HashedTranscript>();
+  /** Runs whose copy ends in tool messages the worker added itself (inline reads): the length before them. */
+  private readonly confirmed = new Map<string, number>();
   private totalBytes = 0;
   /** Counts of each outcome since the worker started. */
   readonly stats: Record<CacheOutcome, number> = { hit: 0, delta: 0, synced: 0, refilled: 0 };
@@ -49,11 +51,15 @@ export class TranscriptCache {
   async resolve(ref: TranscriptRef, delta: TranscriptSlice | undefined, onPage: () => void = () => undefined): Promise<{ transcript: HashedTranscript; outcome: CacheOutcome }> {
     const key = keyOf(ref);
     let transcript = this.take(key);
+    const confirmed = this.confirmed.get(key);
+    this.confirmed.delete(key);
     try {
       if (transcript && transcript.length >= ref.count && transcript.hashAt(ref.count) === ref.hash) {
         transcript.truncate(ref.count);
         return this.done(transcript, 'hit');
       }
+      // The tool messages this worker added after the reply were not what the session appended: drop them.
+      if (transcript && confirmed !== undefined && confirmed < transcript.length) transcript.truncate(confirmed);
       if (transcript && delta && delta.from <= transcript.length && delta.from + delta.messages.length === ref.count) {
         transcript.truncate(delta.from);
         transcript.push(...delta.messages);
@@ -85,9 +91,27 @@ export class TranscriptCache {
     this.put(key, transcript);
   }
 
+  /**
+   * After the reply `recordReply` added, the tool messages the session will append for it when it
+   * takes the results this worker ran inline: the next call then finds its transcript here even
+   * when those messages are too large to travel inline. If the session appends something else, the
+   * next call drops them again (`resolve`).
+   */
+  recordToolMessages(ref: TranscriptRef, messages: readonly ChatMessage[]): void {
+    const key = keyOf(ref);
+    const transcript = this.take(key);
+    if (!transcript) return;
+    if (transcript.length === ref.count + 1) {
+      this.confirmed.set(key, transcript.length);
+      transcript.push(...messages);
+    }
+    this.put(key, transcript);
+  }
+
   /** Forget everything (tests). */
   clear(): void {
     this.entries.clear();
+    this.confirmed.clear();
     this.totalBytes = 0;
   }
 
@@ -139,6 +163,7 @@ export class TranscriptCache {
     for (const [oldKey, old] of this.entries) {
       if (this.totalBytes <= this.maxBytes || oldKey === key) break;
       this.entries.delete(oldKey);
+      this.confirmed.delete(oldKey);
       this.totalBytes -= old.bytes;
     }
   }

@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { TRANSCRIPT_UNAVAILABLE, TranscriptCache, type TranscriptPageSource } from '../../../activities/model/transcript-cache';
 import type { ChatMessage } from '../../../common/messages';
-import { canonicalMessage, chainHash, EMPTY_TRANSCRIPT_HASH, HashedTranscript, type TranscriptRef } from '../../../common/transcript';
+import { canonicalMessage, chainHash, EMPTY_TRANSCRIPT_HASH, HashedTranscript, toolMessage, type TranscriptRef } from '../../../common/transcript';
 
 const SESSION = { workflowId: 'wf-1', runId: 'run-1' };
 
@@ -92,6 +92,36 @@ test('cache: a copy that went astray is replaced by a full refill; a retried cal
   expect(result.outcome).toBe('refilled');
   expect(result.transcript.slice()).toEqual(session.slice());
   expect((await cache.resolve(refOf(session, 4), undefined)).outcome).toBe('hit');
+});
+
+test('cache: tool messages the worker added after the reply (inline reads) make the next call a hit, however large', async () => {
+  const session = new HashedTranscript(messages(4));
+  const source = pages(session);
+  const cache = new TranscriptCache(source);
+  await cache.resolve(refOf(session), undefined);
+  const reply: ChatMessage = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{}' } }] };
+  const result = toolMessage('c1', { success: true, content: 'x'.repeat(20_000) });
+  cache.recordReply(refOf(session), reply);
+  cache.recordToolMessages(refOf(session), [result]);
+  session.push(reply, result);
+  const before = source.calls;
+  expect((await cache.resolve(refOf(session), undefined)).outcome).toBe('hit');
+  expect(source.calls).toBe(before);
+});
+
+test('cache: when the session appended something else after the reply, the added tool messages are dropped and the rest synced', async () => {
+  const session = new HashedTranscript(messages(4));
+  const source = pages(session);
+  const cache = new TranscriptCache(source);
+  await cache.resolve(refOf(session), undefined);
+  const reply: ChatMessage = { role: 'assistant', content: 'reading' };
+  cache.recordReply(refOf(session), reply);
+  cache.recordToolMessages(refOf(session), [toolMessage('c1', { success: true })]);
+  // A budget warning came between the reply and the results.
+  session.push(reply, { role: 'system', content: 'budget warning' }, toolMessage('c1', { success: true }));
+  const resolved = await cache.resolve(refOf(session), undefined);
+  expect(resolved.outcome).toBe('synced');
+  expect(resolved.transcript.slice()).toEqual(session.slice());
 });
 
 test('cache: a transcript that cannot be made to match fails with a retryable typed failure', async () => {
