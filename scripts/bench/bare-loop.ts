@@ -29,6 +29,27 @@ export interface BareFigures {
 /** The running bare worker. */
 export interface BareBench {
   measure(shape: { iterations: number; runs: number; warmup: number }): Promise<BareFigures>;
+  /** One loop of `iterations` activities: its time (start..result) and the activity-to-activity intervals. */
+  runOnce(iterations: number): Promise<BareRun>;
+}
+
+/** One bare loop. */
+export interface BareRun {
+  ms: number;
+  intervals: number[];
+}
+
+/** Figures of bare loops run one at a time (interleaved with other work). */
+export function bareFigures(iterations: number, runs: BareRun[], warmup: number): BareFigures {
+  const loops = runs.map((r) => r.ms);
+  return {
+    iterations,
+    runs: runs.length,
+    warmup,
+    loop: summarize(loops),
+    perIteration: median(loops) / iterations,
+    iterationIntervals: summarize(runs.flatMap((r) => r.intervals)),
+  };
 }
 
 const TASK_QUEUE = `loopwright-bench-bare-${process.pid}`;
@@ -60,34 +81,29 @@ export async function startBareBench(server: BenchServer, cleanup: CleanupStack)
   });
 
   let counter = 0;
+  const runOnce = async (iterations: number): Promise<BareRun> => {
+    const workflowId = `bench-bare-${process.pid}-${++counter}`;
+    const started = performance.now();
+    const handle = await server.client.workflow.start('bareLoop', { taskQueue: TASK_QUEUE, workflowId, args: [iterations] });
+    const sum = await withTimeout(handle.result() as Promise<number>, RUN_TIMEOUT_MS, 'bare loop');
+    const ms = performance.now() - started;
+    const times = ticks.get(workflowId) ?? [];
+    ticks.delete(workflowId);
+    const expected = (iterations * (iterations + 1)) / 2;
+    if (sum !== expected || times.length !== iterations) {
+      throw new Error(`bare loop: expected ${iterations} activities (sum ${expected}), got ${times.length} (sum ${sum})`);
+    }
+    return { ms, intervals: times.slice(1).map((t, i) => t - times[i]!) };
+  };
   return {
+    runOnce,
     async measure({ iterations, runs, warmup }) {
-      const loops: number[] = [];
-      const intervals: number[] = [];
+      const timed: BareRun[] = [];
       for (let run = 0; run < warmup + runs; run++) {
-        const workflowId = `bench-bare-${process.pid}-${++counter}`;
-        const started = performance.now();
-        const handle = await server.client.workflow.start('bareLoop', { taskQueue: TASK_QUEUE, workflowId, args: [iterations] });
-        const sum = await withTimeout(handle.result() as Promise<number>, RUN_TIMEOUT_MS, 'bare loop');
-        const ms = performance.now() - started;
-        const times = ticks.get(workflowId) ?? [];
-        ticks.delete(workflowId);
-        const expected = (iterations * (iterations + 1)) / 2;
-        if (sum !== expected || times.length !== iterations) {
-          throw new Error(`bare loop: expected ${iterations} activities (sum ${expected}), got ${times.length} (sum ${sum})`);
-        }
-        if (run < warmup) continue;
-        loops.push(ms);
-        for (let i = 1; i < times.length; i++) intervals.push(times[i]! - times[i - 1]!);
+        const result = await runOnce(iterations);
+        if (run >= warmup) timed.push(result);
       }
-      return {
-        iterations,
-        runs,
-        warmup,
-        loop: summarize(loops),
-        perIteration: median(loops) / iterations,
-        iterationIntervals: summarize(intervals),
-      };
+      return bareFigures(iterations, timed, warmup);
     },
   };
 }

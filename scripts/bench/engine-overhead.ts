@@ -6,7 +6,7 @@
 import type OpenAI from 'openai';
 import type { SystemMessage, ToolDefinition } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
-import type { BareBench, BareFigures } from './bare-loop';
+import { bareFigures, type BareBench, type BareFigures, type BareRun } from './bare-loop';
 import { benchTurnMessage } from './bench-responder';
 import type { DurableBench } from './durable-loop';
 import { measureHistory, type HistoryFigures } from './history-size';
@@ -57,7 +57,10 @@ export interface OverheadFigures {
   bareRatio: number;
   /** CPU per iteration of each loop. */
   cpu: { plain: CpuFigures; durable: CpuFigures };
-  /** One model call: the plain loop's request and normalisation against the worker's callModelV2 activity, as it ran (medians, ms). */
+  /**
+   * One model step: the plain loop's request, normalisation and the reads its reply asked for, against
+   * the worker's callModelV2 activity, which runs those reads inline, as it ran (medians, ms).
+   */
   modelCall: { plain: SampleSummary; activity: SampleSummary; extraMs: number };
   /** History of the last durable turn. */
   history: HistoryFigures;
@@ -86,6 +89,8 @@ export async function measureEngineOverhead(
     if (model !== undefined && modelAfter !== undefined) into.model += modelAfter - model;
     return result;
   };
+  // The bare loop runs between the two, turn by turn, so that all three see the same machine.
+  const bareRuns: BareRun[] = [];
   let history: HistoryFigures | undefined;
   let timeline: TimelineFigures | undefined;
   for (let i = 0; i < shape.warmup + shape.runs; i++) {
@@ -111,6 +116,7 @@ export async function measureEngineOverhead(
     const durableCpu = { process: durable.cpuMs, model: model !== undefined && modelAfter !== undefined ? modelAfter - model : 0 };
     expectIterations('durable', durable.result.iterations, durable.result.status === 'completed', shape.iterations);
     const modelCalls = input.durable.takeModelCallTimes();
+    const bareRun = await input.bare.runOnce(shape.iterations);
 
     if (timed) {
       for (const key of ['process', 'model'] as const) {
@@ -120,14 +126,14 @@ export async function measureEngineOverhead(
       plainCalls.push(...plain.callMs);
       activityCalls.push(...modelCalls);
       plainSamples.push(plainMs);
+      bareRuns.push(bareRun);
       durableSamples.push(durable.ms);
       history = measureHistory(durable.history);
       timeline = measureTimeline(durable.history);
     }
   }
   if (!history || !timeline) throw new Error('engine bench: at least one timed run is needed');
-  input.progress(`${shape.iterations} iterations: bare one-activity workflow loop`);
-  const bare = await input.bare.measure({ iterations: shape.iterations, runs: shape.runs, warmup: shape.warmup });
+  const bare = bareFigures(shape.iterations, bareRuns, shape.warmup);
   const plainPerIteration = median(plainSamples) / shape.iterations;
   const its = shape.runs * shape.iterations;
   const perIteration = (c: { process: number; model: number }): CpuFigures => ({

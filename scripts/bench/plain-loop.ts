@@ -25,7 +25,7 @@ export interface PlainTurnResult {
   iterations: number;
   response: string | null;
   transcript: ChatMessage[];
-  /** Each model call: the request and the reply's normalisation (ms). */
+  /** Each model step: the request, the reply's normalisation and the reads it asked for (ms): what the callModelV2 activity does with inline reads. */
   callMs: number[];
 }
 
@@ -43,16 +43,19 @@ export async function runPlainTurn(input: PlainTurnInput, userMessage: string): 
       tool_choice: 'auto',
     });
     const { message } = normalizeReply(reply);
-    callMs.push(performance.now() - started);
     transcript.push(message);
     const calls = message.tool_calls ?? [];
-    if (calls.length === 0) return { iterations, response: message.content, transcript, callMs };
+    if (calls.length === 0) {
+      callMs.push(performance.now() - started);
+      return { iterations, response: message.content, transcript, callMs };
+    }
     const results = await Promise.all(
       calls.map((call): Promise<ToolResult> => {
         if (call.function.name !== 'read_file') throw new Error(`plain loop: unexpected tool ${call.function.name}`);
         return readFileTool(input.context, JSON.parse(call.function.arguments));
       }),
     );
+    callMs.push(performance.now() - started);
     calls.forEach((call, i) => transcript.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(results[i]) }));
   }
   return { iterations: input.maxIterations, response: null, transcript, callMs };

@@ -128,11 +128,11 @@ function formatOverhead(engine: OverheadFigures[]): string {
       ]),
     ),
     '',
-    '   The hot path against its targets: durable/bare <= 1.5x; the model-call activity (clocked in the worker) within 1.5 ms of the' +
-      ' plain loop\'s call; worker CPU <= 8 ms per iteration (this process from `send` to the turn\'s result;' +
-      ' the model server runs in its own process when its CPU is shown)',
+    '   The hot path against its targets: durable/bare <= 1.5x; the model-call activity (clocked in the worker; it runs the reply\'s reads inline)' +
+      ' within 1.5 ms of the plain loop\'s call and reads; worker CPU <= 8 ms per iteration (this process from `send` to the turn\'s result;' +
+      ' the model server runs in its own process when its CPU is shown); the bare loop runs between the turns',
     textTable(
-      ['turn', 'durable/bare', 'plain call ms median (p95)', 'callModelV2 activity ms median (p95)', 'activity - call ms', 'worker CPU ms/it', 'plain loop CPU ms/it', 'model server CPU ms/it (durable / plain)'],
+      ['turn', 'durable/bare', 'plain call + reads ms median (p95)', 'callModelV2 activity ms median (p95)', 'activity - plain ms', 'worker CPU ms/it', 'plain loop CPU ms/it', 'model server CPU ms/it (durable / plain)'],
       engine.map((e) => [
         turnLabel(e),
         `${e.bareRatio.toFixed(2)}x`,
@@ -146,7 +146,7 @@ function formatOverhead(engine: OverheadFigures[]): string {
     ),
     '',
     '   Bare loop: a workflow calling one trivial activity N times in sequence, own worker and task queue in this process,' +
-      ' same dev server (a durable iteration is two activities: callModel and read_file)',
+      ' same dev server, one loop after each durable turn (a durable iteration is one activity: callModelV2, with its reads inline)',
     textTable(
       ['N', 'loop ms, start..result (min..max)', 'ms/it (loop / N)', 'activity-to-activity ms median', 'p95', 'max'],
       engine.map((e) => [
