@@ -169,7 +169,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
       return inActivitySpan('loopwright.model_call', MODEL_SPAN_ATTRIBUTES, async (span) => {
         checkInput(refInputSchema, input);
         // Before the transcript: a call that names tools this worker lacks is answered at once.
-        toolsOf(runs, input);
+        const tools = toolsOf(runs, input);
         if (!transcripts) throw badRequest('This worker cannot read session transcripts: create its activities with a transcript source (createWorker does)');
         const context = Context.current();
         const { transcript, outcome } = await transcripts.resolve(input.transcript, input.delta, () => context.heartbeat());
@@ -178,7 +178,8 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
           log.info('Transcript read from the session', { outcome, messages: transcript.length, bytes: transcript.bytes });
         }
         const { transcript: _ref, delta: _delta, inline, toolsKey: _key, ...rest } = input;
-        const result = await complete(transcript.slice(), { ...rest, tools: toolsOf(runs, input) }, span);
+        // The copy's own array, read only: nothing changes it until this call has its reply.
+        const result = await complete(transcript.messages, { ...rest, tools }, span);
         // With `extra` the reply is not the transcript's next message (a continuation of a cut-off reply).
         if (input.extra === undefined) transcripts.recordReply(input.transcript, result.message);
         const calls = result.message.tool_calls;
