@@ -30,14 +30,18 @@ export async function hasLongLivedWorker(session: TemporalSession, now = Date.no
       return now - seconds * 1000 < POLLER_FRESH_MS;
     });
   };
-  if (!(await fresh(session.taskQueue, temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW))) return false;
-  let host: string;
+  let host: string | undefined;
   try {
     host = localHostId();
   } catch {
-    return true;
+    host = undefined;
   }
-  return fresh(filesQueue(session.taskQueue, host), temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY);
+  // Both queues asked at once: the answer is needed before anything else the command does.
+  const [workflows, files] = await Promise.all([
+    fresh(session.taskQueue, temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW),
+    host === undefined ? Promise.resolve(true) : fresh(filesQueue(session.taskQueue, host), temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY),
+  ]);
+  return workflows && files;
 }
 
 /** A worker running in this process until `stop()`. */
@@ -117,8 +121,7 @@ export interface WithWorkerOptions {
  * (or always, with `force`), or as soon as the watched session's work stays unclaimed.
  */
 export async function withWorker<T>(session: TemporalSession, options: WithWorkerOptions, fn: () => Promise<T>): Promise<T> {
-  const needed = options.force || !(await hasLongLivedWorker(session));
-  if (needed) {
+  if (options.force) {
     options.onStart?.('no worker was polling');
     const running = await startInProcessWorker(session, options.activityOptions);
     try {
@@ -129,28 +132,44 @@ export async function withWorker<T>(session: TemporalSession, options: WithWorke
   }
   let running: Promise<RunningWorker> | undefined;
   let stopped = false;
+  // A worker that fails to start here ends the command with its error instead of leaving it waiting.
+  let failStart: (err: unknown) => void = () => undefined;
+  const startFailed = new Promise<never>((_, reject) => {
+    failStart = reject;
+  });
+  startFailed.catch(() => undefined);
+  const startHere = (reason: string): void => {
+    if (running || stopped) return;
+    options.onStart?.(reason);
+    running = startInProcessWorker(session, options.activityOptions);
+    running.catch(failStart);
+  };
+  // The check goes on while `fn` already waits: a session's work (a start, an update, a result)
+  // waits in its queue until a worker takes it, so the command loses nothing by not waiting first.
+  const checked = hasLongLivedWorker(session).then(
+    (found) => {
+      if (!found) startHere('no worker was polling');
+    },
+    () => startHere('no worker was polling'),
+  );
   const watch = options.watch;
   const check = async (): Promise<void> => {
     if (!watch || running || stopped) return;
     const stall = await unclaimedWork(watch).catch(() => undefined);
     if (!stall || running || stopped) return;
-    options.onStart?.(`${stall} for ${STALL_MS / 1000} s: no live worker took it`);
-    running = startInProcessWorker(session, options.activityOptions);
+    startHere(`${stall} for ${STALL_MS / 1000} s: no live worker took it`);
   };
   const timer = watch ? setInterval(() => void check(), 1_000) : undefined;
-  const slow = options.startIfSlow
-    ? setTimeout(() => {
-        if (running || stopped) return;
-        options.onStart?.(`no worker answered within ${STALL_MS / 1000} s`);
-        running = startInProcessWorker(session, options.activityOptions);
-      }, STALL_MS)
-    : undefined;
+  const slow = options.startIfSlow ? setTimeout(() => startHere(`no worker answered within ${STALL_MS / 1000} s`), STALL_MS) : undefined;
   try {
-    return await fn();
+    // A query, though, needs a worker polling when it is asked: for those the answer comes first.
+    if (options.startIfSlow) await checked;
+    return await Promise.race([fn(), startFailed]);
   } finally {
     stopped = true;
     if (timer) clearInterval(timer);
     if (slow) clearTimeout(slow);
+    await checked;
     if (running) await (await running).stop();
   }
 }

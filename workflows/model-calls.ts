@@ -52,6 +52,19 @@ function modelFailure(err: unknown): { type: string; details?: ModelFailureDetai
   return { type: cause.type, details: cause.details?.[0] as ModelFailureDetails | undefined };
 }
 
+/**
+ * True when a call that named its tool definitions by key failed for want of them: the worker holds
+ * none under that key, or (a worker from before keys) its input check missed `tools`. Never a model
+ * server's own 400, which has an HTTP status.
+ */
+export function toolsRefused(err: unknown): boolean {
+  const failure = modelFailure(err);
+  if (failure?.type === TOOLS_UNKNOWN) return true;
+  if (failure?.type !== MODEL_BAD_REQUEST || failure.details?.status != null) return false;
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return /^Invalid model call input: tools\b/.test((cause as Error).message);
+}
+
 /** True when `err` is the server refusing a prompt as too long for the model's window. */
 export function isContextLengthFailure(err: unknown): boolean {
   return modelFailure(err)?.type === MODEL_CONTEXT_LENGTH_EXCEEDED;
@@ -251,8 +264,7 @@ export class ModelCaller {
     // A worker that does not hold them (another worker, a restarted one, one from before keys) says
     // so at once: the same call again, with the definitions.
     return sent.then(undefined, (err: unknown) => {
-      const type = modelFailure(err)?.type;
-      if (type !== TOOLS_UNKNOWN && type !== MODEL_BAD_REQUEST) throw err;
+      if (!toolsRefused(err)) throw err;
       copies.toolsSent = undefined;
       return this.call(afterLastReply, summary, extra);
     });

@@ -2,7 +2,9 @@
  * The worker's side of inline reads (activities/model/inline-reads.ts) and the workflow's choice of
  * tools (workflows/inline-reads.ts), without a server: what runs, what is left to the workflow.
  */
-import { INLINE_RESULTS_BYTES } from '../../../common/activity-types';
+import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
+import { INLINE_RESULTS_BYTES, TOOLS_UNKNOWN } from '../../../common/activity-types';
+import { toolsRefused } from '../../../workflows/model-calls';
 import type { ToolCall, ToolResult } from '../../../common/messages';
 import type { RuntimeContext } from '../../../common/runtime-context';
 import { TOOL_DEFINITIONS } from '../../../common/tool-definitions';
@@ -115,4 +117,17 @@ test('inline reads: the workflow offers the built-in reads the session offers th
   expect(second.toolsKey).not.toBe(first.toolsKey);
   // The same definitions in another array have the same key.
   expect(toolsRequest({}, [...fewer]).toolsKey).toBe(second.toolsKey);
+});
+
+test('tool definitions by key: only a worker lacking them makes the workflow send them again, never a model server 400', () => {
+  const wrap = (cause: Error) => new ActivityFailure('activity failed', 'callModelV2', '7', RetryState.NON_RETRYABLE_FAILURE, 'w', cause);
+  const noDetails = { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
+  expect(toolsRefused(wrap(ApplicationFailure.create({ type: TOOLS_UNKNOWN, message: 'no tools under key', nonRetryable: true })))).toBe(true);
+  // A worker from before keys: its input check misses `tools`.
+  const oldWorker = ApplicationFailure.create({ type: 'ModelBadRequest', message: 'Invalid model call input: tools: Invalid input: expected array, received undefined', nonRetryable: true, details: [noDetails] });
+  expect(toolsRefused(wrap(oldWorker))).toBe(true);
+  // The model server's own 400 is the turn's failure.
+  const server400 = ApplicationFailure.create({ type: 'ModelBadRequest', message: 'Invalid model call input: tools are bad', nonRetryable: true, details: [{ ...noDetails, status: 400 }] });
+  expect(toolsRefused(wrap(server400))).toBe(false);
+  expect(toolsRefused(wrap(ApplicationFailure.create({ type: 'ModelServerError', message: 'x' })))).toBe(false);
 });
