@@ -1,0 +1,93 @@
+/**
+ * The tools of one reply, from workflow code: every call at once (after a human's yes where one is
+ * needed, as a child session when delegated, else as its tool's activity), or the results the
+ * model-call activity already has (inline reads), appended in tool-call order either way.
+ */
+import { log } from '@temporalio/workflow';
+import type { ToolCall, ToolResult } from '../common/messages';
+import { loopToolSpec, TOOL_SPECS, toolSpec } from '../common/tools';
+import { parseArguments, targetOf } from '../common/tools/tool-spec';
+import type { DelegationCall } from './delegation';
+import type { ModelCaller } from './model-calls';
+import { runToolCall, type SessionToolSet, toolSummary, truncateArguments } from './tool-calls';
+import type { TurnInput } from './turn';
+import { INTERRUPTED_RESULT, toolMessage } from './turn-messages';
+
+/**
+ * Run every call of one assistant message at once and append the results in tool-call order once
+ * all are in. On interruption the results that did arrive are kept and every call still running is
+ * answered with an "interrupted" result, all in call order, so the transcript stays valid. A
+ * completion breaker gets its result in order too; a question breaker is answered by the user's
+ * next message.
+ */
+export function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | undefined, at: DelegationCall, inlined?: (ToolResult | null)[]): Promise<(ToolResult | undefined)[]> {
+  input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name, ...mainArgument(c, input.toolSet) })));
+  const results: (ToolResult | undefined)[] = calls.map(() => undefined);
+  const settle = (): void => {
+    calls.forEach((call, i) => {
+      input.transcript.push(toolMessage(call.id, results[i] ?? INTERRUPTED_RESULT));
+    });
+    if (breaker && loopToolSpec(breaker.function.name)?.loop === 'completion') input.transcript.push(toolMessage(breaker.id, { success: true, completed: true }));
+    input.observer.onTools([]);
+  };
+  // Promise chains, not async functions: every workflow promise costs a recorded stack trace (see runToolCall).
+  const one = (call: ToolCall, i: number): Promise<void> => {
+    const started = Date.now();
+    let running: Promise<ToolResult>;
+    const ran = inlined?.[i];
+    try {
+      running = ran ? Promise.resolve(ran) : runOneCall(input, call, at);
+    } catch (err) {
+      running = Promise.reject(err);
+    }
+    return running.then((result) => {
+      results[i] = result;
+      if (!result.success) {
+        log.info('Tool call failed', { tool: call.function.name, arguments: truncateArguments(call.function.arguments), error: result.error, durationMs: Date.now() - started });
+      }
+    });
+  };
+  const all = calls.length === 1 ? one(calls[0]!, 0) : Promise.all(calls.map(one));
+  return all.then(
+    () => {
+      settle();
+      return results;
+    },
+    (err: unknown) => {
+      settle();
+      throw err;
+    },
+  );
+}
+
+/** Results the model-call activity already has (inline reads), appended in call order like any others. */
+export function settleInline(input: TurnInput, calls: ToolCall[], results: ToolResult[], caller: ModelCaller): ToolResult[] {
+  const said = calls.map((call) => toolSummary(call.function.name, parseArguments(call.function.arguments), input.toolSet?.tools)).join(', ');
+  caller.afterInline = said.length > INLINE_NOTE_CHARS ? `${said.slice(0, INLINE_NOTE_CHARS)}…` : said;
+  calls.forEach((call, i) => {
+    const result = results[i]!;
+    if (!result.success) log.info('Tool call failed', { tool: call.function.name, arguments: truncateArguments(call.function.arguments), error: result.error, inline: true });
+    input.transcript.push(toolMessage(call.id, result));
+  });
+  return results;
+}
+
+/** One call: after the human's yes when it needs one, as a child session when delegated, else as its tool's activity. */
+function runOneCall(input: TurnInput, call: ToolCall, at: DelegationCall): Promise<ToolResult> {
+  const run = (): Promise<ToolResult> =>
+    input.delegator?.handles(call) ? input.delegator.run(call, at) : runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
+  const controls = input.controls;
+  if (!controls?.needsApproval(call)) return run();
+  return controls.requestApproval(call).then((decision): ToolResult | Promise<ToolResult> =>
+    decision.approved ? run() : { success: false, declined: true, error: `The user declined this call${decision.reason ? `: ${decision.reason}` : ''}` },
+  );
+}
+
+/** The argument a person recognises a call by (its tool's `target`, a path), for progress displays. */
+function mainArgument(call: ToolCall, toolSet: SessionToolSet | undefined): { detail?: string } {
+  const detail = targetOf(toolSpec(call.function.name, toolSet?.tools ?? TOOL_SPECS), parseArguments(call.function.arguments));
+  return detail !== undefined ? { detail: detail.slice(0, 200) } : {};
+}
+
+/** Longest Web UI note of a reply's inline reads. */
+const INLINE_NOTE_CHARS = 240;
