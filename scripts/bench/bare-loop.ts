@@ -11,6 +11,7 @@ import type { BareActivities } from './bare-workflow';
 import type { BenchServer } from './bench-server';
 import type { CleanupStack } from './cleanup-stack';
 import { withTimeout } from './durable-loop';
+import { measureTimeline, type TimelineFigures } from './history-timeline';
 import { median, summarize, type SampleSummary } from './stats';
 
 /** Figures of `runs` bare loops of `iterations` activities. */
@@ -24,6 +25,10 @@ export interface BareFigures {
   perIteration: number;
   /** Start of one activity to the start of the next, over all runs' iterations. */
   iterationIntervals: SampleSummary;
+  /** CPU of this process per iteration (ms), from start to result: the bare worker's (the durable one is idle meanwhile). */
+  cpuPerIteration: number;
+  /** Where the last run's time went, from its event times (as for a durable turn). */
+  timeline?: TimelineFigures;
 }
 
 /** The running bare worker. */
@@ -37,6 +42,8 @@ export interface BareBench {
 export interface BareRun {
   ms: number;
   intervals: number[];
+  cpuMs: number;
+  timeline: TimelineFigures;
 }
 
 /** Figures of bare loops run one at a time (interleaved with other work). */
@@ -49,6 +56,8 @@ export function bareFigures(iterations: number, runs: BareRun[], warmup: number)
     loop: summarize(loops),
     perIteration: median(loops) / iterations,
     iterationIntervals: summarize(runs.flatMap((r) => r.intervals)),
+    cpuPerIteration: runs.reduce((sum, r) => sum + r.cpuMs, 0) / (runs.length * iterations),
+    ...(runs.length > 0 ? { timeline: runs[runs.length - 1]!.timeline } : {}),
   };
 }
 
@@ -83,17 +92,20 @@ export async function startBareBench(server: BenchServer, cleanup: CleanupStack)
   let counter = 0;
   const runOnce = async (iterations: number): Promise<BareRun> => {
     const workflowId = `bench-bare-${process.pid}-${++counter}`;
+    const cpu = process.cpuUsage();
     const started = performance.now();
     const handle = await server.client.workflow.start('bareLoop', { taskQueue: TASK_QUEUE, workflowId, args: [iterations] });
     const sum = await withTimeout(handle.result() as Promise<number>, RUN_TIMEOUT_MS, 'bare loop');
     const ms = performance.now() - started;
+    const used = process.cpuUsage(cpu);
     const times = ticks.get(workflowId) ?? [];
     ticks.delete(workflowId);
     const expected = (iterations * (iterations + 1)) / 2;
     if (sum !== expected || times.length !== iterations) {
       throw new Error(`bare loop: expected ${iterations} activities (sum ${expected}), got ${times.length} (sum ${sum})`);
     }
-    return { ms, intervals: times.slice(1).map((t, i) => t - times[i]!) };
+    const timeline = measureTimeline(await handle.fetchHistory(), true);
+    return { ms, intervals: times.slice(1).map((t, i) => t - times[i]!), cpuMs: (used.user + used.system) / 1000, timeline };
   };
   return {
     runOnce,

@@ -18,13 +18,16 @@ export interface TimelineFigures {
 
 type Timestamp = { seconds?: unknown; nanos?: number | null } | null | undefined;
 
-/** Summarise the steps of `history` that belong to its turns (agent initialisation aside). */
-export function measureTimeline(history: History): TimelineFigures {
+/**
+ * Summarise the steps of `history` that belong to its turns (agent initialisation aside), or all of
+ * them with `whole` (a workflow with no turns, such as the bench's bare loop).
+ */
+export function measureTimeline(history: History, whole = false): TimelineFigures {
   const times = new Map<string, { at: number; activity?: string }>();
   const activities: Record<string, number[]> = {};
   const dispatch: number[] = [];
   const run: number[] = [];
-  let inTurn = false;
+  let inTurn = whole;
   for (const event of history.events ?? []) {
     const at = millis(event.eventTime);
     const id = String(event.eventId);

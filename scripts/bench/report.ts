@@ -148,11 +148,12 @@ function formatOverhead(engine: OverheadFigures[]): string {
     '   Bare loop: a workflow calling one trivial activity N times in sequence, own worker and task queue in this process,' +
       ' same dev server, one loop after each durable turn (a durable iteration is one activity: callModelV2, with its reads inline)',
     textTable(
-      ['N', 'loop ms, start..result (min..max)', 'ms/it (loop / N)', 'activity-to-activity ms median', 'p95', 'max'],
+      ['N', 'loop ms, start..result (min..max)', 'ms/it (loop / N)', 'CPU ms/it', 'activity-to-activity ms median', 'p95', 'max'],
       engine.map((e) => [
         String(e.bare.iterations),
         range(e.bare.loop, 1),
         ms(e.bare.perIteration, 2),
+        ms(e.bare.cpuPerIteration, 2),
         ms(e.bare.iterationIntervals.median, 2),
         ms(e.bare.iterationIntervals.p95, 2),
         ms(e.bare.iterationIntervals.max, 2),
@@ -170,6 +171,7 @@ interface TimelineColumn {
 function timelineColumns(report: BenchReport): TimelineColumn[] {
   const columns: TimelineColumn[] = [];
   for (const e of report.engine ?? []) if (e.iterations === 50) columns.push({ label: turnLabel(e), timeline: e.timeline });
+  for (const e of report.engine ?? []) if (e.iterations === 50 && e.bare.timeline) columns.push({ label: `bare loop, ${e.bare.iterations} it`, timeline: e.bare.timeline });
   for (const h of report.history ?? []) {
     if (h.iterations === 50 && isLarge(h.file)) columns.push({ label: turnLabel(h), timeline: h.timeline });
   }
@@ -190,7 +192,7 @@ function formatTimeline(columns: TimelineColumn[]): string {
     ['workflow task run by the worker', (t) => t.workflowTaskRun],
   ];
   return [
-    `   Where a durable iteration's time goes (ms, from the event times of the last history of: ${columns.map((c) => c.label).join('; ')}):`,
+    `   Where an iteration's time goes (ms, from the event times of the last history of: ${columns.map((c) => c.label).join('; ')}):`,
     textTable(
       ['step', ...columns.flatMap((c) => [`${c.label} median`, 'p95'])],
       steps.map(([label, pick]) => [
