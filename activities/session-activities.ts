@@ -23,7 +23,7 @@ import { createCallMcpTool, type McpToolCaller } from './call-mcp-tool';
 import { defaultMcpPool } from './mcp/default-pool';
 import { createLoadTranscriptPage, queryTranscriptSource } from './transcript-source';
 import type { CommandCheck } from '../common/verify-types';
-import { NOT_FILES_HOST } from '../common/files-host';
+import { NOT_FILES_HOST, onFilesHost } from '../common/files-host';
 import type { ToolResult } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import { commandChecks } from './command-checks';
@@ -139,7 +139,7 @@ function onHost<A extends (context: RuntimeContext, args: unknown) => Promise<To
   if (hostId === undefined) return activity;
   return (async (context: RuntimeContext, args: unknown) => {
     const wanted = context?.filesHost;
-    if (wanted !== undefined && wanted !== hostId) {
+    if (!onFilesHost(hostId, wanted)) {
       throw ApplicationFailure.create({
         type: NOT_FILES_HOST,
         message: `This worker runs on host ${hostId}; the session's files are on host ${wanted}`,

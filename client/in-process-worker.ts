@@ -132,7 +132,7 @@ export async function withWorker<T>(session: TemporalSession, options: WithWorke
   }
   let running: Promise<RunningWorker> | undefined;
   let stopped = false;
-  // A worker that fails to start here ends the command with its error instead of leaving it waiting.
+  // A worker that fails to start here (or a failed check) ends the command with its error instead of leaving it waiting.
   let failStart: (err: unknown) => void = () => undefined;
   const startFailed = new Promise<never>((_, reject) => {
     failStart = reject;
@@ -146,11 +146,12 @@ export async function withWorker<T>(session: TemporalSession, options: WithWorke
   };
   // The check goes on while `fn` already waits: a session's work (a start, an update, a result)
   // waits in its queue until a worker takes it, so the command loses nothing by not waiting first.
+  // The check's own failure (an unreachable server) ends the command with its error, as before.
   const checked = hasLongLivedWorker(session).then(
     (found) => {
       if (!found) startHere('no worker was polling');
     },
-    () => startHere('no worker was polling'),
+    (err: unknown) => failStart(err),
   );
   const watch = options.watch;
   const check = async (): Promise<void> => {

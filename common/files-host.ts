@@ -11,6 +11,11 @@ export const FILES_HOST_PATCH = 'loopwright-files-host';
 /** Failure type of a file activity that reached a worker on another host (it never touches the disk there). */
 export const NOT_FILES_HOST = 'LoopwrightNotFilesHost';
 
+/** True when a worker on host `hostId` may touch the files of a session whose files are on `filesHost` (unset on either side: any). */
+export function onFilesHost(hostId: string | undefined, filesHost: string | undefined): boolean {
+  return hostId === undefined || filesHost === undefined || filesHost === hostId;
+}
+
 /** How long a file activity waits for a worker of its host before the session says it is waiting (and goes on waiting, longer each time). */
 export const FILES_WAIT_NOTICE_MS = 15_000;
 

@@ -278,7 +278,9 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       if (reply.inlineNeedsContext && input.copies) input.copies.contextSent = undefined;
       const breaker = controls?.loopBreakers ? calls.find((c) => loopToolSpec(c.function.name)) : undefined;
       const acting = breaker ? calls.filter((c) => !loopToolSpec(c.function.name)) : calls;
-      const inlined = reply.toolResults ? calls.map((_, i) => reply.toolResults![i] ?? null).filter((_, i) => acting === calls || !loopToolSpec(calls[i]!.function.name)) : undefined;
+      // Inline results come in the reply's call order; `acting` may leave a loop breaker out.
+      const ran = reply.toolResults;
+      const inlined = ran ? acting.map((call) => ran[calls.indexOf(call)] ?? null) : undefined;
       const writes = (name: string): boolean => toolSpec(name, input.toolSet?.tools ?? TOOL_SPECS)?.access === 'write';
       // The tools of one reply are the gather phase when they only read, the act phase when one writes.
       const phase = acting.some((c) => writes(c.function.name)) ? 'act' : 'gather';

@@ -12,6 +12,7 @@ import type { InlineReads } from '../../common/activity-types';
 import { INLINE_RESULTS_BYTES } from '../../common/activity-types';
 import type { ToolCall, ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
+import { onFilesHost } from '../../common/files-host';
 import { jsonBytes } from '../../common/transcript';
 import type { RunCache } from './run-cache';
 
@@ -43,8 +44,7 @@ export class InlineReader {
     if (inline.context) this.runs.setContext(run, inline.context);
     const context = inline.context ?? this.runs.context(run);
     if (context === undefined) return { inlineNeedsContext: true };
-    const wanted = context.filesHost;
-    if (wanted !== undefined && this.options.hostId !== undefined && wanted !== this.options.hostId) return {};
+    if (!onFilesHost(this.options.hostId, context.filesHost)) return {};
     const allowed = new Set(inline.tools);
     const results = await Promise.all(
       calls.map((call): Promise<ToolResult | null> | null => {
@@ -57,10 +57,7 @@ export class InlineReader {
           return null;
         }
         // A tool that throws (an I/O failure it did not turn into a result) is retried by its own activity.
-        return this.options.run(call.function.name, context, args).then(
-          (result) => result,
-          () => null,
-        );
+        return this.options.run(call.function.name, context, args).catch(() => null);
       }),
     );
     // Cancelled while the reads ran: the activity ends cancelled, as it would have during the call.

@@ -33,7 +33,6 @@ export interface BareFigures {
 
 /** The running bare worker. */
 export interface BareBench {
-  measure(shape: { iterations: number; runs: number; warmup: number }): Promise<BareFigures>;
   /** One loop of `iterations` activities: its time (start..result) and the activity-to-activity intervals. */
   runOnce(iterations: number): Promise<BareRun>;
 }
@@ -109,13 +108,5 @@ export async function startBareBench(server: BenchServer, cleanup: CleanupStack)
   };
   return {
     runOnce,
-    async measure({ iterations, runs, warmup }) {
-      const timed: BareRun[] = [];
-      for (let run = 0; run < warmup + runs; run++) {
-        const result = await runOnce(iterations);
-        if (run >= warmup) timed.push(result);
-      }
-      return bareFigures(iterations, timed, warmup);
-    },
   };
 }
