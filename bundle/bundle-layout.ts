@@ -6,11 +6,13 @@
  *
  * - A stand-alone bundle is a folder holding one of `BUNDLE_MARKERS`: `bundle.yaml` (a manifest
  *   listing agent files anywhere inside the folder), `config.yaml` or `agents/`.
- * - An installed tree is a folder named `bmad` holding modules: sub-folders (not starting with `_`
- *   or `.`) with one of `MODULE_MARKERS` (`agents/`, `config.yaml`). The loader prefers it: a start
- *   folder holding `bmad/` with a module is an installed project, whatever else it holds.
- * - A folder named `bmad` above a bundle is the tree the bundle sits in when it holds one of
- *   `TREE_MARKERS`: the installer's `_cfg/`, or a `core` module.
+ * - An installed tree is a folder named `_bmad` (every release since 6.0) or `bmad` (the 2025
+ *   alphas), `BMAD_FOLDERS`, holding modules: sub-folders (not starting with `_` or `.`) with one of
+ *   `MODULE_MARKERS` (`agents/`, `config.yaml`). The loader prefers it: a start folder holding such
+ *   a folder with a module is an installed project, whatever else it holds; `_bmad` wins over
+ *   `bmad` when a project has both (an upgrade left the old tree behind).
+ * - A folder of those names above a bundle is the tree the bundle sits in when it holds one of
+ *   `TREE_MARKERS`: the installer's `_config/` (`_cfg/` in the alphas), or a `core` module.
  * - A BMAD v6 source tree (`src/` of a checkout) holds `core/agents/` or
  *   `SOURCE_MODULES_FOLDER/<m>/agents/` with agent files; see `source-tree.ts`.
  */
@@ -18,10 +20,14 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { isInside } from './path-inside';
 
-/** The folder of an installed tree. */
+/** The folder of an installed tree as the 2025 alphas named it. */
 export const BMAD_FOLDER = 'bmad';
-/** The installer's folder inside `bmad/`. */
+/** The folder of an installed tree, newest naming first: `_bmad` since 6.0, `bmad` before. */
+export const BMAD_FOLDERS: readonly string[] = ['_bmad', BMAD_FOLDER];
+/** The installer's folder inside `bmad/` in the alphas. */
 export const INSTALLER_FOLDER = '_cfg';
+/** The installer's folder inside the tree, newest naming first: `_config` since 6.0, `_cfg` before. */
+export const INSTALLER_FOLDERS: readonly string[] = ['_config', INSTALLER_FOLDER];
 /** The core module inside `bmad/`. */
 export const CORE_MODULE = 'core';
 export const AGENTS_FOLDER = 'agents';
@@ -35,7 +41,24 @@ export const BUNDLE_MARKERS: readonly string[] = [MANIFEST_FILE, CONFIG_FILE, AG
 /** Entries that make a sub-folder of `bmad/` a module (`isModule`). */
 export const MODULE_MARKERS: readonly string[] = [AGENTS_FOLDER, CONFIG_FILE];
 /** Entries that make a folder named `bmad` above a bundle the tree it sits in (`findInstalledTree`). */
-export const TREE_MARKERS: readonly string[] = [INSTALLER_FOLDER, CORE_MODULE];
+export const TREE_MARKERS: readonly string[] = [...INSTALLER_FOLDERS, CORE_MODULE];
+
+/** Whether a folder named `name` may be an installed tree (`BMAD_FOLDERS`). */
+export function isBmadFolderName(name: string): boolean {
+  return BMAD_FOLDERS.includes(name);
+}
+
+/**
+ * The installed tree of the project folder `projectRoot`: its first folder of `BMAD_FOLDERS` that
+ * holds a module, or `undefined` when none does.
+ */
+export async function bmadFolderOf(projectRoot: string): Promise<string | undefined> {
+  for (const name of BMAD_FOLDERS) {
+    const candidate = path.join(projectRoot, name);
+    if (await hasModules(candidate)) return candidate;
+  }
+  return undefined;
+}
 
 /** Module folders of a `bmad/` folder: sub-folders with `agents/` or `config.yaml`, except `_cfg` and the like. */
 export async function moduleNames(bmad: string): Promise<string[]> {
@@ -59,15 +82,15 @@ export async function isModule(dir: string): Promise<boolean> {
 
 /**
  * The nearest folder above `start` that is the `bmad/` folder of an installed tree, recognised by
- * its structure: named `bmad`, and holding the installer's `_cfg/` folder or a `core` module
+ * its structure: named `_bmad` or `bmad`, and holding the installer's `_config/` (`_cfg/`) folder or a `core` module
  * (`agents/` or `config.yaml`) that is not `start` itself nor holds it. A folder merely named
  * `bmad` (`~/bmad/mybundle`) is not a tree, so its parent never becomes the project root.
  */
 export async function findInstalledTree(start: string): Promise<string | undefined> {
   let current = path.dirname(start);
   for (;;) {
-    if (path.basename(current) === BMAD_FOLDER) {
-      if (await isDirectory(path.join(current, INSTALLER_FOLDER))) return current;
+    if (isBmadFolderName(path.basename(current))) {
+      for (const installer of INSTALLER_FOLDERS) if (await isDirectory(path.join(current, installer))) return current;
       const core = path.join(current, CORE_MODULE);
       if (!isInside(start, core) && (await isModule(core))) return current;
     }

@@ -45,12 +45,13 @@ import { parseManifest, readManifestFile, type BundleManifest } from './bundle-m
 import { AgentNotFoundError, BundleError, BundleLoadError, SecurityViolationError } from './errors';
 import {
   AGENTS_FOLDER,
-  BMAD_FOLDER,
+  bmadFolderOf,
   CONFIG_FILE,
   CORE_MODULE,
   exists,
   findInstalledTree,
   hasModules,
+  isBmadFolderName,
   looksLikeBundle,
   MANIFEST_FILE,
   moduleNames,
@@ -156,8 +157,8 @@ async function locateBundle(bundlePath: string, options: LoadBundleOptions): Pro
  * its `bundle.yaml`, if any, is not the manifest.
  */
 export async function installedProjectAt(start: string): Promise<string | undefined> {
-  if (await hasModules(path.join(start, BMAD_FOLDER))) return start;
-  if (path.basename(start) === BMAD_FOLDER && (await hasModules(start))) return path.dirname(start);
+  if ((await bmadFolderOf(start)) !== undefined) return start;
+  if (isBmadFolderName(path.basename(start)) && (await hasModules(start))) return path.dirname(start);
   return undefined;
 }
 

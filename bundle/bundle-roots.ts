@@ -6,7 +6,7 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { BMAD_FOLDER, CORE_MODULE, isDirectory } from './bundle-layout';
+import { BMAD_FOLDER, bmadFolderOf, CORE_MODULE, isDirectory } from './bundle-layout';
 import { BundleLoadError } from './errors';
 import { isBroadRoot, isInside, UnsafeRootError } from './path-guard';
 
@@ -36,11 +36,11 @@ export async function realProjectRoot(given: string): Promise<string> {
 }
 
 /**
- * The real `bmad/` folder of the installed project `projectRoot`. A `bmad/` that is a symlink out
- * of the project is refused: it would become the bundle root.
+ * The real installed tree (`_bmad/` or `bmad/`, see `bmadFolderOf`) of the project `projectRoot`.
+ * One that is a symlink out of the project is refused: it would become the bundle root.
  */
 export async function realBmadFolder(projectRoot: string): Promise<string> {
-  const link = path.join(projectRoot, BMAD_FOLDER);
+  const link = (await bmadFolderOf(projectRoot)) ?? path.join(projectRoot, BMAD_FOLDER);
   const bmad = await fs.realpath(link);
   if (!isInside(bmad, projectRoot, true)) {
     throw new UnsafeRootError(

@@ -17,7 +17,8 @@
  * - `s/bundle.yaml`, `s/config.yaml`, `s/agents/`, which make `s` a stand-alone bundle;
  * - `s/core/agents/` and `s/modules/<any>/agents/`, which make `s` a BMAD source tree
  *   (`source-tree.ts`; only those folders, so a project's own `core/` stays writable);
- * and `.loopwright/secret-files` in every start folder, the project's secret-file rules.
+ * and `.loopwright/secret-files` in every start folder, the project's secret-file rules, and its
+ * Agent Skills folders (`.<any>/skills/`: `.agents/skills/`, `.claude/skills/`, ...).
  * Besides, the bundle itself: an installed tree's whole `bmad/` (its core inside); a stand-alone
  * bundle's own entries (`BUNDLE_OWN_ENTRIES`: config, manifest, `agents/`, `workflows/`,
  * `templates/`, `data/`...); and the loaded config. That much is decided from the roots alone
@@ -26,20 +27,25 @@
  * what the loader finds in each start folder, every agent file, and every file an agent's
  * critical actions or commands name (with the workflows' configs, instructions and templates).
  *
- * Protected paths are absolute; a segment `*` stands for any one name. Names are compared without
+ * Protected paths are absolute; a segment `*` stands for any one name, `.*` for any one name
+ * starting with a dot. Names are compared without
  * regard to case, so a case-insensitive file system cannot be used to write `BMAD/` for `bmad/`.
  * Ordinary documents stay writable: `docs/prd.md`, `docs/config.yaml` (when `docs/` is no start
  * folder), anything in an output folder that holds none of the above.
  */
 import * as path from 'node:path';
 import type { RuntimeContext } from '../common/runtime-context';
-import { AGENTS_FOLDER, BMAD_FOLDER, BUNDLE_MARKERS, CORE_MODULE, MODULE_MARKERS, SOURCE_MODULES_FOLDER, TREE_MARKERS } from './bundle-layout';
+import { AGENTS_FOLDER, BMAD_FOLDERS, BUNDLE_MARKERS, isBmadFolderName, CORE_MODULE, MODULE_MARKERS, SOURCE_MODULES_FOLDER, TREE_MARKERS } from './bundle-layout';
 import { BundleError } from './errors';
 import { foldersBetween, isInside } from './path-inside';
 import { SECRET_FILES_OVERRIDE } from './secret-files';
 
 /** A segment of a protected path that stands for any one name. */
 export const ANY_NAME = '*';
+/** A segment of a protected path that stands for any one name starting with a dot (`.claude`, `.agents`). */
+export const ANY_DOT_NAME = '.*';
+/** The folder of a tool's skills inside its dot-folder (`.claude/skills/`). */
+export const SKILLS_FOLDER = 'skills';
 
 /**
  * Entries of a stand-alone bundle folder that hold the bundle itself (a BMAD module's layout), so
@@ -78,9 +84,9 @@ export function bmadRootOf(roots: SessionRoots): string | undefined {
   const { bundleRoot, coreRoot, projectRoot } = roots;
   if (coreRoot !== bundleRoot && isInside(coreRoot, bundleRoot, true)) return bundleRoot;
   const coreParent = path.dirname(coreRoot);
-  if (coreRoot !== bundleRoot && path.basename(coreRoot) === CORE_MODULE && path.basename(coreParent) === BMAD_FOLDER) return coreParent;
+  if (coreRoot !== bundleRoot && path.basename(coreRoot) === CORE_MODULE && isBmadFolderName(path.basename(coreParent))) return coreParent;
   for (const folder of foldersBetween(bundleRoot, projectRoot)) {
-    if (folder !== bundleRoot && path.basename(folder) === BMAD_FOLDER && path.dirname(folder) === projectRoot) return folder;
+    if (folder !== bundleRoot && isBmadFolderName(path.basename(folder)) && path.dirname(folder) === projectRoot) return folder;
   }
   return undefined;
 }
@@ -98,10 +104,12 @@ export function layoutProtectedPaths(roots: SessionRoots): string[] {
   if (roots.coreRoot !== roots.bundleRoot) paths.push(roots.coreRoot);
   const folders = startFolders(roots);
   for (const s of folders) {
-    paths.push(path.join(s, BMAD_FOLDER), path.join(s, SECRET_FILES_OVERRIDE));
+    paths.push(...BMAD_FOLDERS.map((name) => path.join(s, name)), path.join(s, SECRET_FILES_OVERRIDE));
+    // Skill folders (`.agents/skills/`, `.claude/skills/`, any `.<tool>/skills/`): what a later session activates.
+    paths.push(path.join(s, ANY_DOT_NAME, SKILLS_FOLDER));
     for (const marker of BUNDLE_MARKERS) paths.push(...yamlSpellings(path.join(s, marker)));
     paths.push(path.join(s, CORE_MODULE, AGENTS_FOLDER), path.join(s, SOURCE_MODULES_FOLDER, ANY_NAME, AGENTS_FOLDER));
-    if (path.basename(s) === BMAD_FOLDER) paths.push(...treeEntries(s));
+    if (isBmadFolderName(path.basename(s))) paths.push(...treeEntries(s));
   }
   for (const tree of treeCandidates(folders)) {
     for (const marker of TREE_MARKERS) paths.push(path.join(tree, marker));
@@ -140,7 +148,7 @@ export function covers(entry: string, target: string): boolean {
   const e = segments(entry);
   const t = segments(target);
   if (t.length < e.length) return false;
-  return e.every((part, i) => part === ANY_NAME || part.toLowerCase() === t[i].toLowerCase());
+  return e.every((part, i) => part === ANY_NAME || (part === ANY_DOT_NAME ? t[i].startsWith('.') : part.toLowerCase() === t[i].toLowerCase()));
 }
 
 /** `paths` without repeats and without those another entry already covers (a context is recorded in history). */
@@ -166,7 +174,7 @@ function treeCandidates(folders: readonly string[]): string[] {
   for (const folder of folders) {
     let current = folder;
     for (;;) {
-      if (path.basename(current) === BMAD_FOLDER) found.push(current);
+      if (isBmadFolderName(path.basename(current))) found.push(current);
       const parent = path.dirname(current);
       if (parent === current) break;
       current = parent;

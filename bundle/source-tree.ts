@@ -22,7 +22,7 @@ import { promises as fs } from 'node:fs';
 import { isAgentFileName } from './agent-file';
 import { scanAgents, type ShadowedAgent } from './agent-scan';
 import type { BundleAgent, BundleInfo } from './bundle-loader';
-import { AGENTS_FOLDER, BMAD_FOLDER, CONFIG_FILE, CORE_MODULE, exists, hasModules, isDirectory, looksLikeBundle, SOURCE_MODULES_FOLDER } from './bundle-layout';
+import { AGENTS_FOLDER, bmadFolderOf, CONFIG_FILE, CORE_MODULE, exists, isDirectory, looksLikeBundle, SOURCE_MODULES_FOLDER } from './bundle-layout';
 import { coreFolder, realProjectRoot } from './bundle-roots';
 import { isBroadRoot } from './path-guard';
 
@@ -104,7 +104,7 @@ export function sourceTreeEntries(tree: string): string[] {
 /** The folder holding `tree` when it holds an installed tree and is no broad root (see the module comment). */
 async function installedProjectBeside(tree: string): Promise<string | undefined> {
   const parent = path.dirname(tree);
-  if (parent === tree || !(await hasModules(path.join(parent, BMAD_FOLDER))) || (await isBroadRoot(parent))) return undefined;
+  if (parent === tree || (await bmadFolderOf(parent)) === undefined || (await isBroadRoot(parent))) return undefined;
   return parent;
 }
 

@@ -10,7 +10,9 @@ describe('protected-paths: the rule decided from the roots', () => {
     expect(startFolders(roots)).toEqual(['/w/b']);
     expect(rel('/w/b', layoutProtectedPaths(roots))).toEqual(
       [
+        '.*/skills',
         '.loopwright/secret-files',
+        '_bmad',
         '_cfg',
         'agents',
         'bmad',
@@ -28,6 +30,18 @@ describe('protected-paths: the rule decided from the roots', () => {
         'workflows',
       ].sort(),
     );
+  });
+
+  test('an installed project of today: _bmad/ whole, and every tool\'s skills folder', () => {
+    const roots = { bundleRoot: '/p/_bmad', coreRoot: '/p/_bmad/core', projectRoot: '/p' };
+    const paths = layoutProtectedPaths(roots);
+    expect(bmadRootOf(roots)).toBe('/p/_bmad');
+    for (const target of ['/p/_bmad/bmm/config.yaml', '/p/.claude/skills/bmad-prd/SKILL.md', '/p/.agents/skills/x/customize.toml', '/p/.cline/skills/y/SKILL.md']) {
+      expect(paths.some((entry) => covers(entry, target))).toBe(true);
+    }
+    for (const target of ['/p/_bmad-output/planning-artifacts/prd.md', '/p/docs/skills/notes.md', '/p/.claude/settings.json']) {
+      expect(paths.some((entry) => covers(entry, target))).toBe(false);
+    }
   });
 
   test('a bundle inside the project: every folder between is a start folder', () => {
