@@ -30,6 +30,9 @@
  *                session (scripts/bench/batch.ts).
  *   delegation   a child session per delegated task (delegate_task) against the same work in the
  *                parent: time and history per task (scripts/bench/delegation.ts).
+ *   skills       Agent Skills discovery of 50 generated skills and the catalog's tokens against every
+ *                SKILL.md body up front (scripts/bench/skills.ts). Needs no server: it runs first,
+ *                and `--only skills` starts none.
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
@@ -60,6 +63,7 @@ import { measureStream } from './bench/stream';
 import { measureBatch } from './bench/batch';
 import { measureBatchKill } from './bench/batch-kill';
 import { measureDelegation } from './bench/delegation';
+import { formatSkills, measureSkills, type SkillsFigures } from './bench/skills';
 import { startWorkerProcess } from './bench/worker-process';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
@@ -94,9 +98,13 @@ const IDLE_STATE_SAMPLE = 20;
  */
 const IDLE_CACHED_SESSIONS = 0;
 
+/** The skills part: outside PARTS, since it needs no dev server (the other parts share one). */
+const SKILLS_PART = 'skills';
+
 interface Options {
   json: boolean;
   parts: BenchPart[];
+  skills: boolean;
   levels: number[];
   idleSessions: number;
   idleSeconds: number;
@@ -115,6 +123,17 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     ),
     telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
   });
+
+  let skills: SkillsFigures | undefined;
+  if (options.skills) {
+    const partStarted = performance.now();
+    skills = await measureSkills({ progress });
+    progress(`skills took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
+    if (options.parts.length === 0) {
+      process.stdout.write(options.json ? `${JSON.stringify({ skills }, null, 2)}\n` : `${formatSkills(skills)}\n`);
+      return;
+    }
+  }
 
   const bundle = prepareBenchBundle(cleanup);
   const wants = (part: BenchPart) => options.parts.includes(part);
@@ -292,7 +311,8 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
 
   report.totalSeconds = (performance.now() - started) / 1000;
   const files = { smallFileBytes: bundle.smallFileBytes, largeFileBytes: bundle.largeFileBytes };
-  process.stdout.write(options.json ? `${JSON.stringify({ ...report, files }, null, 2)}\n` : `${formatReport(report)}\n`);
+  const skillsText = skills ? `\n\n${formatSkills(skills)}` : '';
+  process.stdout.write(options.json ? `${JSON.stringify({ ...report, files, ...(skills ? { skills } : {}) }, null, 2)}\n` : `${formatReport(report)}${skillsText}\n`);
 }
 
 /** Forget the recorded requests (the responder goes with them, so it is set again). */
@@ -314,7 +334,7 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  `usage: bench.ts [--json] [--only ${PARTS.join('|')}[,...]] [--levels 10,100,1000]` +
+  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART].join('|')}[,...]] [--levels 10,100,1000]` +
   ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */
@@ -342,7 +362,7 @@ function parseOptions(argv: string[]): Options {
     return fail(err instanceof Error ? err.message : String(err));
   }
   const only = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
-  for (const part of only) if (!(PARTS as readonly string[]).includes(part)) fail(`unknown part ${part}`);
+  for (const part of only) if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART) fail(`unknown part ${part}`);
   const count = (name: string, raw: string | undefined, fallback: number, min: number) => {
     if (raw === undefined) return fallback;
     const value = Number(raw);
@@ -352,6 +372,7 @@ function parseOptions(argv: string[]): Options {
   return {
     json: values.json ?? false,
     parts: only.length === 0 ? [...PARTS] : PARTS.filter((p) => only.includes(p)),
+    skills: only.length === 0 || only.includes(SKILLS_PART),
     levels,
     idleSessions: count('idle-sessions', values['idle-sessions'], IDLE_SESSIONS, 1),
     idleSeconds: count('idle-seconds', values['idle-seconds'], IDLE_REST_SECONDS, 1),
