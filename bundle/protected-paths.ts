@@ -187,7 +187,7 @@ function unique<T>(values: readonly T[]): T[] {
   return [...new Set(values)];
 }
 
-/** `save_output` was asked to write a protected path (see the module comment). */
+/** A writing tool (`save_output`, `edit_file`) was asked to write a protected path (see the module comment). */
 export class ProtectedFileError extends BundleError {
   /** The protected path the file is or lies inside. */
   readonly entry?: string;
@@ -197,7 +197,7 @@ export class ProtectedFileError extends BundleError {
       `Refused: ${file} is one of the bundle's own files, or a file the bundle loader would read the next time a ` +
         `session starts (agents, config.yaml, bundle.yaml, bmad/, workflows, instructions, templates, ` +
         `${SECRET_FILES_OVERRIDE})${entry !== undefined && entry !== file ? `: it lies in ${entry}` : ''}; ` +
-        `save_output never writes over them. Save documents in the output folder, e.g. {output_folder}/<name>.md`,
+        `the writing tools (save_output, edit_file) never write over them. Save documents in the output folder, e.g. {output_folder}/<name>.md`,
       { file },
     );
     if (entry !== undefined) this.entry = entry;

@@ -19,6 +19,10 @@ export interface ToolPolicy {
   target?: string;
   /** The argument that carries what is written. */
   content?: string;
+  /** The argument holding the text a write replaces (see `ToolSpec.replaces`). */
+  replaces?: string;
+  /** The arguments that change how a write acts (see `ToolSpec.modes`). */
+  modes?: readonly string[];
 }
 
 /** A tool a session offers, as recorded. */

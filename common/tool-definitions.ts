@@ -49,6 +49,8 @@ export function argsSchema<P extends ToolParameters>(spec: ToolSpecBase<P>): z.Z
     for (const [key, parameter] of Object.entries(spec.parameters)) {
       let field: z.ZodType;
       if (parameter.type === 'string') field = parameter.nonEmpty ? z.string().min(1) : z.string();
+      else if (parameter.type === 'boolean') field = z.boolean();
+      else if (parameter.type === 'enum') field = z.enum(parameter.values);
       else field = z.record(z.string(), z.unknown());
       if (parameter.optional) field = field.optional();
       shape[key] = field.describe(parameter.description);

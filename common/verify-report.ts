@@ -2,6 +2,8 @@
  * Text of the verify phase, shared by the workflow (the message asking the agent to fix the failed
  * items, the reply of an on-demand check) and the clients (status lines). Pure functions.
  */
+import { EDIT_FILE } from './tools/edit-file';
+import { SAVE_OUTPUT } from './tools/save-output';
 import type { ChecklistItemResult, VerificationReport } from './verify-types';
 
 /** Failed items listed in one message to the agent at most (the count covers all of them). */
@@ -34,7 +36,7 @@ export function fixRequest(report: VerificationReport): string {
     `[Loopwright verify] ${report.document ?? 'The document'} was checked against the checklist ${report.checklist ?? ''}: ${report.failed} of ${report.passed + report.failed} items failed (attempt ${report.attempts} of ${report.maxAttempts}).`,
     ...shown,
     ...more,
-    `Fix these items in the document and save it again with save_output, then answer. ${left} verification attempt${left === 1 ? '' : 's'} left.`,
+    `Fix these items in the document (change the parts with ${EDIT_FILE.name}, or save it again with ${SAVE_OUTPUT.name}), then answer. ${left} verification attempt${left === 1 ? '' : 's'} left.`,
   ].join('\n');
 }
 

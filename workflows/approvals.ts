@@ -9,7 +9,7 @@ import type { ToolCall } from '../common/messages';
 import type { ApprovalPolicy, PendingApproval, SessionInput, SessionState } from '../common/session-types';
 import { offeredOf, type SessionTool } from '../common/offered-tools';
 import { TOOL_SPECS, toolSpec } from '../common/tools';
-import { contentOf, parseArguments, targetOf } from '../common/tools/tool-spec';
+import { contentOf, modesOf, parseArguments, replacedOf, targetOf } from '../common/tools/tool-spec';
 import { utf8Length } from '../common/transcript';
 import { approveUpdate, decideApprovalsSignal, denyUpdate } from './definitions';
 import type { ApprovalDecision, TurnControls } from './turn';
@@ -108,9 +108,14 @@ export function policyCovers(policy: ApprovalPolicy, tool: string, specs: readon
   return policy.includes(tool);
 }
 
+/** Longest piece of a write's text an approval preview shows (each of the old and the new text of an edit). */
+const PREVIEW_CHARS = 200;
+
 /**
  * The target (a path, with known variables filled in) and a short preview of a call, for the
- * person approving it: the start of what a write writes, else the arguments as they came.
+ * person approving it: the start of what a write writes, after the modes the call gives
+ * (`[append] 12 bytes: ...`); for an edit (`replaces`) the text it replaces, then what replaces it
+ * (`replace 18 bytes: ... with 22 bytes: ...`); else the arguments as they came.
  */
 export function previewOf(call: ToolCall, variables: Record<string, string>, specs: readonly SessionTool[] = TOOL_SPECS): { path?: string; preview: string } {
   const spec = toolSpec(call.function.name, specs);
@@ -119,8 +124,17 @@ export function previewOf(call: ToolCall, variables: Record<string, string>, spe
   // One pass over {name} placeholders; unknown ones stay as written (the tool resolves them fully).
   const path = raw?.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, name: string) => variables[name] ?? whole);
   const content = contentOf(spec, args);
-  const preview = content !== undefined
-    ? `${utf8Length(content)} bytes: ${content.slice(0, 200)}${content.length > 200 ? '…' : ''}`
-    : call.function.arguments.slice(0, 200);
+  const replaced = replacedOf(spec, args);
+  const modes = modesOf(spec, args);
+  const lead = modes.length > 0 ? `[${modes.join(', ')}] ` : '';
+  let preview: string;
+  if (content === undefined) preview = call.function.arguments.slice(0, PREVIEW_CHARS);
+  else if (replaced !== undefined) preview = `${lead}replace ${sized(replaced)} with ${sized(content)}`;
+  else preview = `${lead}${sized(content)}`;
   return { ...(path !== undefined ? { path } : {}), preview };
+}
+
+/** `12 bytes: <the text's start>`. */
+function sized(text: string): string {
+  return `${utf8Length(text)} bytes: ${text.slice(0, PREVIEW_CHARS)}${text.length > PREVIEW_CHARS ? '…' : ''}`;
 }

@@ -10,7 +10,7 @@ import { type McpCallInput, type McpServerConfig, offeredOf, type SessionTool, T
 import type { RuntimeContext } from '../common/runtime-context';
 import { NOT_FILES_HOST } from '../common/files-host';
 import { TOOL_SPECS, toolSpec } from '../common/tools';
-import { argumentRecord, contentOf, targetOf } from '../common/tools/tool-spec';
+import { argumentRecord, contentOf, modesOf, replacedOf, targetOf } from '../common/tools/tool-spec';
 import type { SessionActivityStubs } from './activity-proxies';
 
 /** The tools of a session beyond the built-in ones, as `listTools` recorded them. */
@@ -112,7 +112,9 @@ function toolFailure(err: unknown, name: string, callId: string): ToolResult {
 
 /**
  * What the Web UI shows for a tool call: the tool and its target argument as the model wrote it
- * (a path), and for a write the size of its content. Never the content. `specs`: the tools known.
+ * (a path), and for a write the modes it gives and the size of its content, after the size of what
+ * it replaces for an edit (`<tool> docs/prd.md (append, 1.2 KB)`, `<tool> docs/prd.md (18 B → 22 B)`).
+ * Never the content. `specs`: the tools known.
  */
 export function toolSummary(name: string, args: unknown, specs: readonly SessionTool[] = TOOL_SPECS): string {
   const spec = toolSpec(name, specs);
@@ -120,7 +122,10 @@ export function toolSummary(name: string, args: unknown, specs: readonly Session
   const target = targetOf(spec, record);
   const where = target !== undefined ? ` ${target.length > 160 ? `${target.slice(0, 160)}…` : target}` : '';
   const content = contentOf(spec, record);
-  const size = content !== undefined ? ` (${formatBytes(content.length)})` : '';
+  const replaced = replacedOf(spec, record);
+  const modes = modesOf(spec, record);
+  const sizes = content === undefined ? undefined : replaced !== undefined ? `${formatBytes(replaced.length)} → ${formatBytes(content.length)}` : formatBytes(content.length);
+  const size = sizes !== undefined ? ` (${[...modes, sizes].join(', ')})` : '';
   return `${name}${where}${size}`;
 }
 

@@ -1,10 +1,12 @@
 /**
  * The tools of one reply, from workflow code: every call at once (after a human's yes where one is
- * needed, as a child session when delegated, else as its tool's activity), or the results the
- * model-call activity already has (inline reads), appended in tool-call order either way.
+ * needed, as a child session when delegated, else as its tool's activity), except writes to the
+ * same target, which run one after the other in reply order; or the results the model-call
+ * activity already has (inline reads). Results are appended in tool-call order either way.
  */
-import { log } from '@temporalio/workflow';
+import { log, patched } from '@temporalio/workflow';
 import type { ToolCall, ToolResult } from '../common/messages';
+import type { SessionTool } from '../common/offered-tools';
 import { loopToolSpec, TOOL_SPECS, toolSpec } from '../common/tools';
 import { parseArguments, targetOf } from '../common/tools/tool-spec';
 import type { DelegationCall } from './delegation';
@@ -14,8 +16,38 @@ import type { TurnInput } from './turn';
 import { INTERRUPTED_RESULT, toolMessage } from './turn-messages';
 
 /**
+ * Sessions whose writes to one target in one reply run one after the other. Before, every call of a
+ * reply ran at once, so two changes of one file (an append, then an edit of its front matter) each
+ * read the old file and the last to finish won. The patch is asked for only when a reply has such
+ * writes: other replies schedule exactly what they did before, and a history recorded before the
+ * patch replays them in parallel, as they ran.
+ */
+export const SERIAL_WRITES_PATCH = 'loopwright-serial-writes';
+
+/**
+ * For each call of a reply, the index of the earlier call it must wait for, or -1: the last call
+ * before it of a tool that writes (`access: 'write'`) with the same target argument, as the model
+ * wrote it after trimming (`{output_folder}/prd.md`; a target spelled two ways is not matched).
+ * Reads, calls without a target and writes to other targets wait for nothing.
+ */
+export function sameTargetWrites(calls: readonly ToolCall[], specs: readonly SessionTool[]): number[] {
+  const lastWrite = new Map<string, number>();
+  return calls.map((call, i) => {
+    const spec = toolSpec(call.function.name, specs);
+    if (spec?.access !== 'write') return -1;
+    const target = targetOf(spec, parseArguments(call.function.arguments))?.trim();
+    if (target === undefined || target === '') return -1;
+    const before = lastWrite.get(target) ?? -1;
+    lastWrite.set(target, i);
+    return before;
+  });
+}
+
+/**
  * Run every call of one assistant message at once and append the results in tool-call order once
- * all are in. On interruption the results that did arrive are kept and every call still running is
+ * all are in; a write to a target an earlier call of the reply also writes starts once that call
+ * has its result (`sameTargetWrites`, behind `SERIAL_WRITES_PATCH`); its approval is still asked
+ * at once. On interruption the results that did arrive are kept and every call still running is
  * answered with an "interrupted" result, all in call order, so the transcript stays valid. A
  * completion breaker gets its result in order too; a question breaker is answered by the user's
  * next message.
@@ -30,22 +62,30 @@ export function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolC
     if (breaker && loopToolSpec(breaker.function.name)?.loop === 'completion') input.transcript.push(toolMessage(breaker.id, { success: true, completed: true }));
     input.observer.onTools([]);
   };
+  // Only a reply with two writes to one target asks for the patch (and records its marker).
+  const waits = calls.length > 1 ? sameTargetWrites(calls, input.toolSet?.tools ?? TOOL_SPECS) : undefined;
+  const serial = waits !== undefined && waits.some((w) => w >= 0) && patched(SERIAL_WRITES_PATCH);
+  const done: Promise<void>[] = [];
   // Promise chains, not async functions: every workflow promise costs a recorded stack trace (see runToolCall).
   const one = (call: ToolCall, i: number): Promise<void> => {
     const started = Date.now();
     let running: Promise<ToolResult>;
     const ran = inlined?.[i];
+    // A cancelled earlier write rejects this one too, without starting it.
+    const after = serial && waits[i]! >= 0 ? done[waits[i]!] : undefined;
     try {
-      running = ran ? Promise.resolve(ran) : runOneCall(input, call, at);
+      running = ran ? Promise.resolve(ran) : runOneCall(input, call, at, after);
     } catch (err) {
       running = Promise.reject(err);
     }
-    return running.then((result) => {
+    const settled = running.then((result) => {
       results[i] = result;
       if (!result.success) {
         log.info('Tool call failed', { tool: call.function.name, arguments: truncateArguments(call.function.arguments), error: result.error, durationMs: Date.now() - started });
       }
     });
+    done[i] = settled;
+    return settled;
   };
   const all = calls.length === 1 ? one(calls[0]!, 0) : Promise.all(calls.map(one));
   return all.then(
@@ -72,10 +112,14 @@ export function settleInline(input: TurnInput, calls: ToolCall[], results: ToolR
   return results;
 }
 
-/** One call: after the human's yes when it needs one, as a child session when delegated, else as its tool's activity. */
-function runOneCall(input: TurnInput, call: ToolCall, at: DelegationCall): Promise<ToolResult> {
-  const run = (): Promise<ToolResult> =>
+/**
+ * One call: after the human's yes when it needs one, as a child session when delegated, else as its
+ * tool's activity; once `after` (an earlier write to the same target) has settled, when given.
+ */
+function runOneCall(input: TurnInput, call: ToolCall, at: DelegationCall, after?: Promise<void>): Promise<ToolResult> {
+  const start = (): Promise<ToolResult> =>
     input.delegator?.handles(call) ? input.delegator.run(call, at) : runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
+  const run = after === undefined ? start : (): Promise<ToolResult> => after.then(start);
   const controls = input.controls;
   if (!controls?.needsApproval(call)) return run();
   return controls.requestApproval(call).then((decision): ToolResult | Promise<ToolResult> =>

@@ -12,6 +12,7 @@ import { isCancellation, log, metricMeter } from '@temporalio/workflow';
 import type { TokenUsage, ToolCall, ToolResult } from '../common/messages';
 import type { ModelSettings } from '../common/model-call';
 import type { RuntimeContext } from '../common/runtime-context';
+import { toolSpec } from '../common/tools';
 import { parseArguments } from '../common/tools/tool-spec';
 import { fixRequest } from '../common/verify-report';
 import {
@@ -29,9 +30,18 @@ import type { SessionActivityStubs } from './activity-proxies';
 import { rootMessage } from './tool-calls';
 import { withSpan } from './trace-hook';
 
-/** The tools whose results the verifier reads. */
+/** The tool whose results the verifier reads to learn which document is pending. */
 const EXECUTE_WORKFLOW = 'execute_workflow';
-const SAVE_OUTPUT = 'save_output';
+
+/**
+ * Whether a successful call of `name` changed a saved document: a built-in tool that writes
+ * (`save_output` whole or appending, `edit_file`), whose result's `path` is the file written. Read
+ * from the definitions, so a new writing tool counts too; sessions recorded before `edit_file`
+ * existed hold only `save_output` writes, so they replay as they ran.
+ */
+function savesDocument(name: string): boolean {
+  return toolSpec(name)?.access === 'write';
+}
 
 /** What the verifier needs from its session. */
 export interface VerifierDeps {
@@ -112,7 +122,7 @@ export class SessionVerifier {
       const name = call.function.name;
       if (writes(name) && this.phase === 'gather') this.phase = 'act';
       if (name === EXECUTE_WORKFLOW) this.workflowStarted(call, result);
-      else if (name === SAVE_OUTPUT && this.pending && typeof result.path === 'string') {
+      else if (savesDocument(name) && this.pending && typeof result.path === 'string') {
         if (matchesExpected(result.path, this.pending.expected)) this.pending.saved = result.path;
       }
     });

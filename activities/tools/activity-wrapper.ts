@@ -30,6 +30,12 @@ export const TOOL_HEARTBEAT_INTERVAL_MS = 1000;
 export interface ToolRunOptions {
   /** Aborted (with a `CancelledFailure` as reason) when the activity is cancelled. */
   signal?: AbortSignal;
+  /**
+   * The activity's attempt (`Context.current().info.attempt`; 1 when absent, as outside an
+   * activity). Above 1 an earlier attempt may have made its change before its result was lost, so
+   * a tool whose change is not idempotent checks for it first (see `file-edits.ts`).
+   */
+  attempt?: number;
 }
 
 /** A tool function; `options` is given only by the activity wrapper. */
@@ -77,7 +83,7 @@ export function toToolActivity(name: string, tool: ToolFunction, options: ToolAc
       const stopHeartbeat = startToolHeartbeat(context, intervalMs, options.inline !== true);
       try {
         // Started inside a promise so that even a synchronous throw becomes a rejection the race sees.
-        const running = new Promise<ToolResult>((resolve) => resolve(tool(ctx, args, { signal })));
+        const running = new Promise<ToolResult>((resolve) => resolve(tool(ctx, args, { signal, attempt: context.info.attempt })));
         // The race settles with the cancellation even while the tool's own promise never settles.
         const result = boundToolResult(name, await Promise.race([running, context.cancelled]), maxResultBytes);
         const tags = { tool: name, success: String(result.success) };

@@ -1,7 +1,9 @@
 /**
  * The `save_output` tool: resolve the path's variables, check it against the output roots, create
  * missing folders and write the content atomically. A retried call writes the same bytes again,
- * which is harmless, so the activity can be retried freely.
+ * which is harmless, so the activity can be retried freely. In append mode the whole new file
+ * (the old text and the content) is written the same way, never appended in place, and a retried
+ * attempt that finds the content already at the end appends nothing (`file-edits.ts`).
  *
  * Folders and files are created through descriptors opened from the write root that holds the
  * checked path (`writeFileAtomic`), never by path: a folder swapped for a symlink after the check
@@ -10,14 +12,15 @@
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { SAVE_OUTPUT } from '../../common/tools/save-output';
-import { SecurityViolationError } from '../../bundle/errors';
-import { guardWrite, isInside, protectedPathsOf, resolveRealPath } from '../../bundle/path-guard';
-import { secretOptionsOf } from '../../bundle/secret-files';
-import { resolveVariables } from '../../bundle/variables';
 import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
 import { writeFileAtomic } from './atomic-write';
+import { readCurrentText, withBom, writeTarget } from './file-edits';
 import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';
+
+/** The note of a retried append whose content an earlier attempt already added. */
+export const ALREADY_APPENDED =
+  'The file already ended with this content (an earlier attempt of this call appended it before its result was lost); nothing was appended again.';
 
 /**
  * Runs `save_output` for the session `ctx`: returns `{success: true, path, size}` (`path` is the
@@ -30,34 +33,41 @@ import { toToolFailure } from './tool-failure';
  * runs is refused like a path outside the roots, and leaves nothing behind outside them. Once
  * `options.signal` is aborted no folder is created and no write is started: the signal's reason is
  * thrown instead (a write already under way finishes, atomically).
+ *
+ * With `mode: 'append'` the content is added after the file's last character (the file, and its
+ * folders, created when missing): `{success: true, path, size, appended}` (`size` of the whole
+ * file, `appended` bytes added, `created: true` for a new file). The existing file is read like
+ * `read_file` reads (`ctx.maxReadBytes`, text only, no hard links unless allowed). On a retried
+ * attempt (`options.attempt > 1`) a file that already ends with the content is left alone, with a
+ * `note` saying so.
  */
 export async function saveOutputTool(ctx: RuntimeContext, args: unknown, options: ToolRunOptions = {}): Promise<ToolResult> {
   const parsed = parseArgsOf(SAVE_OUTPUT, args);
   if (!parsed.ok) return { success: false, error: parsed.error };
+  const { file_path: filePath, content, mode } = parsed.value;
   let realPath: string | undefined;
   try {
-    const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
-    // The session's secret-file rules (defaults, the project's file, the session's lines) apply to writes too.
-    realPath = await guardWrite(resolved, ctx.writeRoots, { ...secretOptionsOf(ctx), protectedPaths: protectedPathsOf(ctx) });
+    const target = await writeTarget(ctx, filePath, (checked) => (realPath = checked));
     options.signal?.throwIfAborted();
-    const root = await writeRootOf(realPath, ctx.writeRoots);
-    const size = await writeFileAtomic(realPath, parsed.value.content, { root, createFolders: true, signal: options.signal });
-    return { success: true, path: realPath, size };
+    if (mode === 'append') return await append(ctx, target.realPath, target.root, content, options);
+    const size = await writeFileAtomic(target.realPath, content, { root: target.root, createFolders: true, signal: options.signal });
+    return { success: true, path: target.realPath, size };
   } catch (error) {
     return toToolFailure(error, realPath);
   }
 }
 
-/**
- * The real path of the write root holding `realPath` (the innermost, when roots nest): where the
- * write's walk through folder descriptors starts. The guard has just found one; none now means a
- * root changed in between, which is refused like any path outside the roots.
- */
-async function writeRootOf(realPath: string, writeRoots: string[]): Promise<string> {
-  const roots = await Promise.all(writeRoots.map((root) => resolveRealPath(root)));
-  const holding = roots.filter((root) => isInside(realPath, root, true)).sort((a, b) => b.length - a.length);
-  if (holding.length === 0) throw new SecurityViolationError('outside-roots');
-  return holding[0];
+/** The append mode: the whole new file written atomically, or nothing when a retry finds the content there. */
+async function append(ctx: RuntimeContext, realPath: string, root: string, content: string, options: ToolRunOptions): Promise<ToolResult> {
+  const current = await readCurrentText(realPath, ctx, options.signal);
+  const appended = Buffer.byteLength(content, 'utf8');
+  if (current !== undefined && (options.attempt ?? 1) > 1 && content !== '' && current.text.endsWith(content)) {
+    return { success: true, path: realPath, size: current.size, appended: 0, note: ALREADY_APPENDED };
+  }
+  options.signal?.throwIfAborted();
+  const text = withBom((current?.text ?? '') + content, current?.bom);
+  const size = await writeFileAtomic(realPath, text, { root, createFolders: true, signal: options.signal });
+  return { success: true, path: realPath, size, appended, ...(current === undefined ? { created: true } : {}) };
 }
 
 /** `save_output`: its definition and what runs it. */

@@ -5,6 +5,7 @@
  */
 import { ASK_QUESTION } from './ask-question';
 export { DELEGATE_TASK, delegateDescription } from './delegate-task';
+import { EDIT_FILE } from './edit-file';
 import { EXECUTE_WORKFLOW } from './execute-workflow';
 import { READ_FILE } from './read-file';
 import { SAVE_OUTPUT } from './save-output';
@@ -12,7 +13,7 @@ import { TASK_COMPLETION } from './task-completion';
 import type { LoopToolSpec, ToolSpec } from './tool-spec';
 
 /** The tools that run as activities, one activity type each. */
-export const TOOL_SPECS = [READ_FILE, EXECUTE_WORKFLOW, SAVE_OUTPUT] as const;
+export const TOOL_SPECS = [READ_FILE, EXECUTE_WORKFLOW, SAVE_OUTPUT, EDIT_FILE] as const;
 
 /** The loop-breaking tools, offered unless a session turns them off (`loopBreakers: false`). */
 export const LOOP_TOOL_SPECS = [ASK_QUESTION, TASK_COMPLETION] as const;

@@ -10,15 +10,27 @@
  * of the arguments is built from `parameters` on the worker (`argsSchema` in tool-definitions.ts).
  */
 
-/** One parameter: a text or a free-form object, with what the model is told about it. */
+/**
+ * One parameter, with what the model is told about it: a text, a yes/no flag, one of a few fixed
+ * words (`values`, sent as a JSON-schema `enum` of strings, which OpenAI function calling accepts),
+ * or a free-form object.
+ */
 export type ToolParameter =
   | { type: 'string'; description: string; /** Refuse the empty string. */ nonEmpty?: boolean; optional?: boolean }
+  | { type: 'boolean'; description: string; optional?: boolean }
+  | { type: 'enum'; values: readonly [string, ...string[]]; description: string; optional?: boolean }
   | { type: 'object'; description: string; optional?: boolean };
 
 /** A tool's parameters, by argument name, in the order the model sees them. */
 export type ToolParameters = Readonly<Record<string, ToolParameter>>;
 
-type ValueOf<P extends ToolParameter> = P extends { type: 'string' } ? string : Record<string, unknown>;
+type ValueOf<P extends ToolParameter> = P extends { type: 'string' }
+  ? string
+  : P extends { type: 'boolean' }
+    ? boolean
+    : P extends { type: 'enum'; values: readonly (infer V)[] }
+      ? V
+      : Record<string, unknown>;
 type RequiredKeys<P extends ToolParameters> = { [K in keyof P]: P[K] extends { optional: true } ? never : K }[keyof P];
 type OptionalKeys<P extends ToolParameters> = Exclude<keyof P, RequiredKeys<P>>;
 
@@ -55,6 +67,16 @@ export interface ToolSpec<P extends ToolParameters = ToolParameters, N extends s
   retries: 'quick' | 'persistent';
   /** The argument that carries what is written: summaries show its size, approvals its start. */
   content?: string;
+  /**
+   * The argument holding the text a write replaces (an edit's old text): approvals show it before
+   * `content`, summaries its size, so the person approving sees what changes into what.
+   */
+  replaces?: string;
+  /**
+   * The arguments that change how a write acts (an append mode, a replace-every-occurrence flag):
+   * summaries and approval previews name those a call gives (a word's value, a flag's name when true).
+   */
+  modes?: readonly string[];
 }
 
 /**
@@ -67,8 +89,13 @@ export interface LoopToolSpec<P extends ToolParameters = ToolParameters, N exten
   target: string;
 }
 
-/** `target` and `content` must name parameters of the tool. */
-type NamesParameters<P extends ToolParameters> = { target?: keyof P & string; content?: keyof P & string };
+/** `target`, `content`, `replaces` and `modes` must name parameters of the tool. */
+type NamesParameters<P extends ToolParameters> = {
+  target?: keyof P & string;
+  content?: keyof P & string;
+  replaces?: keyof P & string;
+  modes?: readonly (keyof P & string)[];
+};
 
 /** Declares a tool, keeping its name and parameters as literal types. */
 export function defineTool<const P extends ToolParameters, const N extends string>(spec: ToolSpec<P, N> & NamesParameters<P>): ToolSpec<P, N> {
@@ -106,4 +133,24 @@ export function targetOf(spec: { target?: string } | undefined, args: Record<str
 export function contentOf(spec: { content?: string } | undefined, args: Record<string, unknown>): string | undefined {
   const value = spec?.content === undefined ? undefined : args[spec.content];
   return typeof value === 'string' ? value : undefined;
+}
+
+/** The value of `spec`'s `replaces` argument in `args` (the text a write replaces), when it is a string. */
+export function replacedOf(spec: { replaces?: string } | undefined, args: Record<string, unknown>): string | undefined {
+  const value = spec?.replaces === undefined ? undefined : args[spec.replaces];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The modes a call gives (`spec.modes`), as a person reads them: a word argument by its value
+ * (`append`), a flag by its name when true (`replace_all`); absent, false or other values are left out.
+ */
+export function modesOf(spec: { modes?: readonly string[] } | undefined, args: Record<string, unknown>): string[] {
+  const given: string[] = [];
+  for (const name of spec?.modes ?? []) {
+    const value = args[name];
+    if (typeof value === 'string' && value !== '') given.push(value);
+    else if (value === true) given.push(name);
+  }
+  return given;
 }

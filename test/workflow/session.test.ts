@@ -68,7 +68,7 @@ test('session: several iterations load a workflow, save its output and answer', 
   expect(h.fake.requests).toHaveLength(4);
   const last = h.fake.requests[3].body!;
   expect(last.messages!.filter((m) => m.role === 'tool')).toHaveLength(3);
-  expect(last.tools!.map((t) => t.function.name).sort()).toEqual(['ask_question', 'execute_workflow', 'read_file', 'save_output', 'task_completion']);
+  expect(last.tools!.map((t) => t.function.name).sort()).toEqual(['ask_question', 'edit_file', 'execute_workflow', 'read_file', 'save_output', 'task_completion']);
   expect(last.tool_choice).toBe('auto');
   // The first messages are the system prompt and the critical actions, then the user's message.
   const first = h.fake.requests[0].body!.messages!;

@@ -271,3 +271,78 @@ test('MCP over streamable HTTP: a server given by URL with a header from the env
     await server.stop();
   }
 });
+
+describe('writing a document step by step', () => {
+  /** The file-changing calls of a history: each call's scheduled and completed event ids, in schedule order. */
+  function writeEvents(history: Awaited<ReturnType<SessionHandle['workflow']['fetchHistory']>>): { id: string; scheduled: number; completed: number }[] {
+    const events = history.events ?? [];
+    const completedAt = new Map<number, number>();
+    for (const e of events) {
+      const done = e.activityTaskCompletedEventAttributes;
+      if (done) completedAt.set(Number(done.scheduledEventId), Number(e.eventId));
+    }
+    return events
+      .filter((e) => ['save_output', 'edit_file'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))
+      .map((e) => ({ id: e.activityTaskScheduledEventAttributes!.activityId!, scheduled: Number(e.eventId), completed: completedAt.get(Number(e.eventId)) ?? -1 }));
+  }
+
+  const patchMarkers = (history: Awaited<ReturnType<SessionHandle['workflow']['fetchHistory']>>): string[] =>
+    (history.events ?? [])
+      .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+      .map((e) => decodedPayloads(e.markerRecordedEventAttributes!.details))
+      .filter((text) => text.includes('loopwright-serial-writes'));
+
+  test('tools workflow: a scripted model saves a document, appends a section, then edits its front matter in place', async () => {
+    const file = '{output_folder}/step-doc.md';
+    h.fake.enqueue(
+      toolCalls([{ id: 's1', name: 'save_output', arguments: { file_path: file, content: '---\nstepsCompleted: []\n---\n\n# Tool library\n' } }]),
+      toolCalls([{ id: 's2', name: 'save_output', arguments: { file_path: file, content: '\n## Goals\n\nLend tools to neighbours.\n', mode: 'append' } }]),
+      toolCalls([{ id: 's3', name: 'edit_file', arguments: { file_path: file, old_text: 'stepsCompleted: []', new_text: 'stepsCompleted: [1, 2]' } }]),
+      text('Steps 1 and 2 are saved.'),
+    );
+    const session = await start();
+    const result = await session.send('run the steps');
+    expect(result).toMatchObject({ success: true, response: 'Steps 1 and 2 are saved.' });
+    const messages = await session.turnMessages(result);
+    const saved = toolResult(messages, 's1');
+    expect(saved).toMatchObject({ success: true });
+    expect(toolResult(messages, 's2')).toMatchObject({ success: true, path: saved.path, appended: Buffer.byteLength('\n## Goals\n\nLend tools to neighbours.\n') });
+    expect(toolResult(messages, 's3')).toMatchObject({ success: true, path: saved.path, replacements: 1 });
+    expect(fs.readFileSync(saved.path as string, 'utf8')).toBe('---\nstepsCompleted: [1, 2]\n---\n\n# Tool library\n\n## Goals\n\nLend tools to neighbours.\n');
+    // One write per reply: nothing to order, so the serial-writes patch was never asked for.
+    expect(patchMarkers(await session.workflow.fetchHistory())).toEqual([]);
+    await session.end();
+  });
+
+  test('tools workflow: writes to one file in one reply run one after the other, in reply order; other calls stay parallel', async () => {
+    const file = '{output_folder}/one-reply.md';
+    h.fake.enqueue(
+      toolCalls([{ id: 'w0', name: 'save_output', arguments: { file_path: file, content: '---\nstepsCompleted: []\n---\n' } }]),
+      toolCalls([
+        { id: 'a1', name: 'save_output', arguments: { file_path: file, content: '\n## Step 1\n', mode: 'append' } },
+        { id: 'other', name: 'save_output', arguments: { file_path: '{output_folder}/elsewhere.md', content: 'x' } },
+        { id: 'a2', name: 'save_output', arguments: { file_path: file, content: '\n## Step 2\n', mode: 'append' } },
+        { id: 'e3', name: 'edit_file', arguments: { file_path: file, old_text: 'stepsCompleted: []', new_text: 'stepsCompleted: [1, 2]' } },
+      ]),
+      text('Both steps are in.'),
+    );
+    const session = await start();
+    const result = await session.send('two steps at once');
+    expect(result).toMatchObject({ success: true, response: 'Both steps are in.' });
+    const messages = await session.turnMessages(result);
+    for (const id of ['a1', 'other', 'a2', 'e3']) expect(toolResult(messages, id)).toMatchObject({ success: true });
+    const written = toolResult(messages, 'w0').path as string;
+    expect(fs.readFileSync(written, 'utf8')).toBe('---\nstepsCompleted: [1, 2]\n---\n\n## Step 1\n\n## Step 2\n');
+    // In history: each write to the file is scheduled only after the one before it completed; the
+    // write to another file was scheduled with the first one; the patch marker was recorded once.
+    const history = await session.workflow.fetchHistory();
+    const writes = writeEvents(history).slice(1);
+    expect(writes).toHaveLength(4);
+    const [a1, other, a2, e3] = writes;
+    expect(a2!.scheduled).toBeGreaterThan(a1!.completed);
+    expect(e3!.scheduled).toBeGreaterThan(a2!.completed);
+    expect(other!.scheduled).toBeLessThan(a1!.completed);
+    expect(patchMarkers(history)).toHaveLength(1);
+    await session.end();
+  });
+});

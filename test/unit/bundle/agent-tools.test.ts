@@ -143,7 +143,7 @@ describe('the allow-list rule', () => {
 
   test('offeredBuiltinTools: the activity tools the list lets through, in order, and the loop-breaking tools always', () => {
     const all = offeredBuiltinTools(undefined).map((t) => t.name);
-    expect(all).toEqual(['read_file', 'execute_workflow', 'save_output', 'ask_question', 'task_completion']);
+    expect(all).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'ask_question', 'task_completion']);
     expect(offeredBuiltinTools(['save_output', 'read_file'])).toEqual([
       { name: 'read_file', kind: 'builtin', access: 'read' },
       { name: 'save_output', kind: 'builtin', access: 'write' },

@@ -81,11 +81,11 @@ describe('inspect', () => {
     const root = await bundleWithTools('description: no list', null);
     const data = await inspectBundle(root, 'alex');
     expect(data).not.toHaveProperty('toolAllowList');
-    expect(data.tools.map((t) => t.name)).toEqual(['read_file', 'execute_workflow', 'save_output', 'ask_question', 'task_completion']);
+    expect(data.tools.map((t) => t.name)).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'ask_question', 'task_completion']);
     expect(data.mcpServers).toEqual([]);
     expect(data).not.toHaveProperty('mcpServersFile');
     const text = formatInspection(data);
-    expect(text).toContain('Built-in tools (5):');
+    expect(text).toContain('Built-in tools (6):');
     expect(text).toContain('MCP servers (no .mcp.json in the project root):\n  (none)');
   });
 
@@ -135,7 +135,7 @@ describe('validate', () => {
     const root = await bundleWithTools('description: none', null);
     const report = await checkBundle(root);
     expect(report.warnings).toEqual([]);
-    expect(report.agents).toEqual([{ id: 'alex', builtinTools: ['read_file', 'execute_workflow', 'save_output', 'ask_question', 'task_completion'] }]);
+    expect(report.agents).toEqual([{ id: 'alex', builtinTools: ['read_file', 'execute_workflow', 'save_output', 'edit_file', 'ask_question', 'task_completion'] }]);
     expect(formatReport(root, report)).toMatch(/: no problems \(/);
   });
 

@@ -160,6 +160,7 @@ describe('inspect', () => {
       { name: 'read_file', kind: 'builtin', access: 'read' },
       { name: 'execute_workflow', kind: 'builtin', access: 'read' },
       { name: 'save_output', kind: 'builtin', access: 'write' },
+      { name: 'edit_file', kind: 'builtin', access: 'write' },
       { name: 'ask_question', kind: 'loop' },
       { name: 'task_completion', kind: 'loop' },
     ]);

@@ -28,6 +28,8 @@ describe('executeTool', () => {
     expect(wf).toMatchObject({ success: true, workflow_name: 'plain' });
     const saved = await executeTool(fx.ctx, 'save_output', { file_path: '{output_folder}/x.md', content: 'abc' });
     expect(saved).toMatchObject({ success: true, size: 3 });
+    const edited = await executeTool(fx.ctx, 'edit_file', { file_path: '{output_folder}/x.md', old_text: 'b', new_text: 'B' });
+    expect(edited).toMatchObject({ success: true, size: 3, replacements: 1 });
   });
 });
 
@@ -47,9 +49,13 @@ describe('TOOL_DEFINITIONS', () => {
     expect(Object.keys(params('execute_workflow').properties)).toEqual(['workflow_path', 'user_input']);
     expect(params('execute_workflow').required).toEqual(['workflow_path']);
     expect(params('execute_workflow').properties.user_input).toMatchObject({ type: 'object', additionalProperties: true });
-    expect(Object.keys(params('save_output').properties)).toEqual(['file_path', 'content']);
+    expect(Object.keys(params('save_output').properties)).toEqual(['file_path', 'content', 'mode']);
     expect(params('save_output').required).toEqual(['file_path', 'content']);
     expect(params('save_output').properties.content.type).toBe('string');
+    expect(params('save_output').properties.mode).toMatchObject({ type: 'string', enum: ['replace', 'append'] });
+    expect(Object.keys(params('edit_file').properties)).toEqual(['file_path', 'old_text', 'new_text', 'replace_all']);
+    expect(params('edit_file').required).toEqual(['file_path', 'old_text', 'new_text']);
+    expect(params('edit_file').properties.replace_all).toMatchObject({ type: 'boolean' });
   });
 
   test('TOOL_DEFINITIONS: survive a JSON round trip unchanged (they cross the activity boundary)', () => {

@@ -18,6 +18,7 @@ import { parseAgent } from '../../../bundle/agent-parser';
 import { buildSystemPrompt } from '../../../bundle/system-prompt';
 import { policyCovers, previewOf } from '../../../workflows/approvals';
 import { toolSummary } from '../../../workflows/tool-calls';
+import { sameTargetWrites } from '../../../workflows/turn-tools';
 import { sourceAgent } from '../bundle/fixtures';
 
 const root = resolve(__dirname, '../../..');
@@ -32,7 +33,7 @@ describe('built-in tool definitions', () => {
   });
 
   test('names, lists and definitions agree; every name is unique', () => {
-    expect(TOOL_NAMES).toEqual(['read_file', 'execute_workflow', 'save_output']);
+    expect(TOOL_NAMES).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file']);
     expect(LOOP_TOOL_NAMES).toEqual(['ask_question', 'task_completion']);
     const all = [...TOOL_NAMES, ...LOOP_TOOL_NAMES];
     expect(new Set(all).size).toBe(all.length);
@@ -62,11 +63,18 @@ describe('built-in tool definitions', () => {
     for (const rule of spec.promptRules) expect(rule).toContain(spec.name);
   });
 
-  test('access, retries and content: reads are quick and side-effect free, the write persists', () => {
+  test('access, retries and content: reads are quick and side-effect free, the writes persist', () => {
     expect(TOOL_SPECS.map((s) => [s.name, s.access, s.retries, s.target, 'content' in s ? s.content : undefined])).toEqual([
       ['read_file', 'read', 'quick', 'file_path', undefined],
       ['execute_workflow', 'read', 'quick', 'workflow_path', undefined],
       ['save_output', 'write', 'persistent', 'file_path', 'content'],
+      ['edit_file', 'write', 'persistent', 'file_path', 'new_text'],
+    ]);
+    expect(TOOL_SPECS.map((s) => [s.name, s.replaces, s.modes])).toEqual([
+      ['read_file', undefined, undefined],
+      ['execute_workflow', undefined, undefined],
+      ['save_output', undefined, ['mode']],
+      ['edit_file', 'old_text', ['replace_all']],
     ]);
     expect(LOOP_TOOL_SPECS.map((s) => [s.name, s.loop, s.target])).toEqual([
       ['ask_question', 'question', 'question'],
@@ -94,7 +102,7 @@ describe('built-in tool definitions', () => {
   });
 
   test('the approval policy, previews, summaries and pruned results read the definitions', () => {
-    expect(TOOL_SPECS.filter((s) => policyCovers('writes', s.name)).map((s) => s.name)).toEqual(['save_output']);
+    expect(TOOL_SPECS.filter((s) => policyCovers('writes', s.name)).map((s) => s.name)).toEqual(['save_output', 'edit_file']);
     expect(policyCovers('writes', 'no_such_tool')).toBe(false);
     expect(toolSummary('read_file', { file_path: '{bundle-root}/config.yaml' })).toBe('read_file {bundle-root}/config.yaml');
     expect(toolSummary('execute_workflow', { workflow_path: '{bundle-root}/w.yaml' })).toBe('execute_workflow {bundle-root}/w.yaml');
@@ -106,6 +114,29 @@ describe('built-in tool definitions', () => {
     expect(previewOf(call('read_file', { file_path: '{x}/a' }), {})).toEqual({ path: '{x}/a', preview: '{"file_path":"{x}/a"}' });
     const pruned = prunedToolMessage({ role: 'tool', tool_call_id: 'c1', content: '{"success":true}' }, call('execute_workflow', { workflow_path: 'w.yaml' }));
     expect(JSON.parse(pruned.content).note).toMatch(/^This result of execute_workflow w\.yaml \(16 bytes\)/);
+  });
+
+  test('previews and summaries: an append names its mode, an edit shows what it replaces with what, both bounded', () => {
+    const vars = { output_folder: '/out' };
+    expect(previewOf(call('save_output', { file_path: '{output_folder}/a.md', content: '## Two\n', mode: 'append' }), vars)).toEqual({
+      path: '/out/a.md',
+      preview: '[append] 7 bytes: ## Two\n',
+    });
+    // The default mode, spelled out, is shown as given.
+    expect(previewOf(call('save_output', { file_path: 'a.md', content: 'x', mode: 'replace' }), vars).preview).toBe('[replace] 1 bytes: x');
+    const edit = { file_path: '{output_folder}/prd.md', old_text: 'stepsCompleted: []', new_text: 'stepsCompleted: [1, 2]' };
+    expect(previewOf(call('edit_file', edit), vars)).toEqual({
+      path: '/out/prd.md',
+      preview: 'replace 18 bytes: stepsCompleted: [] with 22 bytes: stepsCompleted: [1, 2]',
+    });
+    expect(previewOf(call('edit_file', { ...edit, replace_all: true }), vars).preview).toMatch(/^\[replace_all\] replace 18 bytes: /);
+    // replace_all: false is the default and not named.
+    expect(previewOf(call('edit_file', { ...edit, replace_all: false }), vars).preview).toMatch(/^replace 18 bytes: /);
+    const long = previewOf(call('edit_file', { file_path: 'a.md', old_text: 'o'.repeat(5000), new_text: 'n'.repeat(5000) }), vars).preview;
+    expect(long).toBe(`replace 5000 bytes: ${'o'.repeat(200)}… with 5000 bytes: ${'n'.repeat(200)}…`);
+    expect(toolSummary('save_output', { file_path: '{output_folder}/ui.md', content: 'x'.repeat(4300), mode: 'append' })).toBe('save_output {output_folder}/ui.md (append, 4.2 KB)');
+    expect(toolSummary('edit_file', edit)).toBe('edit_file {output_folder}/prd.md (18 B → 22 B)');
+    expect(toolSummary('edit_file', { ...edit, replace_all: true })).toBe('edit_file {output_folder}/prd.md (replace_all, 18 B → 22 B)');
   });
 
   test('the system prompt carries each tool\'s rules in the order of the lists; loop rules only with loop breakers', () => {
@@ -173,6 +204,79 @@ describe('a made-up tool', () => {
     expect(toolSummary('fetch_url', { url: 'https://example.com' }, specs)).toBe('fetch_url https://example.com');
     expect(previewOf(call('post_note', { channel: '#{team}', body: 'ship it' }), { team: 'core' }, specs)).toEqual({ path: '#core', preview: '7 bytes: ship it' });
     expect(previewOf(call('fetch_url', { url: 'https://example.com' }), {}, specs)).toEqual({ path: 'https://example.com', preview: '{"url":"https://example.com"}' });
+  });
+});
+
+describe('parameter kinds', () => {
+  const SET_FLAG = defineTool({
+    name: 'set_flag',
+    description: 'Set a flag.',
+    parameters: {
+      name: { type: 'string', nonEmpty: true, description: 'Which flag.' },
+      on: { type: 'boolean', description: 'On or off.' },
+      scope: { type: 'enum', values: ['user', 'project'], optional: true, description: 'Where.' },
+    },
+    access: 'write',
+    target: 'name',
+    retries: 'quick',
+    promptRules: ['- To set a flag, call set_flag.'],
+  });
+
+  test('a flag and a choice of words: a JSON schema OpenAI function calling accepts, checked arguments, typed values', () => {
+    expect(toolDefinition(SET_FLAG).function.parameters).toEqual({
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, description: 'Which flag.' },
+        on: { type: 'boolean', description: 'On or off.' },
+        scope: { type: 'string', enum: ['user', 'project'], description: 'Where.' },
+      },
+      required: ['name', 'on'],
+    });
+    const parsed = parseArgsOf(SET_FLAG, { name: 'x', on: true, scope: 'user' });
+    expect(parsed).toEqual({ ok: true, value: { name: 'x', on: true, scope: 'user' } });
+    if (parsed.ok) {
+      // The checked values are typed from the definition.
+      const on: boolean = parsed.value.on;
+      const scope: 'user' | 'project' | undefined = parsed.value.scope;
+      expect([on, scope]).toEqual([true, 'user']);
+    }
+    expect(parseArgsOf(SET_FLAG, { name: 'x', on: 'yes', scope: 'team' })).toEqual({
+      ok: false,
+      error: expect.stringMatching(/^Invalid arguments for set_flag: on: expected boolean, received string; scope: /),
+    });
+    expect(toolSummary('set_flag', { name: 'dark', on: true, scope: 'project' }, [SET_FLAG])).toBe('set_flag dark');
+  });
+});
+
+describe('same-target writes in one reply', () => {
+  const calls = (...list: [string, Record<string, unknown>][]): ToolCall[] =>
+    list.map(([name, args], i) => ({ id: `c${i}`, type: 'function', function: { name, arguments: JSON.stringify(args) } }));
+
+  test('sameTargetWrites: each write waits for the last earlier write to the same target, as written after trimming', () => {
+    const reply = calls(
+      ['save_output', { file_path: '{output_folder}/prd.md', content: '# PRD\n' }],
+      ['read_file', { file_path: '{output_folder}/prd.md' }],
+      ['save_output', { file_path: ' {output_folder}/prd.md ', content: '## Goals\n', mode: 'append' }],
+      ['save_output', { file_path: '{output_folder}/other.md', content: 'x' }],
+      ['edit_file', { file_path: '{output_folder}/prd.md', old_text: 'a', new_text: 'b' }],
+      // The same file spelled another way is not recognised (the tool resolves paths, the workflow cannot).
+      ['edit_file', { file_path: 'prd.md', old_text: 'a', new_text: 'b' }],
+    );
+    expect(sameTargetWrites(reply, TOOL_SPECS)).toEqual([-1, -1, 0, -1, 2, -1]);
+  });
+
+  test('sameTargetWrites: reads, unknown tools, bad arguments and writes without a target wait for nothing', () => {
+    const reply: ToolCall[] = [
+      ...calls(['read_file', { file_path: 'a.md' }], ['read_file', { file_path: 'a.md' }], ['nope', { file_path: 'a.md' }], ['save_output', { content: 'x' }], ['save_output', { file_path: '  ', content: 'x' }]),
+      { id: 'bad', type: 'function', function: { name: 'save_output', arguments: '{"file_path": "a.md", "content' } },
+    ];
+    expect(sameTargetWrites(reply, TOOL_SPECS)).toEqual([-1, -1, -1, -1, -1, -1]);
+  });
+
+  test('sameTargetWrites: an offered write tool (MCP, custom) with a target is ordered the same way', () => {
+    const offered = [{ name: 'fs__write_file', kind: 'mcp' as const, access: 'write' as const, retries: 'quick' as const, target: 'path' }];
+    const reply = calls(['fs__write_file', { path: '/p/a.md', content: '1' }], ['fs__write_file', { path: '/p/a.md', content: '2' }]);
+    expect(sameTargetWrites(reply, offered)).toEqual([-1, 0]);
   });
 });
 
