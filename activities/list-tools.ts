@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { ToolDefinition } from '../common/messages';
 import { type ListToolsInput, type ListToolsResult, type McpServerConfig, type OfferedTool } from '../common/offered-tools';
-import { TOOL_DEFINITIONS } from '../common/tool-definitions';
+import { builtInToolDefinitions } from '../common/tool-definitions';
 import { allowedByPatterns } from '../common/tool-patterns';
 import { agentToolAllowList } from '../bundle/agent-tools';
 import type { CustomTool } from './tools/custom-tool';
@@ -51,7 +51,7 @@ export function createListTools(sources: ToolSources): (input: ListToolsInput) =
       tools.push(definition);
       if (tool) offered.push(tool);
     };
-    for (const definition of TOOL_DEFINITIONS) offer(definition);
+    for (const definition of builtInToolDefinitions({ skills: input.skills === true })) offer(definition);
     for (const tool of sources.custom) offer(tool.definition, tool.offered);
 
     const servers = await configuredServers(input, warnings);

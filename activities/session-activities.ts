@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { InitializeAgentActivityInput, SessionActivities } from '../common/activity-types';
 import { AGENT_INIT_FAILED } from '../common/failure-types';
 import type { AgentSummary, InitializeResult } from '../common/session-types';
-import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS, toolDefinition } from '../common/tool-definitions';
+import { builtInToolDefinitions, LOOP_TOOL_DEFINITIONS, toolDefinition } from '../common/tool-definitions';
 import { DELEGATE_TASK, delegateDescription } from '../common/tools';
 import type { DelegateAgent } from '../common/delegation-types';
 import { agentDelegates } from '../bundle/agent-delegates';
@@ -79,7 +79,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
           agent: summarizeAgent(result.agent),
           messages: result.messages,
           context: result.context,
-          tools: [...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS, ...(delegates.length > 0 ? [delegateDefinition(delegates)] : [])],
+          tools: [...builtInToolDefinitions({ skills: result.context.skillFolders !== undefined }), ...LOOP_TOOL_DEFINITIONS, ...(delegates.length > 0 ? [delegateDefinition(delegates)] : [])],
           ...warningsOf(result),
           ...checksOf(result.agent),
           ...(delegates.length > 0 ? { delegates } : {}),

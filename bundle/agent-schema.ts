@@ -8,14 +8,16 @@ import { z } from 'zod';
 /**
  * What a command runs. The attribute names of both dialects map onto these kinds:
  * `run-workflow` (source) and `workflow` (compiled) are `workflow`; `exec`, `action`,
- * `validate-workflow`, `data` and `tmpl` keep their names.
+ * `validate-workflow`, `data` and `tmpl` keep their names. An agent skill's menu item (BMAD 6.3+)
+ * invokes a `skill` by name, or runs its `prompt` text, which is an `action`.
  */
-export const CommandTargetKindSchema = z.enum(['workflow', 'exec', 'action', 'validate-workflow', 'data', 'tmpl']);
+export const CommandTargetKindSchema = z.enum(['workflow', 'exec', 'action', 'validate-workflow', 'data', 'tmpl', 'skill']);
 export type CommandTargetKind = z.infer<typeof CommandTargetKindSchema>;
 
 /**
  * One target of a command. `value` is the attribute as written (variables unresolved): a path for
- * every kind except `action`, whose value is an inline instruction or `#prompt-id`.
+ * every kind except `action`, whose value is an inline instruction or `#prompt-id`, and `skill`,
+ * whose value is a skill's name.
  */
 export const CommandTargetSchema = z.object({
   kind: CommandTargetKindSchema,
@@ -85,9 +87,29 @@ export const AgentDefinitionSchema = z.object({
   /**
    * `source`: the XML source dialect (v6 alpha.0); `compiled`: an installed markdown agent;
    * `yaml`: a v6 `*.agent.yaml` source, compiled in memory by `agent-yaml.ts` into what the
-   * installer would write.
+   * installer would write; `skill`: an agent installed as an Agent Skill (BMAD 6.3+, `skill-agent.ts`).
    */
-  dialect: z.enum(['source', 'compiled', 'yaml']),
+  dialect: z.enum(['source', 'compiled', 'yaml', 'skill']),
+  /**
+   * An agent that is an Agent Skill (`dialect: 'skill'`): its instructions and what its
+   * customization gives the session besides the persona and the menu.
+   */
+  skill: z
+    .object({
+      /** The skill's name (its `SKILL.md` front matter). */
+      name: z.string(),
+      /** The skill's folder (absolute, real). */
+      dir: z.string(),
+      /** `SKILL.md`'s body, with `{skill-root}`, `{skill-name}` and the customization's scalars filled in. */
+      instructions: z.string(),
+      /** The resolved customization block (`agent`), when the skill has one; shown to the model as it is. */
+      customization: z.record(z.string(), z.unknown()).optional(),
+      /** `persistent_facts`: literal facts, and `file:` entries (globs under `{project-root}`) loaded at start. */
+      persistentFacts: z.array(z.string()),
+      /** The module the agent belongs to (`bmm`), whose config it loads. */
+      module: z.string().optional(),
+    })
+    .optional(),
   /** The agent file it was parsed from, as given to the parser. */
   file: z.string(),
 });

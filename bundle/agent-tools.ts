@@ -11,6 +11,7 @@
 import * as path from 'node:path';
 import { MCP_NAME_SEPARATOR } from '../common/offered-tools';
 import { allowedByPatterns } from '../common/tool-patterns';
+import { ACTIVATE_SKILL } from '../common/tools/activate-skill';
 import { LOOP_TOOL_SPECS, TOOL_SPECS } from '../common/tools';
 import { agentHead, installedProjectAt, matchAgent, type BundleAgent } from './bundle-loader';
 import { MANIFEST_FILE, exists } from './bundle-layout';
@@ -71,10 +72,12 @@ export const BUILTIN_TOOLS: readonly BuiltinToolOffer[] = [
 /**
  * The built-in tools a session with this allow-list offers: the activity tools it lets through
  * (all of them without one), and the loop-breaking tools, which a session keeps whatever the list
- * says (only `loopBreakers: false` removes them).
+ * says (only `loopBreakers: false` removes them). The skill tool only when the project has skills.
  */
-export function offeredBuiltinTools(allowList: readonly string[] | undefined): BuiltinToolOffer[] {
-  return BUILTIN_TOOLS.filter((tool) => allowList === undefined || tool.kind === 'loop' || allowedByPatterns(allowList, tool.name)).map((tool) => ({ ...tool }));
+export function offeredBuiltinTools(allowList: readonly string[] | undefined, options: { skills?: boolean } = {}): BuiltinToolOffer[] {
+  return BUILTIN_TOOLS.filter((tool) => options.skills === true || tool.name !== ACTIVATE_SKILL.name)
+    .filter((tool) => allowList === undefined || tool.kind === 'loop' || allowedByPatterns(allowList, tool.name))
+    .map((tool) => ({ ...tool }));
 }
 
 /**

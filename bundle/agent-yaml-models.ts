@@ -201,6 +201,7 @@ const BUILTIN_HANDLERS: Record<CommandTargetKind, string> = {
     'An item with tmpl="path/to/template.md":',
     'Load that markdown template (its placeholders are written {{like_this}}) and use it as {template} in the item\'s other handlers.',
   ].join('\n'),
+  skill: 'An item with skill="name": activate that Agent Skill with the activate_skill tool and follow its instructions.',
 };
 
 const BUILTIN_RULES: readonly string[] = [

@@ -59,6 +59,7 @@ import {
 import { checkRoots, coreFolder, realBmadFolder, realDirectory, realProjectRoot } from './bundle-roots';
 import { agentHead, scanAgents, type ShadowedAgent } from './agent-scan';
 import { guardRead, isInside } from './path-guard';
+import { projectSkills, type ProjectSkill } from './skills/project-skills';
 import { isSourceTree, loadSourceTree, sourceModuleConfig, sourceTreeAbove } from './source-tree';
 
 export { agentHead } from './agent-scan';
@@ -73,6 +74,10 @@ export interface LoadBundleOptions {
   projectRoot?: string;
   /** Accept `/`, the home folder or a folder above it as a root (refused otherwise). */
   allowBroadProjectRoot?: boolean;
+  /** Also offer the user's own skills (`~/.agents/skills`, `~/.claude/skills`, ...). */
+  userSkills?: boolean;
+  /** More skills folders to look in, after the project's. */
+  skillFolders?: string[];
 }
 
 /** An agent a bundle offers. `file` is absolute. */
@@ -93,11 +98,16 @@ export interface BundleAgent {
   tools?: string[];
   /** From the manifest: the agents it may delegate to (ids or `*` patterns). */
   delegates?: string[];
+  /** An agent that is an Agent Skill (BMAD 6.3+): its skill's name and folder; `file` is its `SKILL.md`. */
+  skill?: { name: string; dir: string };
+  /** Loopwright's own agent for a folder of skills without one (`file` is the project folder, never read). */
+  builtin?: true;
 }
 
 /** What `loadBundle` found. All paths are absolute and symlink-resolved. */
 export interface BundleInfo {
-  kind: 'bundle' | 'installed' | 'source';
+  /** `skills`: a folder holding Agent Skills and no agent of its own; it runs `BUILTIN_SKILLS_AGENT`. */
+  kind: 'bundle' | 'installed' | 'source' | 'skills';
   bundleRoot: string;
   coreRoot: string;
   projectRoot: string;
@@ -111,6 +121,12 @@ export interface BundleInfo {
   agents: BundleAgent[];
   /** Agent files not listed because a file of the same id wins (see `agent-scan.ts`); `validate` warns. */
   shadowedAgents?: ShadowedAgent[];
+  /** The project's Agent Skills (`skills/project-skills.ts`), when it has any. */
+  skills?: ProjectSkill[];
+  /** The skills folders they were found in, in precedence order. */
+  skillFolders?: string[];
+  /** Problems met while discovering skills, one line each. */
+  skillWarnings?: string[];
 }
 
 /** The agent `findAgent` chose, with the config its critical actions are expected to load. */
@@ -127,7 +143,33 @@ export interface FoundAgent extends BundleAgent {
 export async function loadBundle(bundlePath: string, options: LoadBundleOptions = {}): Promise<BundleInfo> {
   const bundle = await locateBundle(bundlePath, options);
   await checkRoots(bundle, options);
-  return bundle;
+  return withSkills(bundle, options);
+}
+
+/** The id of the agent a folder of skills runs (see `BundleInfo.kind`). */
+export const BUILTIN_SKILLS_AGENT = 'assistant';
+
+/**
+ * `bundle` with its project's skills: listed, and those that are agents added to its agents (an
+ * agent of the tree wins over an agent skill of the same id).
+ */
+async function withSkills(bundle: BundleInfo, options: LoadBundleOptions): Promise<BundleInfo> {
+  const modules = bundle.bmadRoot !== undefined && bundle.kind === 'installed' ? await moduleNames(bundle.bmadRoot) : undefined;
+  const found = await projectSkills(bundle.projectRoot, {
+    ...(options.userSkills ? { userSkills: true } : {}),
+    ...(options.skillFolders !== undefined ? { extraFolders: options.skillFolders } : {}),
+    ...(modules !== undefined ? { modules } : {}),
+    ...(bundle.bmadRoot !== undefined ? { bmadRoot: bundle.bmadRoot } : {}),
+  });
+  if (found.skills.length === 0 && found.warnings.length === 0) return bundle;
+  const taken = new Set(bundle.agents.map((agent) => listedId(bundle, agent)));
+  const agents = [...bundle.agents, ...found.agents.filter((agent) => !taken.has(listedId(bundle, agent)))];
+  return {
+    ...bundle,
+    agents,
+    ...(found.skills.length > 0 ? { skills: found.skills, skillFolders: found.folders } : {}),
+    ...(found.warnings.length > 0 ? { skillWarnings: found.warnings } : {}),
+  };
 }
 
 async function locateBundle(bundlePath: string, options: LoadBundleOptions): Promise<BundleInfo> {
@@ -144,11 +186,23 @@ async function locateBundle(bundlePath: string, options: LoadBundleOptions): Pro
   const sourceTree = hasManifest ? undefined : await sourceTreeAbove(start);
   if (sourceTree) return loadSourceTree(sourceTree.tree, sourceTree.module, options.projectRoot);
   if (await looksLikeBundle(start)) return loadBundleFolder(start, tree, options.projectRoot);
+  if ((await projectSkills(start, {})).skills.length > 0) return skillsFolder(start);
   throw new BundleLoadError(
-    `Not a bundle: ${bundlePath}\nExpected a folder with config.yaml, agents/ or bundle.yaml, a project folder holding bmad/, ` +
-      `or a BMAD source tree (core/ and modules/<m>/ with agents/)`,
+    `Not a bundle: ${bundlePath}\nExpected a folder with config.yaml, agents/ or bundle.yaml, a project folder holding _bmad/ (or bmad/), ` +
+      `a folder of Agent Skills (.agents/skills/, .claude/skills/, ...), or a BMAD source tree (core/ and modules/<m>/ with agents/)`,
     { file: bundlePath },
   );
+}
+
+/** A folder whose skills are all it offers: it is its own project, and runs Loopwright's own agent. */
+function skillsFolder(root: string): BundleInfo {
+  return {
+    kind: 'skills',
+    bundleRoot: root,
+    coreRoot: root,
+    projectRoot: root,
+    agents: [{ id: BUILTIN_SKILLS_AGENT, name: 'Assistant', title: 'Assistant with Agent Skills', file: root, builtin: true, entryPoint: true }],
+  };
 }
 
 /**
@@ -171,7 +225,9 @@ export async function installedProjectAt(start: string): Promise<string | undefi
  */
 export async function findAgent(bundle: BundleInfo, agentId: string): Promise<FoundAgent> {
   const agent = matchAgent(bundle, agentId);
-  const file = await guardAgentFile(agent.file, bundle.bundleRoot, {});
+  if (agent.builtin) return agent;
+  // An agent skill's SKILL.md lies in a skills folder of the project (or one the user named), not in the tree.
+  const file = await guardAgentFile(agent.file, agent.skill ? agent.skill.dir : bundle.bundleRoot, {});
   if (file === undefined) {
     throw new BundleLoadError(`Agent file not found: ${agent.file}`, { file: agent.file, field: 'file' });
   }
@@ -246,10 +302,19 @@ export function listedId(bundle: Pick<BundleInfo, 'kind'>, agent: Pick<BundleAge
 }
 
 function agentKeys(bundle: Pick<BundleInfo, 'kind' | 'bundleRoot'>, agent: BundleAgent): string[] {
-  const keys = [agent.id, agentIdOfFile(agent.file), path.relative(bundle.bundleRoot, agent.file)];
-  if (agent.module) keys.push(`${agent.module}/${agent.id}`);
+  const keys = agent.skill ? skillAgentKeys(agent.skill.name) : [agent.id, agentIdOfFile(agent.file), path.relative(bundle.bundleRoot, agent.file)];
+  if (agent.module) keys.push(...keys.map((key) => `${agent.module}/${key}`));
   if (agent.xmlId) keys.push(agent.xmlId);
   return keys;
+}
+
+/**
+ * The ids an agent skill is asked for by: its name, and its name without BMAD's `bmad-agent-`
+ * prefix (`pm` for `bmad-agent-pm`), the id the same agent had before it became a skill.
+ */
+function skillAgentKeys(name: string): string[] {
+  const short = /^bmad-agent-(.+)$/.exec(name)?.[1];
+  return short !== undefined ? [name, short] : [name];
 }
 
 async function loadBundleFolder(root: string, tree: string | undefined, givenProjectRoot: string | undefined): Promise<BundleInfo> {

@@ -8,7 +8,12 @@ import type { SystemMessage } from '../common/messages';
 import type { RuntimeContext, SecretFileRule } from '../common/runtime-context';
 import { readAgentFile } from './agent-file';
 import type { AgentDefinition } from './agent-schema';
-import { findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
+import { ACTIVATE_SKILL } from '../common/tools/activate-skill';
+import { type BundleInfo, findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
+import { readModuleVariables } from './skills/bmad-config';
+import { skillCatalog } from './skills/catalog';
+import { readSkillAgent } from './skills/skill-agent';
+import { BMAD_INSTALL_DEFAULTS, builtinSkillsAgent, configMessage, loadPersistentFacts } from './skills/skill-session';
 import { type CriticalActionResult, processCriticalActions } from './critical-actions';
 import { BundleError } from './errors';
 import { protectedPathsFor } from './loader-reads';
@@ -16,7 +21,7 @@ import { isInside, resolveRealPath, UnsafeRootError } from './path-guard';
 import { protectingEntry } from './protected-paths';
 import { loadSecretFileRules } from './secret-file-overrides';
 import { buildSystemPrompt } from './system-prompt';
-import { findUnresolved, pathVariables } from './variables';
+import { findUnresolved, pathVariables, resolveConfigVariables } from './variables';
 
 /** Largest file `read_file` returns unless configured otherwise: 1 MiB. */
 export const DEFAULT_MAX_READ_BYTES = 1024 * 1024;
@@ -129,9 +134,19 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
   };
   const bundle = await loadBundle(input.bundlePath, loadOptions);
   const found = await findAgent(bundle, input.agentId);
-  // A source agent (`*.agent.yaml`) is compiled with the installer's templates of its tree, if any.
-  const { agent, files: agentFiles } = await readAgentFile(found.file, bundle.bundleRoot, { allowHardLinks: input.allowHardLinks === true });
-  const warnings: string[] = [];
+  // A source agent (`*.agent.yaml`) is compiled with the installer's templates of its tree, if
+  // any; an agent skill from its SKILL.md and customization; a folder of skills runs our own agent.
+  const { agent, files: agentFiles } = found.builtin
+    ? { agent: builtinSkillsAgent(found.id, bundle.projectRoot), files: [] }
+    : found.skill
+      ? await readSkillAgent({ name: found.skill.name, dir: found.skill.dir, file: found.file, ...(found.description ? { description: found.description } : {}) }, bundle.projectRoot, found.module)
+      : await readAgentFile(found.file, bundle.bundleRoot, { allowHardLinks: input.allowHardLinks === true });
+  const warnings: string[] = [...(bundle.skillWarnings ?? [])];
+  // An agent skill without a central config loads its module's config.yaml as the 6.0 agents did.
+  const central = found.skill && found.module ? await readModuleVariables(bundle.projectRoot, found.module) : undefined;
+  if (found.skill && found.configPath && central?.source !== 'central') {
+    agent.criticalActions = [`Load and read {project-root}/${path.relative(bundle.projectRoot, found.configPath).split(path.sep).join('/')}`];
+  }
   let wouldStop = false;
 
   let secretFiles: SecretFileRule[] = [];
@@ -143,12 +158,17 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     warnings.push(`Secret files: ${error.message.replace(/\s+/g, ' ')}; a session stops here`);
   }
 
-  const baseVariables = pathVariables({
+  const paths = pathVariables({
     bundleRoot: bundle.bundleRoot,
     coreRoot: bundle.coreRoot,
     projectRoot: bundle.projectRoot,
     ...(found.configPath ? { configSource: found.configPath } : {}),
   });
+  // A BMAD install of today: the installer's defaults under its config, then (6.4+) its central
+  // config as resolved for the agent's module.
+  const installDefaults = bundle.bmadRoot !== undefined && path.basename(bundle.bmadRoot) === '_bmad' ? { ...BMAD_INSTALL_DEFAULTS } : {};
+  const centralVariables = central?.source === 'central' ? resolveConfigVariables(central.variables, { ...installDefaults, ...paths }) : {};
+  const baseVariables = { ...installDefaults, ...centralVariables, ...paths };
   const maxReadBytes = input.maxReadBytes ?? DEFAULT_MAX_READ_BYTES;
   const critical = await processCriticalActions(agent, {
     bundle,
@@ -164,13 +184,25 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
   });
   warnings.push(...critical.warnings);
   wouldStop ||= critical.wouldStop;
+  const readRoots = unique([bundle.bundleRoot, bundle.coreRoot, bundle.projectRoot]);
+  const facts = agent.skill
+    ? await loadPersistentFacts(agent.skill.persistentFacts, {
+        projectRoot: bundle.projectRoot,
+        readRoots,
+        variables: critical.variables,
+        maxReadBytes,
+        ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
+        ...(secretFiles.length > 0 ? { secretFiles } : {}),
+      })
+    : { messages: [], files: [], warnings: [] };
+  warnings.push(...facts.warnings);
 
   const configPath = critical.configPath ?? found.configPath;
   const protectedPaths = await protectedPathsFor({
     bundle,
     options: loadOptions,
     variables: critical.variables,
-    read: [...agentFiles, ...(configPath ? [configPath] : []), ...critical.loadedFiles],
+    read: [...agentFiles, ...(configPath ? [configPath] : []), ...critical.loadedFiles, ...(central?.files ?? [])],
     maxReadBytes,
     ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
   });
@@ -189,15 +221,22 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     projectRoot: bundle.projectRoot,
     ...(configPath ? { configPath } : {}),
     variables: critical.variables,
-    readRoots: unique([bundle.bundleRoot, bundle.coreRoot, bundle.projectRoot]),
+    readRoots,
     writeRoots,
+    ...(bundle.skillFolders !== undefined ? { skillFolders: bundle.skillFolders } : {}),
     protectedPaths,
     ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
     ...(secretFiles.length > 0 ? { secretFiles } : {}),
     ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
     maxReadBytes,
   };
-  const messages: SystemMessage[] = [{ role: 'system', content: buildSystemPrompt(agent) }, ...critical.messages];
+  const skillCatalog = bundle.skills !== undefined ? catalogOf(bundle.skills) : undefined;
+  const messages: SystemMessage[] = [
+    { role: 'system', content: buildSystemPrompt(agent, skillCatalog !== undefined ? { skillCatalog } : {}) },
+    ...(central?.source === 'central' && found.module ? [configMessage(found.module, centralVariables, central.files)] : []),
+    ...critical.messages,
+    ...facts.messages,
+  ];
   return { agent, messages, context, warnings, wouldStop };
 }
 
@@ -254,6 +293,14 @@ async function chooseWriteRoots(
     );
   }
   return [real];
+}
+
+/** The catalog section of the system prompt for the project's skills. */
+function catalogOf(skills: NonNullable<BundleInfo['skills']>): string {
+  return skillCatalog(
+    skills.map((skill) => ({ name: skill.name, description: skill.description, file: skill.file, dir: skill.dir, disableModelInvocation: skill.hidden === true, bodyOffset: 0 })),
+    { toolName: ACTIVATE_SKILL.name },
+  );
 }
 
 function unique(values: string[]): string[] {

@@ -17,9 +17,11 @@
 import type { SystemMessage, ToolDefinition } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from '../common/tool-definitions';
+import { ACTIVATE_SKILL } from '../common/tools/activate-skill';
+import { catalogTokens } from './skills/catalog';
 import { agentToolAllowList, type BuiltinToolOffer, offeredBuiltinTools } from './agent-tools';
 import type { AgentDefinition, CommandTarget } from './agent-schema';
-import { loadBundle, matchAgent, type BundleInfo } from './bundle-loader';
+import { listedId, loadBundle, matchAgent, type BundleInfo } from './bundle-loader';
 import { delegatesOf } from './agent-delegates';
 import type { DelegateAgent } from '../common/delegation-types';
 import { SecurityViolationError } from './errors';
@@ -45,6 +47,10 @@ export interface BundleInspection {
   agent: AgentDefinition;
   /** `checklist` and `document`: what a validate-workflow item (or a workflow item) checks, as written. */
   commands: { cmd: string; description: string; targets: InspectedTarget[]; checklist?: string; document?: string }[];
+  /** The project's Agent Skills, when it has any: where each was found, and whether the catalog hides it. */
+  skills?: { name: string; description: string; dir: string; folder: string; scope: string; hidden?: boolean }[];
+  /** Estimated tokens the skill catalog adds to the system prompt. */
+  catalogTokens?: number;
   /** The session's opening messages: the system prompt first, then one per critical action. */
   messages: SystemMessage[];
   systemPrompt: string;
@@ -104,6 +110,12 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
         targets.push({ ...target });
         continue;
       }
+      if (target.kind === 'skill') {
+        const skill = bundle.skills?.find((k) => k.name === target.value);
+        if (skill === undefined) add(`Command ${command.cmd}: no skill named ${target.value} in the project's skills folders`);
+        targets.push(skill === undefined ? { ...target } : { ...target, resolved: skill.dir });
+        continue;
+      }
       const checked = await checkTarget(target, context);
       if (checked.problem !== undefined) add(`Command ${command.cmd}: ${checked.problem}`);
       targets.push(checked.resolved === undefined ? { ...target } : { ...target, resolved: checked.resolved });
@@ -119,7 +131,8 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
 
   // Asked as the worker asks it when a session starts, so what is shown is what will be offered.
   const allowList = await agentToolAllowList(bundlePath, agentId);
-  const tools = offeredBuiltinTools(allowList);
+  const tools = offeredBuiltinTools(allowList, { skills: bundle.skills !== undefined });
+  for (const line of bundle.skillWarnings ?? []) add(line);
   const delegates = await delegatesOf(bundle, matchAgent(bundle, agentId), undefined);
   const mcp = await readMcpServersFile(context.projectRoot);
   for (const problem of mcp.problems) add(`MCP servers: ${mcp.file}${problem.field ? ` ${problem.field}` : ''}: ${problem.message}`);
@@ -141,6 +154,15 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
     },
     agent,
     commands,
+    ...(bundle.skills !== undefined
+      ? {
+          skills: bundle.skills.map((k) => ({ name: k.name, description: k.description, dir: k.dir, folder: k.folder, scope: k.scope, ...(k.hidden ? { hidden: true } : {}) })),
+          catalogTokens: catalogTokens(
+            bundle.skills.map((k) => ({ name: k.name, description: k.description, file: k.file, dir: k.dir, disableModelInvocation: k.hidden === true, bodyOffset: 0 })),
+            { toolName: ACTIVATE_SKILL.name },
+          ),
+        }
+      : {}),
     messages,
     systemPrompt: messages[0]?.content ?? '',
     context,
@@ -195,4 +217,41 @@ function firstLine(error: unknown): string {
 function shorten(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > 80 ? `${flat.slice(0, 77)}...` : flat;
+}
+
+/** What `listProject` shows: the agents and skills a project offers, with where each was found. */
+export interface ProjectListing {
+  kind: BundleInfo['kind'];
+  projectRoot: string;
+  bundleRoot: string;
+  agents: { id: string; name?: string; title?: string; file: string; module?: string; skill?: boolean }[];
+  skills: NonNullable<BundleInspection['skills']>;
+  /** Estimated tokens the skill catalog adds to every system prompt. */
+  catalogTokens: number;
+  warnings: string[];
+}
+
+/** The agents and skills of the project at `bundlePath`, without choosing an agent (`inspect <project>`). */
+export async function listProject(bundlePath: string): Promise<ProjectListing> {
+  const bundle = await loadBundle(bundlePath);
+  const skills = bundle.skills ?? [];
+  return {
+    kind: bundle.kind,
+    projectRoot: bundle.projectRoot,
+    bundleRoot: bundle.bundleRoot,
+    agents: bundle.agents.map((a) => ({
+      id: listedId(bundle, a),
+      file: a.file,
+      ...(a.name ? { name: a.name } : {}),
+      ...(a.title ? { title: a.title } : {}),
+      ...(a.module ? { module: a.module } : {}),
+      ...(a.skill ? { skill: true } : {}),
+    })),
+    skills: skills.map((k) => ({ name: k.name, description: k.description, dir: k.dir, folder: k.folder, scope: k.scope, ...(k.hidden ? { hidden: true } : {}) })),
+    catalogTokens: catalogTokens(
+      skills.map((k) => ({ name: k.name, description: k.description, file: k.file, dir: k.dir, disableModelInvocation: k.hidden === true, bodyOffset: 0 })),
+      { toolName: ACTIVATE_SKILL.name },
+    ),
+    warnings: bundle.skillWarnings ?? [],
+  };
 }

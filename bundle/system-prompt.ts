@@ -12,6 +12,7 @@
  * the prompt is identical for every machine and the model passes paths through unchanged.
  */
 import { LOOP_TOOL_SPECS, TOOL_SPECS } from '../common/tools';
+import { ACTIVATE_SKILL } from '../common/tools/activate-skill';
 import { EXECUTE_WORKFLOW } from '../common/tools/execute-workflow';
 import { READ_FILE } from '../common/tools/read-file';
 import { SAVE_OUTPUT } from '../common/tools/save-output';
@@ -24,12 +25,35 @@ const TARGET_LABELS: Record<CommandTarget['kind'], string> = {
   action: 'Action',
   tmpl: 'Template',
   data: 'Data',
+  skill: 'Skill',
 };
 
+/** How a command of a BMAD agent runs: the execution spec's workflow pattern. */
+const WORKFLOW_PATTERN = [
+  'WORKFLOW EXECUTION PATTERN:',
+  'When the user invokes a command (e.g. *intake) or picks it by its number:',
+  '1. Find the command above and the path of its workflow.',
+  `2. Call ${EXECUTE_WORKFLOW.name} with that path.`,
+  '3. Wait for the workflow configuration, instructions and template.',
+  '4. Follow the instructions step by step, in order.',
+  `5. Save what the workflow produces with ${SAVE_OUTPUT.name}, at the path the workflow names.`,
+].join('\n');
+
+/** Settings of `buildSystemPrompt`. */
+export interface SystemPromptOptions {
+  loopBreakers?: boolean;
+  /**
+   * The project's skill catalog (`skills/catalog.ts`), when it has skills: it closes the prompt,
+   * and the rules of the skill tool are given. Without it neither is.
+   */
+  skillCatalog?: string;
+}
+
 /** The system message that opens every session of `agent`. Deterministic: same agent, same text. */
-export function buildSystemPrompt(agent: AgentDefinition, options: { loopBreakers?: boolean } = {}): string {
+export function buildSystemPrompt(agent: AgentDefinition, options: SystemPromptOptions = {}): string {
   const { persona } = agent;
   const sections: string[] = [];
+  const hasSkills = options.skillCatalog !== undefined && options.skillCatalog !== '';
 
   const intro = [`You are ${agent.name}, ${agent.title}.`];
   if (persona.role) intro.push('', persona.role);
@@ -41,7 +65,7 @@ export function buildSystemPrompt(agent: AgentDefinition, options: { loopBreaker
   sections.push(
     [
       'CRITICAL INSTRUCTIONS FOR TOOL USE:',
-      ...TOOL_SPECS.flatMap((spec) => spec.promptRules),
+      ...TOOL_SPECS.filter((spec) => hasSkills || spec.name !== ACTIVATE_SKILL.name).flatMap((spec) => spec.promptRules),
       '- Never just say that you loaded, read or saved something: call the tool. A load instruction that you only acknowledge in text has not happened.',
       '- After a tool call, wait for its result and work from what it returned. If it reports an error, correct the path or tell the user; do not invent the content.',
       '- Files shown in "[Critical Action] Loaded file" messages are already loaded; do not load them again.',
@@ -49,19 +73,12 @@ export function buildSystemPrompt(agent: AgentDefinition, options: { loopBreaker
     ].join('\n'),
   );
 
-  sections.push(`AVAILABLE COMMANDS:\n${agent.commands.length > 0 ? agent.commands.map(formatCommand).join('\n') : '(none)'}`);
-
-  sections.push(
-    [
-      'WORKFLOW EXECUTION PATTERN:',
-      'When the user invokes a command (e.g. *intake) or picks it by its number:',
-      '1. Find the command above and the path of its workflow.',
-      `2. Call ${EXECUTE_WORKFLOW.name} with that path.`,
-      '3. Wait for the workflow configuration, instructions and template.',
-      '4. Follow the instructions step by step, in order.',
-      `5. Save what the workflow produces with ${SAVE_OUTPUT.name}, at the path the workflow names.`,
-    ].join('\n'),
-  );
+  if (agent.skill !== undefined) {
+    sections.push(...skillAgentSections(agent, agent.skill));
+  } else {
+    sections.push(`AVAILABLE COMMANDS:\n${agent.commands.length > 0 ? agent.commands.map(formatCommand).join('\n') : '(none)'}`);
+    sections.push(WORKFLOW_PATTERN);
+  }
 
   sections.push(
     [
@@ -91,8 +108,41 @@ export function buildSystemPrompt(agent: AgentDefinition, options: { loopBreaker
     );
   }
 
+  if (hasSkills) sections.push(options.skillCatalog!);
   sections.push('Remember: you have tools. Use them to act; do not only describe them.');
   return sections.join('\n\n');
+}
+
+/**
+ * What an agent that is an Agent Skill is told besides its persona: its own instructions (the
+ * skill's activation steps), its customization as resolved, and its menu, numbered, with the skill
+ * or prompt each item runs.
+ */
+function skillAgentSections(agent: AgentDefinition, skill: NonNullable<AgentDefinition['skill']>): string[] {
+  const sections = [`AGENT SKILL ${skill.name} (your instructions; follow its activation steps):\n${skill.instructions}`];
+  if (skill.customization !== undefined) {
+    sections.push(
+      [
+        `RESOLVED CUSTOMIZATION (the {agent.*} values of your instructions: ${skill.name}'s customize.toml merged with the project's team and user overrides; the step that resolves it is already done, do not run a script or read those files for it):`,
+        '```json',
+        JSON.stringify({ agent: skill.customization }, null, 2),
+        '```',
+      ].join('\n'),
+    );
+  }
+  const menu = agent.commands.map((command, i) => {
+    const target = command.targets[0];
+    const action = target === undefined ? '' : target.kind === 'skill' ? ` → skill ${target.value}` : ` → prompt: ${target.value}`;
+    return `${i + 1}. [${command.cmd}] ${command.description}${action}`;
+  });
+  sections.push(
+    [
+      `MENU (numbered; the user picks an item by number, code or description):`,
+      ...(menu.length > 0 ? menu : ['(none)']),
+      `To run an item that names a skill, call ${ACTIVATE_SKILL.name} with that skill's name and follow what it returns; an item with a prompt: carry out its text.`,
+    ].join('\n'),
+  );
+  return sections;
 }
 
 function formatCommand(command: AgentCommand): string {

@@ -94,6 +94,8 @@ export interface ListToolsInput {
   projectMcpConfig?: boolean;
   /** Tools that run without approval (names or `server__*` patterns). */
   allowTools?: string[];
+  /** The session's project has Agent Skills: `activate_skill` is offered. */
+  skills?: boolean;
 }
 
 /** Result of `listTools`: the definitions the model is sent and how each non-built-in tool is run. */

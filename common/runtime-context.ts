@@ -40,6 +40,16 @@ export interface RuntimeContext {
   allowHardLinks?: boolean;
   /** Largest file `read_file` returns, in bytes. */
   maxReadBytes: number;
+  /**
+   * The project's Agent Skills folders (`<project>/.claude/skills`, ...), in precedence order, where
+   * `activate_skill` finds a skill by name; absent when the project has none.
+   */
+  skillFolders?: string[];
+  /**
+   * The skills this session activated, newest first (set by the workflow from `activate_skill`'s
+   * recorded results): a relative path `read_file` is given resolves from their folders first.
+   */
+  activeSkills?: { name: string; dir: string }[];
   /** The host whose workers hold the files (set by the session, see common/files-host.ts); a worker elsewhere refuses file tools. */
   filesHost?: string;
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { ToolDefinition } from './messages';
 import { LOOP_TOOL_SPECS, TOOL_SPECS } from './tools';
+import { ACTIVATE_SKILL } from './tools/activate-skill';
 import type { ArgsOf, ToolParameters, ToolSpecBase } from './tools/tool-spec';
 
 /**
@@ -68,6 +69,14 @@ export function toolDefinition(spec: ToolSpecBase): ToolDefinition {
 
 /** The tools that run as activities, in the order the model sees them. */
 export const TOOL_DEFINITIONS: ToolDefinition[] = TOOL_SPECS.map(toolDefinition);
+
+/**
+ * The built-in tools a session offers: all of `TOOL_DEFINITIONS`, except the skill tool when the
+ * session's project has no skills (a tool with nothing to load would only mislead the model).
+ */
+export function builtInToolDefinitions(options: { skills: boolean }): ToolDefinition[] {
+  return options.skills ? TOOL_DEFINITIONS : TOOL_DEFINITIONS.filter((d) => d.function.name !== ACTIVATE_SKILL.name);
+}
 
 /** The loop-breaking tools, offered unless a session turns them off (`loopBreakers: false`). */
 export const LOOP_TOOL_DEFINITIONS: ToolDefinition[] = LOOP_TOOL_SPECS.map(toolDefinition);

@@ -52,6 +52,7 @@ export async function listSessionTools(
         ...(input.mcpServers !== undefined ? { mcpServers: input.mcpServers } : {}),
         ...(input.projectMcpConfig === false ? { projectMcpConfig: false } : {}),
         ...(input.allowTools !== undefined ? { allowTools: input.allowTools } : {}),
+        ...(init.context.skillFolders !== undefined ? { skills: true } : {}),
       },
     ]);
   } catch (err) {

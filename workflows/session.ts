@@ -236,6 +236,9 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
               ...(rt.delegator ? { delegator: rt.delegator } : {}),
               shouldPause: shouldContinueAsNew,
               observer: {
+                onContext: (context) => {
+                  if (rt.init) rt.init = { ...rt.init, context };
+                },
                 onThinking: (iteration) => {
                   state.iteration = iteration;
                   state.status = 'thinking';

@@ -9,6 +9,7 @@ import type { ToolCall, ToolResult } from '../common/messages';
 import type { SessionTool } from '../common/offered-tools';
 import { loopToolSpec, TOOL_SPECS, toolSpec } from '../common/tools';
 import { parseArguments, targetOf } from '../common/tools/tool-spec';
+import { withActivatedSkills } from './active-skills';
 import type { DelegationCall } from './delegation';
 import type { ModelCaller } from './model-calls';
 import { runToolCall, type SessionToolSet, toolSummary, truncateArguments } from './tool-calls';
@@ -59,6 +60,7 @@ export function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolC
     calls.forEach((call, i) => {
       input.transcript.push(toolMessage(call.id, results[i] ?? INTERRUPTED_RESULT));
     });
+    noteActivatedSkills(input, calls, results);
     if (breaker && loopToolSpec(breaker.function.name)?.loop === 'completion') input.transcript.push(toolMessage(breaker.id, { success: true, completed: true }));
     input.observer.onTools([]);
   };
@@ -109,7 +111,16 @@ export function settleInline(input: TurnInput, calls: ToolCall[], results: ToolR
     if (!result.success) log.info('Tool call failed', { tool: call.function.name, arguments: truncateArguments(call.function.arguments), error: result.error, inline: true });
     input.transcript.push(toolMessage(call.id, result));
   });
+  noteActivatedSkills(input, calls, results);
   return results;
+}
+
+/** Skills activated by this reply become the session's active skills (see active-skills.ts). */
+function noteActivatedSkills(input: TurnInput, calls: ToolCall[], results: readonly (ToolResult | undefined)[]): void {
+  const context = withActivatedSkills(input.context, calls, results);
+  if (context === input.context) return;
+  input.context = context;
+  input.observer.onContext?.(context);
 }
 
 /**

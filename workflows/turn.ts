@@ -28,6 +28,8 @@ export interface TurnObserver {
   onThinking(iteration: number): void;
   onTools(tools: RunningTool[]): void;
   onUsage(usage: TokenUsage): void;
+  /** The session's runtime context changed within the turn (a skill was activated): keep it for later turns and runs. */
+  onContext?(context: RuntimeContext): void;
 }
 
 /** A human's answer to a tool call that needed approval. */

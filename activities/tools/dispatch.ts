@@ -7,6 +7,7 @@ import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import type { ToolName } from '../../common/tools';
 import { type ToolActivity, type ToolFunction, type ToolImplementation, toToolActivity } from './activity-wrapper';
+import { activateSkill } from './activate-skill';
 import { editFile } from './edit-file';
 import { executeWorkflow } from './execute-workflow';
 import { readFile } from './read-file';
@@ -18,7 +19,7 @@ export { MAX_TOOL_RESULT_BYTES } from './activity-wrapper';
  * The built-in tools' implementations, one for each definition of `TOOL_SPECS` (common/tools/):
  * the only list on the worker that names them.
  */
-export const TOOL_IMPLEMENTATIONS: readonly ToolImplementation[] = [readFile, executeWorkflow, saveOutput, editFile];
+export const TOOL_IMPLEMENTATIONS: readonly ToolImplementation[] = [readFile, executeWorkflow, saveOutput, editFile, activateSkill];
 
 /** The tool functions, by the name the model calls them. */
 export const TOOLS = Object.fromEntries(TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, tool.run])) as Record<ToolName, ToolFunction>;

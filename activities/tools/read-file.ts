@@ -2,10 +2,12 @@
  * The `read_file` tool: resolve the path's variables, check it against the read roots, and return
  * the file's text. Every expected failure is a result for the model, never an exception.
  */
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { READ_FILE } from '../../common/tools/read-file';
-import { guardRead, secretOptionsOf } from '../../bundle/path-guard';
+import { guardRead, isInside, secretOptionsOf } from '../../bundle/path-guard';
 import { readTextFile } from '../../bundle/text-content';
 import { resolveVariables } from '../../bundle/variables';
 import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
@@ -28,8 +30,8 @@ export async function readFileTool(ctx: RuntimeContext, args: unknown, options: 
   let realPath: string | undefined;
   try {
     // Strict: a path with an unknown variable would otherwise be read literally and fail obscurely.
-    const resolved = resolveVariables(parsed.value.file_path, ctx.variables, { strict: true });
-    realPath = await guardRead(resolved, ctx.readRoots, secretOptionsOf(ctx));
+    const resolved = await inActiveSkill(resolveVariables(parsed.value.file_path, ctx.variables, { strict: true }), ctx.activeSkills);
+    realPath = await guardRead(resolved, readRootsOf(ctx), secretOptionsOf(ctx));
     const { content, size } = await readTextFile(realPath, ctx.maxReadBytes, options.signal, {
       allowHardLinks: ctx.allowHardLinks === true,
     });
@@ -38,6 +40,31 @@ export async function readFileTool(ctx: RuntimeContext, args: unknown, options: 
     // `realPath` is set only once the guard accepted it, so an outside path is never echoed.
     return toToolFailure(error, realPath);
   }
+}
+
+/**
+ * A relative path as the active skills give it (tier 3 of progressive disclosure: a skill's bare
+ * paths, `references/guide.md`, resolve from its folder): the first active skill, newest first,
+ * whose folder holds it; otherwise the path unchanged (taken from the bundle root, as before).
+ */
+async function inActiveSkill(resolved: string, skills: RuntimeContext['activeSkills']): Promise<string> {
+  if (path.isAbsolute(resolved) || skills === undefined) return resolved;
+  for (const skill of skills) {
+    const candidate = path.join(skill.dir, resolved);
+    if (!isInside(candidate, skill.dir)) continue;
+    try {
+      await fs.access(candidate);
+      return candidate;
+    } catch {
+      // Not in this skill: try the next, then the bundle root.
+    }
+  }
+  return resolved;
+}
+
+/** The roots a read may touch: the session's, and its skills folders (a user's skills lie outside the project). */
+export function readRootsOf(ctx: RuntimeContext): string[] {
+  return ctx.skillFolders === undefined ? ctx.readRoots : [...ctx.readRoots, ...ctx.skillFolders];
 }
 
 /** `read_file`: its definition and what runs it. */

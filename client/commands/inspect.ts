@@ -3,7 +3,7 @@
  * commands, opening messages and system prompt) without calling a model, and lists every problem
  * met (missing files, refusals, variables that do not resolve) as warnings.
  */
-import { inspectBundle, type BundleInspection } from '../../bundle/inspect';
+import { inspectBundle, listProject, type BundleInspection, type ProjectListing } from '../../bundle/inspect';
 import { BundleError } from '../../bundle/errors';
 import type { CommandOutput } from '../output';
 import type { ListToolsResult } from '../../common/offered-tools';
@@ -24,6 +24,14 @@ export async function inspectCommand(
   let inspection: BundleInspection;
   let listed: ListToolsResult | undefined;
   try {
+    // A project with several agents and no agent named: what it offers, not an error.
+    if (agentId === undefined && !options.listTools) {
+      const listing = await listProject(bundlePath);
+      if (listing.agents.length !== 1 && !listing.agents.some((a) => a.id === '')) {
+        out.log(options.json ? JSON.stringify(listing, null, 2) : formatListing(listing));
+        return 0;
+      }
+    }
     inspection = await inspectBundle(bundlePath, agentId ?? '');
     if (options.listTools || (options.toolModule ?? []).length > 0) listed = await listAgentTools(inspection, bundlePath, agentId ?? '', options.toolModule ?? []);
   } catch (error) {
@@ -36,6 +44,37 @@ export async function inspectCommand(
   if (options.json) out.log(JSON.stringify(listed ? { ...inspection, listedTools: listed } : inspection, null, 2));
   else out.log(listed ? `${formatInspection(inspection)}\n\n${listedToolLines(listed).join('\n')}` : formatInspection(inspection));
   return 0;
+}
+
+/** The human-readable listing of a project's agents and skills. */
+export function formatListing(data: ProjectListing): string {
+  const lines = [`Project: ${data.projectRoot} (${data.kind})`, ''];
+  if (data.warnings.length > 0) lines.push(`Warnings (${data.warnings.length}):`, ...data.warnings.map((w) => `  ! ${w}`), '');
+  lines.push(`Agents (${data.agents.length}; run one with loopwright run <project> <agent> "<message>"):`);
+  const width = Math.max(0, ...data.agents.map((a) => a.id.length));
+  for (const agent of data.agents) {
+    const who = [agent.name, agent.title].filter(Boolean).join(', ');
+    lines.push(`  ${agent.id.padEnd(width)}  ${who}${agent.skill ? ' (agent skill)' : ''}`, `  ${' '.repeat(width)}    ${agent.file}`);
+  }
+  if (data.agents.length === 0) lines.push('  (none)');
+  lines.push('');
+  lines.push(...skillLines(data));
+  return lines.join('\n');
+}
+
+/** The skills of a project, by the folder they were found in, and what the catalog costs. */
+export function skillLines(data: { skills?: ProjectListing['skills']; catalogTokens?: number }): string[] {
+  const skills = data.skills ?? [];
+  const lines = [`Skills (${skills.length}${skills.length > 0 ? `; the catalog adds about ${data.catalogTokens ?? 0} tokens to the system prompt` : ''}):`];
+  const byFolder = new Map<string, typeof skills>();
+  for (const skill of skills) byFolder.set(skill.folder, [...(byFolder.get(skill.folder) ?? []), skill]);
+  for (const [folder, inFolder] of byFolder) {
+    lines.push(`  ${folder}:`);
+    const width = Math.max(0, ...inFolder.map((k) => k.name.length));
+    for (const skill of inFolder) lines.push(`    ${skill.name.padEnd(width)}  ${oneLine(skill.description).slice(0, 100)}${skill.hidden ? ' (hidden from the catalog)' : ''}`);
+  }
+  if (skills.length === 0) lines.push('  (none)');
+  return lines;
 }
 
 /** The human-readable report. */
@@ -79,6 +118,10 @@ export function formatInspection(data: BundleInspection): string {
   lines.push('');
   lines.push(...toolLines(data));
   lines.push('');
+  if (data.skills !== undefined) {
+    lines.push(...skillLines(data));
+    lines.push('');
+  }
   if (data.delegates) {
     lines.push(...delegateLines(data.delegates));
     lines.push('');

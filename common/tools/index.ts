@@ -3,6 +3,7 @@
  * (the workflow, approvals, the Web UI, the system prompt, the worker's activities) derives what it
  * needs from these definitions and never names a tool. Pure data: the workflow imports it.
  */
+import { ACTIVATE_SKILL } from './activate-skill';
 import { ASK_QUESTION } from './ask-question';
 export { DELEGATE_TASK, delegateDescription } from './delegate-task';
 import { EDIT_FILE } from './edit-file';
@@ -13,7 +14,7 @@ import { TASK_COMPLETION } from './task-completion';
 import type { LoopToolSpec, ToolSpec } from './tool-spec';
 
 /** The tools that run as activities, one activity type each. */
-export const TOOL_SPECS = [READ_FILE, EXECUTE_WORKFLOW, SAVE_OUTPUT, EDIT_FILE] as const;
+export const TOOL_SPECS = [READ_FILE, EXECUTE_WORKFLOW, SAVE_OUTPUT, EDIT_FILE, ACTIVATE_SKILL] as const;
 
 /** The loop-breaking tools, offered unless a session turns them off (`loopBreakers: false`). */
 export const LOOP_TOOL_SPECS = [ASK_QUESTION, TASK_COMPLETION] as const;

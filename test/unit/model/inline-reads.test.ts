@@ -93,9 +93,9 @@ test('inline reads: a cancelled activity ends cancelled, not with results', asyn
 
 test('inline reads: the workflow offers the built-in reads the session offers that need no approval', () => {
   const all = () => true;
-  expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, undefined)).toEqual(['read_file', 'execute_workflow']);
-  expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, (c) => c.function.name === 'read_file')).toEqual(['execute_workflow']);
-  expect(inlineToolNames(TOOL_DEFINITIONS.filter((t) => t.function.name !== 'execute_workflow'), undefined, all, undefined)).toEqual(['read_file']);
+  expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, undefined)).toEqual(['read_file', 'execute_workflow', 'activate_skill']);
+  expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, (c) => c.function.name === 'read_file')).toEqual(['execute_workflow', 'activate_skill']);
+  expect(inlineToolNames(TOOL_DEFINITIONS.filter((t) => t.function.name !== 'execute_workflow'), undefined, all, undefined)).toEqual(['read_file', 'activate_skill']);
   expect(inlineToolNames(TOOL_DEFINITIONS, undefined, () => false, undefined)).toEqual([]);
 
   const state: WorkerCopies = {};

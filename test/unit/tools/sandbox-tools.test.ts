@@ -273,7 +273,7 @@ describe("save_output: never writes over the bundle's own files", () => {
     // The whole bmad/, and at the project root what would make it another bundle (or a BMAD source
     // tree) or hold its secret-file rules.
     expect(context.protectedPaths).toEqual(
-      ['bmad', '.loopwright/secret-files', 'bundle.yaml', 'bundle.yml', 'config.yaml', 'config.yml', 'agents', 'core/agents', 'modules/*/agents'].map((rel) =>
+      ['bmad', '_bmad', '.loopwright/secret-files', '.*/skills', 'bundle.yaml', 'bundle.yml', 'config.yaml', 'config.yml', 'agents', 'core/agents', 'modules/*/agents'].map((rel) =>
         path.join(project, rel),
       ),
     );

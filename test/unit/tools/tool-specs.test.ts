@@ -5,6 +5,7 @@
  * through definitions, argument checks, the approval policy, previews and Web UI summaries without
  * any other code knowing it, which is what lets a built-in tool be added in its own files.
  */
+import { ACTIVATE_SKILL } from '../../../common/tools/activate-skill';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { TOOL_ACTIVITIES, TOOL_IMPLEMENTATIONS, TOOLS } from '../../../activities/tools/dispatch';
@@ -33,7 +34,7 @@ describe('built-in tool definitions', () => {
   });
 
   test('names, lists and definitions agree; every name is unique', () => {
-    expect(TOOL_NAMES).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file']);
+    expect(TOOL_NAMES).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'activate_skill']);
     expect(LOOP_TOOL_NAMES).toEqual(['ask_question', 'task_completion']);
     const all = [...TOOL_NAMES, ...LOOP_TOOL_NAMES];
     expect(new Set(all).size).toBe(all.length);
@@ -69,12 +70,14 @@ describe('built-in tool definitions', () => {
       ['execute_workflow', 'read', 'quick', 'workflow_path', undefined],
       ['save_output', 'write', 'persistent', 'file_path', 'content'],
       ['edit_file', 'write', 'persistent', 'file_path', 'new_text'],
+      ['activate_skill', 'read', 'quick', 'name', undefined],
     ]);
     expect(TOOL_SPECS.map((s) => [s.name, s.replaces, s.modes])).toEqual([
       ['read_file', undefined, undefined],
       ['execute_workflow', undefined, undefined],
       ['save_output', undefined, ['mode']],
       ['edit_file', 'old_text', ['replace_all']],
+      ['activate_skill', undefined, undefined],
     ]);
     expect(LOOP_TOOL_SPECS.map((s) => [s.name, s.loop, s.target])).toEqual([
       ['ask_question', 'question', 'question'],
@@ -141,7 +144,9 @@ describe('built-in tool definitions', () => {
 
   test('the system prompt carries each tool\'s rules in the order of the lists; loop rules only with loop breakers', () => {
     const agent = parseAgent(sourceAgent(), 'agents/alex.md');
-    const prompt = buildSystemPrompt(agent);
+    // The skill tool's rules come with a project's skill catalog only.
+    const prompt = buildSystemPrompt(agent, { skillCatalog: 'SKILLS:\n<available_skills></available_skills>' });
+    for (const rule of ACTIVATE_SKILL.promptRules) expect(buildSystemPrompt(agent)).not.toContain(rule);
     const rules = [...TOOL_SPECS, ...LOOP_TOOL_SPECS].flatMap((s) => s.promptRules);
     const positions = rules.map((rule) => prompt.indexOf(rule));
     expect(positions.every((p) => p > 0)).toBe(true);

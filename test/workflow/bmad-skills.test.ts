@@ -1,0 +1,144 @@
+/**
+ * BMAD as its installer leaves it today, on the real dev server: a copy of a real 6.11 install
+ * (skills in .claude/skills, _bmad/config.toml) runs John (`bmad-agent-pm`, an agent skill). The
+ * first request carries his persona, his menu and the skill catalog; the session activates a skill,
+ * reads one of its references by a bare path, and saves its document where the project's config
+ * says (planning artifacts). A project of 6.0.4 (compiled agents, step files) saves there too.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChatMessage, ToolMessage } from '../../common/messages';
+import { text, toolCalls } from '../../fake-model/server';
+import { CORPUS, corpusPresent } from '../support/corpus';
+import { startSessionHarness, type SessionHarness } from '../support/session-harness';
+import type { LoopwrightClient } from '../../client/session-client';
+
+jest.setTimeout(90_000);
+
+const V611 = 'installed/v6.11.0-claude-code';
+const V604 = 'installed/v6.0.4-claude-code';
+
+/** A writable copy of an install of the corpus (the corpus itself is read only). */
+function copyInstall(part: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-bmad-'));
+  fs.cpSync(path.join(CORPUS, part), dir, { recursive: true });
+  fs.chmodSync(dir, 0o755);
+  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const full = path.join(entry.parentPath, entry.name);
+    fs.chmodSync(full, entry.isDirectory() ? 0o755 : 0o644);
+  }
+  return fs.realpathSync(dir);
+}
+
+function results(messages: ChatMessage[]): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const m of messages) if (m.role === 'tool') out[(m as ToolMessage).tool_call_id] = JSON.parse(m.content) as Record<string, unknown>;
+  return out;
+}
+
+if (corpusPresent('bmad-skills', [V611, V604])) {
+  let h: SessionHarness;
+  let loopwright: LoopwrightClient;
+  const copies: string[] = [];
+
+  beforeAll(async () => {
+    h = await startSessionHarness();
+    loopwright = (await h.startWorker()).loopwright;
+  }, 120_000);
+
+  afterAll(async () => {
+    await h?.close();
+    for (const dir of copies) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  beforeEach(() => h.fake.reset());
+
+  test('bmad 6.11: John activates a skill, reads its reference by a bare path and saves the PRD in planning artifacts', async () => {
+    const project = copyInstall(V611);
+    copies.push(project);
+    h.fake.enqueue(
+      toolCalls([{ name: 'activate_skill', arguments: { name: 'bmad-prd' }, id: 'call_activate' }]),
+      toolCalls([{ name: 'read_file', arguments: { file_path: 'references/headless.md' }, id: 'call_ref' }]),
+      toolCalls([{ name: 'save_output', arguments: { file_path: '{planning_artifacts}/prds/prd.md', content: '---\nstatus: draft\n---\n# PRD\n' }, id: 'call_save' }]),
+      text('📋 Saved the draft PRD.'),
+    );
+    const session = await loopwright.start({ bundlePath: project, agentId: 'bmad-agent-pm' });
+    const turn = await session.send('Hey John, let us write the PRD');
+    expect(turn).toMatchObject({ success: true, status: 'completed', response: '📋 Saved the draft PRD.' });
+
+    // The first request: John's persona, his menu from [[agent.menu]], the catalog, the tool.
+    const first = h.fake.requests[0]!.body!;
+    const system = first.messages![0]!.content as string;
+    expect(system).toContain('You are John, Product Manager.');
+    expect(system).toContain('Thinks like Marty Cagan and Teresa Torres');
+    expect(system).toMatch(/1\. \[PRD\] Create, update, or validate a PRD.* → skill bmad-prd/);
+    expect(system).toContain('<skill><name>bmad-create-prd</name>');
+    expect(system).toContain('"icon": "📋"');
+    expect(first.tools!.map((t) => t.function.name)).toContain('activate_skill');
+    // The central config, resolved for module bmm, instead of config.yaml.
+    expect(first.messages!.some((m) => m.role === 'system' && String(m.content).includes(`planning_artifacts: ${project}/_bmad-output/planning-artifacts`))).toBe(true);
+
+    const messages = await session.turnMessages(turn);
+    const byId = results(messages);
+    expect(byId.call_activate).toMatchObject({ success: true, skill: { name: 'bmad-prd', dir: path.join(project, '.claude/skills/bmad-prd') } });
+    const instructions = String(byId.call_activate!.content);
+    expect(instructions).toContain('<skill_content name="bmad-prd">');
+    expect(instructions).toContain('Skill directory: {project-root}/.claude/skills/bmad-prd');
+    expect(instructions).toContain('<file>references/headless.md</file>');
+    // {workflow.*} scalars of the resolved customization are filled in.
+    expect(instructions).toContain('Treat `assets/prd-template.md` as expert prior knowledge');
+    // The bare path resolved from the active skill's folder.
+    expect(byId.call_ref).toMatchObject({ success: true, path: path.join(project, '.claude/skills/bmad-prd/references/headless.md') });
+    const saved = path.join(project, '_bmad-output/planning-artifacts/prds/prd.md');
+    expect(byId.call_save).toMatchObject({ success: true, path: saved });
+    expect(fs.readFileSync(saved, 'utf8')).toBe('---\nstatus: draft\n---\n# PRD\n');
+
+    // The active skill outlives the turn: a bare path in the next turn still resolves from it.
+    h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: 'assets/prd-template.md' }, id: 'call_asset' }]), text('Read the template.'));
+    const next = await session.send('Show me the template');
+    expect(results(await session.turnMessages(next)).call_asset).toMatchObject({ success: true, path: path.join(project, '.claude/skills/bmad-prd/assets/prd-template.md') });
+    await session.end();
+  });
+
+  test('bmad 6.11: an unknown skill is a result naming the skills there are; a skill file cannot be written', async () => {
+    const project = copyInstall(V611);
+    copies.push(project);
+    h.fake.enqueue(
+      toolCalls([{ name: 'activate_skill', arguments: { name: 'bmad-nope' }, id: 'call_unknown' }]),
+      toolCalls([{ name: 'save_output', arguments: { file_path: '{project-root}/.claude/skills/bmad-prd/SKILL.md', content: 'hijacked' }, id: 'call_write' }]),
+      text('Done.'),
+    );
+    const session = await loopwright.start({ bundlePath: project, agentId: 'pm', allowTools: ['*'] });
+    const turn = await session.send('go');
+    const byId = results(await session.turnMessages(turn));
+    expect(byId.call_unknown).toMatchObject({ success: false });
+    expect(String(byId.call_unknown!.error)).toMatch(/No skill named bmad-nope; the skills are: .*bmad-prd/);
+    expect(byId.call_write).toMatchObject({ success: false });
+    expect(fs.readFileSync(path.join(project, '.claude/skills/bmad-prd/SKILL.md'), 'utf8')).not.toBe('hijacked');
+    await session.end();
+  });
+
+  test('bmad 6.0.4: the compiled pm runs a step-file workflow and saves where planning_artifacts says', async () => {
+    const project = copyInstall(V604);
+    copies.push(project);
+    h.fake.enqueue(
+      toolCalls([{ name: 'read_file', arguments: { file_path: '{project-root}/_bmad/bmm/workflows/2-plan-workflows/create-prd/workflow-create-prd.md' }, id: 'call_wf' }]),
+      toolCalls([{ name: 'read_file', arguments: { file_path: '{project-root}/_bmad/bmm/workflows/2-plan-workflows/create-prd/steps-c/step-01-init.md' }, id: 'call_step' }]),
+      toolCalls([{ name: 'save_output', arguments: { file_path: '{planning_artifacts}/prd.md', content: '---\nstepsCompleted: []\n---\n' }, id: 'call_save' }]),
+      text('Started your PRD.'),
+    );
+    const session = await loopwright.start({ bundlePath: project, agentId: 'pm' });
+    const turn = await session.send('CP');
+    expect(turn.success).toBe(true);
+    const system = h.fake.requests[0]!.body!.messages![0]!.content as string;
+    expect(system).toContain('You are John, Product Manager.');
+    expect(system).toContain('Exec: {project-root}/_bmad/bmm/workflows/2-plan-workflows/create-prd/workflow-create-prd.md');
+    const byId = results(await session.turnMessages(turn));
+    expect(byId.call_wf).toMatchObject({ success: true });
+    expect(byId.call_step).toMatchObject({ success: true });
+    // The install leaves output_folder out of its config; BMAD's default fills it.
+    expect(byId.call_save).toMatchObject({ success: true, path: path.join(project, '_bmad-output/planning-artifacts/prd.md') });
+    await session.end();
+  });
+}
