@@ -99,7 +99,7 @@ test('inline reads: a reply that only reads is one model-call activity, its resu
   expect(calls[1]!.input.tools).toBeUndefined();
   expect(calls[1]!.input.toolsKey).toBe(calls[0]!.input.toolsKey);
   // The model got the definitions with every request all the same.
-  expect(h.fake.requests.map((r) => (r.body!.tools as unknown[] | undefined)?.length)).toEqual([5, 5, 5]);
+  expect(h.fake.requests.map((r) => (r.body!.tools as unknown[] | undefined)?.length)).toEqual([6, 6, 6]);
   expect(calls[0]!.result!.toolResults).toHaveLength(3);
   expect(calls[0]!.result!.toolResults!.every((r) => r !== null)).toBe(true);
   expect(calls[2]!.result!.toolResults).toBeUndefined();
