@@ -186,7 +186,7 @@ test.each([10.5, 1e19, 1e308, -5])('usage.prompt_tokens of %p never wedges the s
 
 test('a turn budget warns the model and the user, then ends the turn with its own status and the partial result', async () => {
   const { fake } = shared.h;
-  const file = makeFile('two-kb.md', 2_000);
+  const file = makeFile('one-kb.md', 1_000);
   // A model that never stops reading: only the budget ends the turn.
   fake.setResponder((request) => (isSummaryRequest(request) ? text('summary') : toolCalls([{ name: 'read_file', arguments: { file_path: file } }], { content: 'still reading' })));
   const session = await start({ budget: { turnTokens: 12_000 }, maxIterations: 40 });
