@@ -59,7 +59,7 @@ import {
 import { checkRoots, coreFolder, realBmadFolder, realDirectory, realProjectRoot } from './bundle-roots';
 import { agentHead, scanAgents, type ShadowedAgent } from './agent-scan';
 import { guardRead, isInside } from './path-guard';
-import { projectSkills, type ProjectSkill } from './skills/project-skills';
+import { projectSkills, type ProjectSkill, type ProjectSkills, type ProjectSkillsOptions } from './skills/project-skills';
 import { isSourceTree, loadSourceTree, sourceModuleConfig, sourceTreeAbove } from './source-tree';
 
 export { agentHead } from './agent-scan';
@@ -154,13 +154,13 @@ export const BUILTIN_SKILLS_AGENT = 'assistant';
  * agent of the tree wins over an agent skill of the same id).
  */
 async function withSkills(bundle: BundleInfo, options: LoadBundleOptions): Promise<BundleInfo> {
+  // A folder of skills was listed when it was found.
+  if (bundle.kind === 'skills') return bundle;
   const modules = bundle.bmadRoot !== undefined && bundle.kind === 'installed' ? await moduleNames(bundle.bmadRoot) : undefined;
-  const found = await projectSkills(bundle.projectRoot, {
-    ...(options.userSkills ? { userSkills: true } : {}),
-    ...(options.skillFolders !== undefined ? { extraFolders: options.skillFolders } : {}),
-    ...(modules !== undefined ? { modules } : {}),
-    ...(bundle.bmadRoot !== undefined ? { bmadRoot: bundle.bmadRoot } : {}),
-  });
+  const found = await projectSkills(
+    bundle.projectRoot,
+    skillOptions(options, { ...(modules !== undefined ? { modules } : {}), ...(bundle.bmadRoot !== undefined ? { bmadRoot: bundle.bmadRoot } : {}) }),
+  );
   if (found.skills.length === 0 && found.warnings.length === 0) return bundle;
   const taken = new Set(bundle.agents.map((agent) => listedId(bundle, agent)));
   const agents = [...bundle.agents, ...found.agents.filter((agent) => !taken.has(listedId(bundle, agent)))];
@@ -186,7 +186,8 @@ async function locateBundle(bundlePath: string, options: LoadBundleOptions): Pro
   const sourceTree = hasManifest ? undefined : await sourceTreeAbove(start);
   if (sourceTree) return loadSourceTree(sourceTree.tree, sourceTree.module, options.projectRoot);
   if (await looksLikeBundle(start)) return loadBundleFolder(start, tree, options.projectRoot);
-  if ((await projectSkills(start, {})).skills.length > 0) return skillsFolder(start);
+  const skills = await projectSkills(start, skillOptions(options, {}));
+  if (skills.skills.length > 0) return skillsFolder(start, skills);
   throw new BundleLoadError(
     `Not a bundle: ${bundlePath}\nExpected a folder with config.yaml, agents/ or bundle.yaml, a project folder holding _bmad/ (or bmad/), ` +
       `a folder of Agent Skills (.agents/skills/, .claude/skills/, ...), or a BMAD source tree (core/ and modules/<m>/ with agents/)`,
@@ -195,13 +196,25 @@ async function locateBundle(bundlePath: string, options: LoadBundleOptions): Pro
 }
 
 /** A folder whose skills are all it offers: it is its own project, and runs Loopwright's own agent. */
-function skillsFolder(root: string): BundleInfo {
+function skillsFolder(root: string, found: ProjectSkills): BundleInfo {
   return {
     kind: 'skills',
     bundleRoot: root,
     coreRoot: root,
     projectRoot: root,
     agents: [{ id: BUILTIN_SKILLS_AGENT, name: 'Assistant', title: 'Assistant with Agent Skills', file: root, builtin: true, entryPoint: true }],
+    skills: found.skills,
+    skillFolders: found.folders,
+    ...(found.warnings.length > 0 ? { skillWarnings: found.warnings } : {}),
+  };
+}
+
+/** The skill settings of `options` for `projectSkills`, with what the project adds. */
+function skillOptions(options: LoadBundleOptions, more: ProjectSkillsOptions): ProjectSkillsOptions {
+  return {
+    ...(options.userSkills ? { userSkills: true } : {}),
+    ...(options.skillFolders !== undefined ? { extraFolders: options.skillFolders } : {}),
+    ...more,
   };
 }
 

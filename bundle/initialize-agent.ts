@@ -8,10 +8,9 @@ import type { SystemMessage } from '../common/messages';
 import type { RuntimeContext, SecretFileRule } from '../common/runtime-context';
 import { readAgentFile } from './agent-file';
 import type { AgentDefinition } from './agent-schema';
-import { ACTIVATE_SKILL } from '../common/tools/activate-skill';
-import { type BundleInfo, findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
+import { findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
 import { readModuleVariables } from './skills/bmad-config';
-import { skillCatalog } from './skills/catalog';
+import { projectCatalog } from './skills/project-skills';
 import { readSkillAgent } from './skills/skill-agent';
 import { BMAD_INSTALL_DEFAULTS, builtinSkillsAgent, configMessage, loadPersistentFacts } from './skills/skill-session';
 import { type CriticalActionResult, processCriticalActions } from './critical-actions';
@@ -230,7 +229,7 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
     maxReadBytes,
   };
-  const skillCatalog = bundle.skills !== undefined ? catalogOf(bundle.skills) : undefined;
+  const skillCatalog = bundle.skills !== undefined ? projectCatalog(bundle.skills) : undefined;
   const messages: SystemMessage[] = [
     { role: 'system', content: buildSystemPrompt(agent, skillCatalog !== undefined ? { skillCatalog } : {}) },
     ...(central?.source === 'central' && found.module ? [configMessage(found.module, centralVariables, central.files)] : []),
@@ -293,14 +292,6 @@ async function chooseWriteRoots(
     );
   }
   return [real];
-}
-
-/** The catalog section of the system prompt for the project's skills. */
-function catalogOf(skills: NonNullable<BundleInfo['skills']>): string {
-  return skillCatalog(
-    skills.map((skill) => ({ name: skill.name, description: skill.description, file: skill.file, dir: skill.dir, disableModelInvocation: skill.hidden === true, bodyOffset: 0 })),
-    { toolName: ACTIVATE_SKILL.name },
-  );
 }
 
 function unique(values: string[]): string[] {

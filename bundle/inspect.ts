@@ -17,8 +17,7 @@
 import type { SystemMessage, ToolDefinition } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from '../common/tool-definitions';
-import { ACTIVATE_SKILL } from '../common/tools/activate-skill';
-import { catalogTokens } from './skills/catalog';
+import { projectCatalogTokens, skillSummary, type SkillSummary } from './skills/project-skills';
 import { agentToolAllowList, type BuiltinToolOffer, offeredBuiltinTools } from './agent-tools';
 import type { AgentDefinition, CommandTarget } from './agent-schema';
 import { listedId, loadBundle, matchAgent, type BundleInfo } from './bundle-loader';
@@ -48,7 +47,7 @@ export interface BundleInspection {
   /** `checklist` and `document`: what a validate-workflow item (or a workflow item) checks, as written. */
   commands: { cmd: string; description: string; targets: InspectedTarget[]; checklist?: string; document?: string }[];
   /** The project's Agent Skills, when it has any: where each was found, and whether the catalog hides it. */
-  skills?: { name: string; description: string; dir: string; folder: string; scope: string; hidden?: boolean }[];
+  skills?: SkillSummary[];
   /** Estimated tokens the skill catalog adds to the system prompt. */
   catalogTokens?: number;
   /** The session's opening messages: the system prompt first, then one per critical action. */
@@ -156,11 +155,8 @@ export async function inspectBundle(bundlePath: string, agentId = ''): Promise<B
     commands,
     ...(bundle.skills !== undefined
       ? {
-          skills: bundle.skills.map((k) => ({ name: k.name, description: k.description, dir: k.dir, folder: k.folder, scope: k.scope, ...(k.hidden ? { hidden: true } : {}) })),
-          catalogTokens: catalogTokens(
-            bundle.skills.map((k) => ({ name: k.name, description: k.description, file: k.file, dir: k.dir, disableModelInvocation: k.hidden === true, bodyOffset: 0 })),
-            { toolName: ACTIVATE_SKILL.name },
-          ),
+          skills: bundle.skills.map(skillSummary),
+          catalogTokens: projectCatalogTokens(bundle.skills),
         }
       : {}),
     messages,
@@ -247,11 +243,8 @@ export async function listProject(bundlePath: string): Promise<ProjectListing> {
       ...(a.module ? { module: a.module } : {}),
       ...(a.skill ? { skill: true } : {}),
     })),
-    skills: skills.map((k) => ({ name: k.name, description: k.description, dir: k.dir, folder: k.folder, scope: k.scope, ...(k.hidden ? { hidden: true } : {}) })),
-    catalogTokens: catalogTokens(
-      skills.map((k) => ({ name: k.name, description: k.description, file: k.file, dir: k.dir, disableModelInvocation: k.hidden === true, bodyOffset: 0 })),
-      { toolName: ACTIVATE_SKILL.name },
-    ),
+    skills: skills.map(skillSummary),
+    catalogTokens: projectCatalogTokens(skills),
     warnings: bundle.skillWarnings ?? [],
   };
 }

@@ -74,12 +74,13 @@ function bundleReads(bundle: BundleInfo | undefined, session: BundleInfo): strin
   if (bundle === undefined) return [];
   const paths: string[] = [];
   if (bundle.bmadRoot !== undefined) paths.push(...(bundle.bmadRoot === session.bmadRoot ? [bundle.bmadRoot] : treeEntries(bundle.bmadRoot)));
-  else if (bundle.agents.length > 0) paths.push(...bundleOwnEntries(bundle.bundleRoot));
+  else if (bundle.kind !== 'skills' && bundle.agents.length > 0) paths.push(...bundleOwnEntries(bundle.bundleRoot));
   if (bundle.coreRoot !== bundle.bundleRoot) paths.push(bundle.coreRoot);
   if (bundle.configPath !== undefined) paths.push(bundle.configPath);
   // A source tree: its modules and the installer's templates the agents are compiled with.
   if (bundle.kind === 'source') paths.push(...sourceTreeEntries(bundle.bundleRoot));
-  paths.push(...bundle.agents.map((a) => a.file));
+  // Loopwright's own agent of a folder of skills has no file (its `file` is the project folder).
+  paths.push(...bundle.agents.filter((a) => !a.builtin).map((a) => a.file));
   return paths;
 }
 

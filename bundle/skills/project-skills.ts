@@ -14,21 +14,38 @@ import { CORE_MODULE, exists } from '../bundle-layout';
 import { parseYamlSafe } from '../safe-yaml';
 import { readTextFile } from '../text-content';
 import { resolveCentralConfig } from './bmad-config';
+import { ACTIVATE_SKILL } from '../../common/tools/activate-skill';
+import { catalogTokens, skillCatalog } from './catalog';
 import { discoverSkills, type DiscoveredSkill } from './discover';
 import { agentSkillShape, SKILL_MANIFEST_FILE } from './skill-agent';
 
-/** A skill as the loader lists it (what the catalog and activation need). */
-export interface ProjectSkill {
+/** A skill as the loader lists it: what discovery found (name, description, folder, scope...). */
+export type ProjectSkill = DiscoveredSkill;
+
+/** A skill as `inspect` shows it. */
+export interface SkillSummary {
   name: string;
   description: string;
-  /** Its folder and `SKILL.md`, absolute and real. */
   dir: string;
-  file: string;
-  /** The skills folder it was found in (`<project>/.claude/skills`). */
   folder: string;
   scope: DiscoveredSkill['scope'];
-  /** Left out of the catalog (`disable-model-invocation: true`); still activatable by name. */
+  /** Left out of the catalog (`disable-model-invocation: true`). */
   hidden?: boolean;
+}
+
+/** `skill` as `inspect` shows it. */
+export function skillSummary(skill: ProjectSkill): SkillSummary {
+  return { name: skill.name, description: skill.description, dir: skill.dir, folder: skill.folder, scope: skill.scope, ...(skill.disableModelInvocation ? { hidden: true } : {}) };
+}
+
+/** The system prompt's catalog of the project's skills, naming the skill tool. */
+export function projectCatalog(skills: readonly ProjectSkill[]): string {
+  return skillCatalog(skills, { toolName: ACTIVATE_SKILL.name });
+}
+
+/** Estimated tokens of `projectCatalog(skills)`. */
+export function projectCatalogTokens(skills: readonly ProjectSkill[]): number {
+  return catalogTokens(skills, { toolName: ACTIVATE_SKILL.name });
 }
 
 /** What `projectSkills` found. */
@@ -62,15 +79,7 @@ export async function projectSkills(projectRoot: string, options: ProjectSkillsO
     ...(options.extraFolders !== undefined ? { extraFolders: options.extraFolders } : {}),
   });
   const warnings = found.diagnostics.map((d) => `${d.level === 'error' ? 'Skill skipped' : 'Skill'}: ${d.message}${d.message.includes(d.file) ? '' : ` (${d.file})`}`);
-  const skills: ProjectSkill[] = found.skills.map((skill) => ({
-    name: skill.name,
-    description: skill.description,
-    dir: skill.dir,
-    file: skill.file,
-    folder: skill.folder,
-    scope: skill.scope,
-    ...(skill.disableModelInvocation ? { hidden: true } : {}),
-  }));
+  const skills: ProjectSkill[] = found.skills;
   const folders = [...new Set(found.skills.map((skill) => skill.folder))];
   const agentModules = await configuredAgentModules(projectRoot, options.bmadRoot, warnings);
   const agents: BundleAgent[] = [];
