@@ -16,6 +16,9 @@
  * With --tools: a custom tool and two real MCP servers (see record-tools-session.ts).
  *
  * With --verify: documents checked against their workflow's checklist (see record-verify-session.ts).
+ *
+ * With --skills: an agent skill that activates a skill and reads its files by bare paths (see
+ * record-skills-session.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,6 +29,7 @@ import { hang, isSummaryRequest, type RecordedRequest, type Step, text, toolCall
 import type { SessionHandle } from '../client/session-client';
 import { copyExampleBundle, startSessionHarness } from '../test/support/session-harness';
 import { recordingTools, recordToolsSession } from './record-tools-session';
+import { recordSkillsSession } from './record-skills-session';
 import { recordVerifySession } from './record-verify-session';
 
 async function main(): Promise<void> {
@@ -34,6 +38,7 @@ async function main(): Promise<void> {
   const context = process.argv.includes('--context');
   const tools = process.argv.includes('--tools');
   const verify = process.argv.includes('--verify');
+  const skills = process.argv.includes('--skills');
   if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> [--continue-as-new] (lower-case letters, digits, dashes)');
   const dir = path.resolve(__dirname, '../test/fixtures/histories');
   const existing = fs.readdirSync(dir).filter((f) => f === `${name}.json` || f.startsWith(`${name}-run`));
@@ -45,8 +50,9 @@ async function main(): Promise<void> {
     const { loopwright } = await h.startWorker(tools ? { activities: { tools: recordingTools() } } : {});
     if (tools) await recordToolsSession(loopwright, h.fake, bundle.bundle, name);
     if (verify) await recordVerifySession(loopwright, h.fake, name, chain);
+    if (skills) await recordSkillsSession(loopwright, h.fake, name, chain);
     const session = context ? await recordContextSession(loopwright, h.fake, bundle.bundle, name, chain) : undefined;
-    if (!session && !tools && !verify) h.fake.enqueue(
+    if (!session && !tools && !verify && !skills) h.fake.enqueue(
       toolCalls([
         { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
         { id: 'call_2', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } },
@@ -57,7 +63,7 @@ async function main(): Promise<void> {
       hang(),
       text('Resumed.'),
     );
-    if (!session && !tools && !verify) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
+    if (!session && !tools && !verify && !skills) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
     const workflowId = `fixture-${name}`;
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
     const cli = findTemporalCli();
