@@ -12,6 +12,7 @@ import type { ChatMessage, ToolMessage } from '../../common/messages';
 import { text, toolCalls } from '../../fake-model/server';
 import { CORPUS, corpusPresent } from '../support/corpus';
 import { startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { writeSkillsProject } from '../support/skills-project';
 import type { LoopwrightClient } from '../../client/session-client';
 
 jest.setTimeout(90_000);
@@ -37,23 +38,79 @@ function results(messages: ChatMessage[]): Record<string, Record<string, unknown
   return out;
 }
 
+let h: SessionHarness;
+let loopwright: LoopwrightClient;
+const copies: string[] = [];
+
+beforeAll(async () => {
+  h = await startSessionHarness();
+  loopwright = (await h.startWorker()).loopwright;
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  for (const dir of copies) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => h.fake.reset());
+
+test('agent skill: persistent facts, the user config layer, a prompt menu item; continued as new, a bare path still resolves', async () => {
+  const project = writeSkillsProject();
+  copies.push(project.root);
+  h.fake.enqueue(
+    toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' }, id: 'call_activate' }]),
+    toolCalls([{ name: 'read_file', arguments: { file_path: 'references/tides.md' }, id: 'call_ref' }]),
+    text('⚓ Noted the tide.'),
+    toolCalls([{ name: 'read_file', arguments: { file_path: 'assets/notes-template.md' }, id: 'call_asset' }]),
+    text('⚓ Here is the template.'),
+  );
+  const session = await loopwright.start({ bundlePath: project.root, agentId: 'lw-agent-guide', continueAsNew: { maxHistoryEvents: 20 } });
+  const first = await session.send('TP');
+  expect(first.success).toBe(true);
+  const opening = h.fake.requests[0]!.body!.messages!.map((m) => String(m.content));
+  expect(opening[0]).toContain('You are Gus, Harbour Guide.');
+  expect(opening[0]).toContain('Greet the user with ⚓ and show the menu. Skill files live in {project-root}/.claude/skills/lw-agent-guide.');
+  expect(opening[0]).toMatch(/2\. \[WX\] Tell the weather → prompt: Say the weather is fair\./);
+  expect(opening[0]).toContain('- Safety first.\n- Check the tide.');
+  // The user layer of the central config, and the facts: one literal, one file: glob.
+  expect(opening.some((m) => m.includes('Loaded config of module guides') && m.includes('user_name: Ada') && m.includes(`planning_artifacts: ${project.root}/out/plans`))).toBe(true);
+  expect(opening.some((m) => m.includes('Persistent facts') && m.includes('- The harbour closes at dusk.'))).toBe(true);
+  expect(opening.some((m) => m.includes(`[Critical Action] Loaded file: ${project.root}/docs/harbour.md`))).toBe(true);
+  const activation = results(await session.turnMessages(first)).call_activate!;
+  // {workflow.template} filled from the skill's customization; {planning_artifacts} left to the tools.
+  expect(String(activation.content)).toContain('2. Fill `assets/notes-template.md` and save it under {planning_artifacts}.');
+
+  const second = await session.send('the template please');
+  expect(second.success).toBe(true);
+  expect((await session.state()).run).toBeGreaterThan(1);
+  expect(results(await session.turnMessages(second)).call_asset).toMatchObject({ success: true, path: path.join(project.root, '.claude/skills/lw-notes/assets/notes-template.md') });
+  await session.end();
+});
+
+test('a folder of skills without an agent runs the built-in assistant with the catalog', async () => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-only-skills-')));
+  copies.push(root);
+  fs.mkdirSync(path.join(root, '.agents/skills/release-notes/references'), { recursive: true });
+  fs.writeFileSync(path.join(root, '.agents/skills/release-notes/SKILL.md'), '---\nname: release-notes\ndescription: Write release notes. Use when: the user asks for a changelog.\n---\nRead `references/style.md` first.\n');
+  fs.writeFileSync(path.join(root, '.agents/skills/release-notes/references/style.md'), 'Past tense.\n');
+  h.fake.enqueue(
+    toolCalls([{ name: 'activate_skill', arguments: { name: 'release-notes' }, id: 'call_activate' }]),
+    toolCalls([{ name: 'read_file', arguments: { file_path: 'references/style.md' }, id: 'call_style' }]),
+    toolCalls([{ name: 'save_output', arguments: { file_path: 'notes.md', content: '- Fixed the pier.\n' }, id: 'call_save' }]),
+    text('Written.'),
+  );
+  const session = await loopwright.start({ bundlePath: root, agentId: '' });
+  const turn = await session.send('release notes for: fixed the pier');
+  expect(turn.success).toBe(true);
+  const system = String(h.fake.requests[0]!.body!.messages![0]!.content);
+  expect(system).toContain('<skill><name>release-notes</name><description>Write release notes. Use when: the user asks for a changelog.</description></skill>');
+  const byId = results(await session.turnMessages(turn));
+  expect(byId.call_style).toMatchObject({ success: true, content: 'Past tense.\n' });
+  expect(byId.call_save).toMatchObject({ success: true, path: path.join(root, 'output/notes.md') });
+  await session.end();
+});
+
 if (corpusPresent('bmad-skills', [V611, V604])) {
-  let h: SessionHarness;
-  let loopwright: LoopwrightClient;
-  const copies: string[] = [];
-
-  beforeAll(async () => {
-    h = await startSessionHarness();
-    loopwright = (await h.startWorker()).loopwright;
-  }, 120_000);
-
-  afterAll(async () => {
-    await h?.close();
-    for (const dir of copies) fs.rmSync(dir, { recursive: true, force: true });
-  });
-
-  beforeEach(() => h.fake.reset());
-
   test('bmad 6.11: John activates a skill, reads its reference by a bare path and saves the PRD in planning artifacts', async () => {
     const project = copyInstall(V611);
     copies.push(project);
