@@ -26,6 +26,7 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .argument('<message>', 'the first message: a command such as *intake, a number, or text')
     .option('--json', 'print one JSON object {workflowId, success, status, response, iterations} (and error, type on failure)')
     .option('--once', 'end the session after this turn (a one-shot run)')
+    .option('--headless', "a one-shot run without an interactive user: the agent (and a skill's headless mode) works without asking and ends with a JSON status; exit 0 complete, 4 partial, 1 blocked or no status")
     .option('--detach', 'return once started; a worker (`loopwright worker`) runs the session')
     .option('--max-iterations <n>', 'most model calls in a turn (default: 50)', positiveInt)
     .option('--model <model>', 'model for this session (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)')

@@ -18,6 +18,8 @@ export const EXIT = {
   USAGE: 2,
   /** The Temporal server is unreachable (or the embedded one could not start), or the connection settings are bad. */
   UNREACHABLE: 3,
+  /** A headless run ended `partial`: it produced its artifact, with assumptions or open questions to review. */
+  PARTIAL: 4,
   /** Stopped by Ctrl-C (SIGINT): 128 + 2, as shells report it; the session stays on the server. */
   SIGINT: SIGNAL_EXIT_CODES.SIGINT,
   /** Stopped by SIGTERM: 128 + 15. */
@@ -30,6 +32,7 @@ export const EXIT_STATUS_HELP: readonly (readonly [number, string])[] = [
   [EXIT.FAILED, 'the turn or command failed (a failed, stuck, interrupted or max_iterations turn; a reply cut off, filtered or refused; a budget reached; validation problems; the session refused the request)'],
   [EXIT.USAGE, 'bad usage (unknown command or option, missing argument, bad value)'],
   [EXIT.UNREACHABLE, 'the Temporal server is unreachable or could not be started, or the connection settings are bad'],
+  [EXIT.PARTIAL, 'a headless run (run --headless) ended partial: its artifact is there, with assumptions or open questions to review'],
   [EXIT.SIGINT, 'stopped by Ctrl-C (SIGINT); 143 for SIGTERM. The session stays on the server'],
 ];
 

@@ -23,6 +23,7 @@ import { type ModelSettingOptions, modelSessionSettings } from './session-settin
 import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';
 import { budgetLines, formatCompaction, turnExitCode, turnFailed, turnFailureType, turnNotes, turnStatusMessage } from './session-text';
 import { startLiveReply } from './live-reply';
+import { HEADLESS_STATUS_MISSING, headlessMessage, parseHeadlessStatus } from '../headless';
 
 export type { JsonOption } from './command-support';
 export { webUiLink } from './command-support';
@@ -50,11 +51,16 @@ export interface RunOptions extends SandboxOptions, ModelSettingOptions, ToolSet
   id?: string;
   /** False with `--no-check`: skip loading the bundle here first. */
   check?: boolean;
+  /** `--headless`: a one-shot run without an interactive user, ending with a JSON status (see client/headless.ts). */
+  headless?: boolean;
 }
 
 /** `loopwright run <bundle> <agent> "<message>"`. */
-export async function runCommand(bundlePath: string, agentId: string, message: string, options: RunOptions, out: CommandOutput): Promise<number> {
-  if (message.trim() === '') throw new UsageError('the message must not be empty');
+export async function runCommand(bundlePath: string, agentId: string, given: string, options: RunOptions, out: CommandOutput): Promise<number> {
+  if (given.trim() === '') throw new UsageError('the message must not be empty');
+  if (options.headless && options.detach) throw new UsageError('--headless waits for the JSON status at the end of the run; it cannot be --detach');
+  const headless = options.headless === true;
+  const message = headless ? headlessMessage(given) : given;
   const json = options.json === true;
   const sandbox = sandboxSettings(options);
   const live = !json && process.stdout.isTTY === true;
@@ -74,7 +80,8 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
 
   const temporal = await opening;
   try {
-    const oneShot = options.once === true;
+    // A headless run has nobody to answer a question: one turn, without the question tool.
+    const oneShot = options.once === true || headless;
     const session = await temporal.loopwright.start({
       bundlePath,
       agentId,
@@ -88,6 +95,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
       // through the `send` update so that the reply comes back as the update's result.
       ...(oneShot || options.detach ? { firstMessage: message } : {}),
       ...(oneShot ? { oneShot: true } : {}),
+      ...(headless ? { loopBreakers: false } : {}),
     });
     setRejoinHint(`loopwright status ${session.workflowId}`);
     if (!json) {
@@ -121,6 +129,7 @@ export async function runCommand(bundlePath: string, agentId: string, message: s
       // Scripts reading --json get an object whatever happened, naming the session.
       return reportFailure(out, err, { json, fields: { workflowId: session.workflowId, success: false, status: 'failed' } });
     }
+    if (headless) return printHeadless(result, session, out, json, warnings);
     printTurn(result, session, out, json, warnings);
     if (!json && !oneShot) {
       out.error(`Continue with: loopwright send ${session.workflowId} "<message>"   ·   finish with: loopwright end ${session.workflowId}`);
@@ -344,7 +353,37 @@ async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boo
   }
 }
 
-function printTurn(result: TurnResult & { shownLive?: boolean }, session: SessionHandle, out: CommandOutput, json: boolean, warnings: string[] = []): void {
+/**
+ * A headless run's outcome: the turn as `printTurn` shows it, with the JSON status its answer ended
+ * with (`headless` with --json; a line on stderr otherwise). Exit status: 0 complete, 4 partial
+ * (an artifact to review), 1 blocked, a failed turn, or an answer without the status.
+ */
+function printHeadless(result: TurnResult & { shownLive?: boolean }, session: SessionHandle, out: CommandOutput, json: boolean, warnings: string[]): number {
+  const status = turnFailed(result) ? undefined : parseHeadlessStatus(result.response ?? undefined);
+  const missing = !turnFailed(result) && status === undefined ? 'the answer did not end with the JSON status a headless run asks for' : undefined;
+  const exit = turnFailed(result) || missing !== undefined || status?.status === 'blocked' ? EXIT.FAILED : status?.status === 'partial' ? EXIT.PARTIAL : EXIT.OK;
+  if (json) {
+    const fields = { ...(status ? { headless: status } : {}), ...(missing ? { error: missing, type: HEADLESS_STATUS_MISSING } : {}) };
+    printTurn(result, session, out, json, warnings, fields);
+    return exit;
+  }
+  printTurn(result, session, out, json, warnings);
+  if (missing) out.error(`Headless run: ${missing}`);
+  else if (status) {
+    const counts = [`${status.assumptions?.length ?? 0} assumption(s)`, `${status.open_questions?.length ?? 0} open question(s)`].join(', ');
+    out.error(`Headless run: ${status.status} (${counts})${typeof status.reason === 'string' ? `: ${status.reason}` : ''}`);
+  }
+  return exit;
+}
+
+function printTurn(
+  result: TurnResult & { shownLive?: boolean },
+  session: SessionHandle,
+  out: CommandOutput,
+  json: boolean,
+  warnings: string[] = [],
+  extra: Record<string, unknown> = {},
+): void {
   const failed = turnFailed(result);
   const message = turnStatusMessage(result, { workflowId: session.workflowId });
   if (json) {
@@ -365,6 +404,7 @@ function printTurn(result: TurnResult & { shownLive?: boolean }, session: Sessio
         ...(result.error || failed ? { error: message ?? result.error ?? `the turn ended ${result.status.replace(/_/g, ' ')}` } : {}),
         // A failed turn is a failure like any other: its type says which (exit status 1).
         ...(failed ? { type: turnFailureType(result.status) } : {}),
+        ...extra,
       }),
     );
     return;

@@ -18,6 +18,7 @@ import { LoopwrightClient } from '../../client/session-client';
 import { copyExampleBundle } from '../support/session-harness';
 import { type CliResult, cliEnvironment, describeRun, REPO_ROOT, runCli } from './cli-runner';
 import { verdict, writeVerifyBundle } from '../support/verify-bundle';
+import { writeSkillsProject } from '../support/skills-project';
 
 jest.setTimeout(90_000);
 
@@ -38,7 +39,15 @@ function respond(request: RecordedRequest): Step {
   const messages: ChatMessage[] = request.body?.messages ?? [];
   const said = String(messages[messages.map((m) => m.role).lastIndexOf('user')]?.content ?? '');
   if (said.includes(ENDLESS)) return toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' } }]);
+  if (said.startsWith('[headless: true]')) return headlessAnswer(said);
   return text('Noted.');
+}
+
+/** A headless run's answer: its JSON status by the trip asked for (A complete, B partial, anything else none). */
+function headlessAnswer(said: string): Step {
+  if (said.endsWith('trip A')) return text('Planned.\n```json\n{"status": "complete", "assumptions": [], "open_questions": []}\n```');
+  if (said.endsWith('trip B')) return text('Planned, mostly. {"status": "partial", "assumptions": ["calm sea"], "open_questions": ["which pier?"], "artifact": "out/plans/trip.md"}');
+  return text('Planned, I think.');
 }
 
 /** Environment for commands on a fresh task queue. */
@@ -231,5 +240,35 @@ test('cli: a validate-workflow command reports the failed items and exits 1; --j
     expect((parsed.verification as { items: unknown[] }).items).toHaveLength(3);
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('cli: run --headless asks for the mode and maps the JSON status: complete exits 0, partial 4, none 1', async () => {
+  const { env } = freshEnv();
+  const project = writeSkillsProject('lw-e2e-headless-');
+  try {
+    const run = (trip: string) => cli(['run', project.root, 'lw-agent-guide', `plan trip ${trip}`, '--headless', '--json'], env);
+    const complete = await run('A');
+    expectExit(['run', '--headless', 'A'], complete, 0);
+    expect(JSON.parse(complete.stdout)).toMatchObject({ success: true, status: 'completed', headless: { status: 'complete', assumptions: [], open_questions: [] } });
+    const request = fake.requests[fake.requests.length - 1]!.body!;
+    const user = String((request.messages as ChatMessage[]).filter((m) => m.role === 'user').pop()?.content);
+    expect(user.startsWith('[headless: true]') && user.endsWith('plan trip A')).toBe(true);
+    // Nobody can answer a question: the question tool is not offered.
+    expect((request.tools ?? []).map((t) => t.function.name)).not.toContain('ask_question');
+
+    const partial = await run('B');
+    expectExit(['run', '--headless', 'B'], partial, 4);
+    expect(JSON.parse(partial.stdout)).toMatchObject({ headless: { status: 'partial', open_questions: ['which pier?'], artifact: 'out/plans/trip.md' } });
+
+    const none = await run('C');
+    expectExit(['run', '--headless', 'C'], none, 1);
+    expect(JSON.parse(none.stdout)).toMatchObject({ success: true, type: 'HeadlessStatusMissing', error: expect.stringContaining('did not end with the JSON status') });
+
+    const plain = await cli(['run', project.root, 'lw-agent-guide', 'plan trip B', '--headless'], env);
+    expectExit(['run', '--headless', 'B (text)'], plain, 4);
+    expect(plain.stderr).toContain('Headless run: partial (1 assumption(s), 1 open question(s))');
+  } finally {
+    project.cleanup();
   }
 });
