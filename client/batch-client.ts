@@ -28,6 +28,8 @@ export interface StartBatchOptions extends Omit<BatchSessionSettings, 'bundlePat
   workflowId?: string;
   /** Continue as new after this many items finished in a run (default 500). */
   continueAfter?: number;
+  /** Run every item headless (`batch --headless`). */
+  headless?: boolean;
 }
 
 /** What startBatch needs of a LoopwrightClient. */
@@ -45,7 +47,7 @@ export function defaultOutputPath(inputPath: string): string {
 
 /** Start a batch, or reattach to the one running (or finished) under `options.workflowId`. */
 export async function startBatch(host: BatchClientHost, options: StartBatchOptions): Promise<BatchHandle> {
-  const { inputPath, outputPath, concurrency, workflowId, continueAfter, pageLines, pageBytes, ...settings } = options as StartBatchOptions & Pick<BatchInput, 'pageLines' | 'pageBytes'>;
+  const { inputPath, outputPath, concurrency, workflowId, continueAfter, headless, pageLines, pageBytes, ...settings } = options as StartBatchOptions & Pick<BatchInput, 'pageLines' | 'pageBytes'>;
   if (workflowId) {
     const existing = await describeBatch(host.client, workflowId);
     if (existing) return existing;
@@ -61,6 +63,7 @@ export async function startBatch(host: BatchClientHost, options: StartBatchOptio
     session: await sessionInput(settings, () => host.hasSearchAttributes()),
     ...(concurrency !== undefined ? { concurrency } : {}),
     ...(continueAfter !== undefined ? { continueAfter } : {}),
+    ...(headless ? { headless: true } : {}),
     ...(pageLines !== undefined ? { pageLines } : {}),
     ...(pageBytes !== undefined ? { pageBytes } : {}),
   };

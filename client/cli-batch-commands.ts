@@ -26,6 +26,7 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
     .requiredOption('--input <file>', 'the items, one a line (JSONL)')
     .option('--output <file>', 'the result file (default: <input>.results.jsonl)')
     .option('--concurrency <n>', 'sessions at once', positiveInt, 4)
+    .option('--headless', 'run every item headless (as run --headless): its result line carries the JSON status; blocked or no status counts as failed')
     .option('--id <id>', 'workflow id of the batch (default: loopwright-batch-<agent>-<time>); its sessions are <id>-<index>')
     .option('--max-iterations <n>', 'most model calls in each turn (default: 50)', positiveInt)
     .option('--model <model>', 'model for the sessions (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)')

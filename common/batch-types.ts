@@ -2,6 +2,7 @@
  * Batch runs: one one-shot session per line of a JSONL file, as child workflows of an `agentBatch`
  * workflow. Its input, the pages of items it reads, the result lines it writes, and its state.
  */
+import type { HeadlessStatus } from './headless';
 import type { TokenUsage } from './messages';
 import type { SessionInput } from './session-types';
 import { MAX_USER_MESSAGE_BYTES } from './defaults';
@@ -67,6 +68,8 @@ export interface BatchInput {
   session: BatchSessionSettings;
   /** Continue as new after this many items completed in one run (default 500; tests set it low). */
   continueAfter?: number;
+  /** Run every item headless (see common/headless.ts): its result line carries the JSON status its answer ended with. */
+  headless?: boolean;
   pageLines?: number;
   pageBytes?: number;
   /** Set by the batch itself when it continues as new. */
@@ -107,6 +110,8 @@ export interface BatchResultLine {
   response: string | null;
   error?: string;
   usage: TokenUsage;
+  /** A headless batch: the JSON status the item's answer ended with. */
+  headless?: HeadlessStatus;
 }
 
 /** Journal entries carry the batch id, so a result file's journal left by another batch is never mixed in. */

@@ -8,6 +8,7 @@
  * so no run's history holds more than that many items. Cancelling the batch cancels the running
  * sessions; the summary counts them.
  */
+import { HEADLESS_STATUS_MISSING_TEXT, headlessMessage, parseHeadlessStatus } from '../common/headless';
 import {
   ApplicationFailure,
   CancellationScope,
@@ -128,7 +129,11 @@ export async function agentBatch(input: BatchInput): Promise<BatchSummary> {
       outcome = {
         result: await executeChild(agentSession, {
           workflowId,
-          args: [{ ...input.session, firstMessage: item.message, oneShot: true }],
+          args: [
+            input.headless
+              ? { ...input.session, firstMessage: headlessMessage(item.message), oneShot: true, loopBreakers: false }
+              : { ...input.session, firstMessage: item.message, oneShot: true },
+          ],
           // A batch that is terminated, or fails, asks its running sessions to stop.
           parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
           // An item's session runs once: a batch run again under the same id finds it and waits for it.
@@ -144,7 +149,8 @@ export async function agentBatch(input: BatchInput): Promise<BatchSummary> {
         outcome = { failure: { message: cause instanceof Error ? cause.message : String(cause), cancelled: isCancellation(cause), ...(turn?.status ? { turn } : {}) } };
       }
     }
-    finish({ ...base, ...resultFields(outcome, cancelling) });
+    const fields = resultFields(outcome, cancelling);
+    finish({ ...base, ...(input.headless ? withHeadlessStatus(fields) : fields) });
   };
 
   const drain = async (): Promise<void> => {
@@ -186,6 +192,18 @@ export async function agentBatch(input: BatchInput): Promise<BatchSummary> {
   const { lines } = await CancellationScope.nonCancellable(() => files.assembleBatchResults({ journalPath, outputPath: input.outputPath, batchId }));
   phase = 'done';
   return { ...counts, total: input.total, notStarted: Math.max(0, input.total - counts.started), cancelledBatch: cancelling, outputPath: input.outputPath, resultLines: lines, runs: run };
+}
+
+/**
+ * A headless item's fields: the JSON status its answer ended with; `blocked`, or an answer without
+ * one, makes the item a failure (as `run --headless` exits 1 for them).
+ */
+function withHeadlessStatus(fields: Omit<BatchResultLine, 'index' | 'id' | 'workflowId'>): Omit<BatchResultLine, 'index' | 'id' | 'workflowId'> {
+  if (!fields.success) return fields;
+  const status = parseHeadlessStatus(fields.response ?? undefined);
+  if (status === undefined) return { ...fields, success: false, error: HEADLESS_STATUS_MISSING_TEXT };
+  if (status.status === 'blocked') return { ...fields, success: false, headless: status, error: `blocked${typeof status.reason === 'string' ? `: ${status.reason}` : ''}` };
+  return { ...fields, headless: status };
 }
 
 /** The result line's fields for a session's outcome. */

@@ -30,6 +30,8 @@ export interface BatchOptions extends Omit<SandboxOptions, 'output'>, ModelSetti
   check?: boolean;
   /** `--continue-after <n>` (hidden): continue as new after n items per run. */
   continueAfter?: number;
+  /** `--headless`: every item runs headless; its result line carries the JSON status. */
+  headless?: boolean;
 }
 
 /** Plain progress lines (not on a terminal) come at most this often. */
@@ -58,6 +60,7 @@ export async function batchCommand(bundlePath: string, agentId: string, options:
         ...(options.concurrency ? { concurrency: options.concurrency } : {}),
         ...(options.id ? { workflowId: options.id } : {}),
         ...(options.continueAfter ? { continueAfter: options.continueAfter } : {}),
+        ...(options.headless ? { headless: true } : {}),
         maxIterations: options.maxIterations,
         model: options.model,
         ...sandbox,

@@ -23,7 +23,7 @@ import { type ModelSettingOptions, modelSessionSettings } from './session-settin
 import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';
 import { budgetLines, formatCompaction, turnExitCode, turnFailed, turnFailureType, turnNotes, turnStatusMessage } from './session-text';
 import { startLiveReply } from './live-reply';
-import { HEADLESS_STATUS_MISSING, headlessMessage, parseHeadlessStatus } from '../headless';
+import { HEADLESS_STATUS_MISSING, HEADLESS_STATUS_MISSING_TEXT, headlessMessage, parseHeadlessStatus } from '../../common/headless';
 
 export type { JsonOption } from './command-support';
 export { webUiLink } from './command-support';
@@ -360,7 +360,7 @@ async function oneShotTurn(session: SessionHandle, out: CommandOutput, show: boo
  */
 function printHeadless(result: TurnResult & { shownLive?: boolean }, session: SessionHandle, out: CommandOutput, json: boolean, warnings: string[]): number {
   const status = turnFailed(result) ? undefined : parseHeadlessStatus(result.response ?? undefined);
-  const missing = !turnFailed(result) && status === undefined ? 'the answer did not end with the JSON status a headless run asks for' : undefined;
+  const missing = !turnFailed(result) && status === undefined ? HEADLESS_STATUS_MISSING_TEXT : undefined;
   const exit = turnFailed(result) || missing !== undefined || status?.status === 'blocked' ? EXIT.FAILED : status?.status === 'partial' ? EXIT.PARTIAL : EXIT.OK;
   if (json) {
     const fields = { ...(status ? { headless: status } : {}), ...(missing ? { error: missing, type: HEADLESS_STATUS_MISSING } : {}) };

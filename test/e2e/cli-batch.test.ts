@@ -77,6 +77,30 @@ test('batch --json: one summary object, one result line per item, exit 0', async
   expect(h.fake.requests.length).toBe(before);
 });
 
+test('batch --headless: every item asks for the mode; its result line carries the JSON status; an item without one fails', async () => {
+  const input = path.join(bundleCopy.root, 'headless.jsonl');
+  fs.writeFileSync(input, ['"ok"', '"none"'].join('\n'));
+  h.fake.setResponder((request) => {
+    const messages: ChatMessage[] = request.body?.messages ?? [];
+    const said = String(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+    if (!said.startsWith('[headless: true]')) return text('not headless');
+    return said.endsWith('ok') ? text('Done. {"status": "complete", "assumptions": ["a"], "open_questions": []}') : text('Done, no status.');
+  });
+  try {
+    const args = ['batch', bundleCopy.bundle, 'facilitator', '--input', 'headless.jsonl', '--output', 'headless.out.jsonl', '--id', 'cli-batch-headless', '--headless', '--json'];
+    const result = await cli(args, 1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ total: 2, ok: 1, failed: 1 });
+    const lines = fs.readFileSync(path.join(bundleCopy.root, 'headless.out.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ index: 0, success: true, headless: { status: 'complete', assumptions: ['a'] } });
+    expect(lines[1]).toMatchObject({ index: 1, success: false, error: 'the answer did not end with the JSON status a headless run asks for' });
+  } finally {
+    h.fake.setResponder((request) => {
+      const messages: ChatMessage[] = request.body?.messages ?? [];
+      return text(`done: ${String(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '')}`);
+    });
+  }
+});
+
 test('batch: a bad line is a usage error naming it, before anything starts', async () => {
   const input = path.join(bundleCopy.root, 'bad.jsonl');
   fs.writeFileSync(input, ['"fine"', '42'].join('\n'));

@@ -1,4 +1,4 @@
-import { headlessMessage, HEADLESS_PREAMBLE, parseHeadlessStatus } from '../../../client/headless';
+import { headlessMessage, HEADLESS_PREAMBLE, parseHeadlessStatus } from '../../common/headless';
 
 describe('headless', () => {
   test('headlessMessage: the preamble, then the message as given', () => {

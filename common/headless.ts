@@ -3,11 +3,14 @@
  * interactive user, which ends the run with a JSON status (`status: complete | partial | blocked`,
  * `assumptions`, `open_questions`, and fields of the skill's own). Loopwright asks for that mode in
  * the message it sends, and reads the status back from the agent's answer, so a script gets a
- * verdict it can act on (the turn result's `headless`, and the exit status).
+ * verdict it can act on (the turn result's `headless`, and the exit status). Pure code: the batch
+ * workflow uses it too.
  */
 
 /** `type` of a headless run whose answer did not end with its JSON status (exit status 1). */
 export const HEADLESS_STATUS_MISSING = 'HeadlessStatusMissing';
+/** What is said of such a run. */
+export const HEADLESS_STATUS_MISSING_TEXT = 'the answer did not end with the JSON status a headless run asks for';
 
 /** The statuses of a headless run, as BMAD's skills define them. */
 export const HEADLESS_STATUSES = ['complete', 'partial', 'blocked'] as const;
