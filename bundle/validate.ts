@@ -37,6 +37,7 @@ import { protectingEntry } from './protected-paths';
 import { SecretFileError, SecretFilesConfigError } from './secret-files';
 import { type AgentTools, checkTools } from './validate-tools';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
+import { validateSkill } from './skills/validate-skill';
 import { loadWorkflowContent, resolveWorkflow, spellVariable, type ResolvedWorkflow } from './workflow-loader';
 
 /** One problem: the file (relative to the bundle root when inside it), the field in it, what is wrong. */
@@ -104,8 +105,22 @@ export async function checkBundle(bundlePath: string, options: ValidateOptions =
       message: `Not listed: ${run.display(s.by)} gives the same agent id and is used instead (a *.agent.yaml source wins over a .md agent)`,
     })),
     ...tools.warnings.map((w) => ({ ...w, file: run.display(w.file) })),
+    ...(await skillWarnings(bundle, run)),
   ];
   return { bundleRoot: bundle.bundleRoot, problems: run.problems, warnings, checked: run.checked, agents: tools.agents };
+}
+
+/**
+ * What the Agent Skills specification says of the project's skills (name rules, description length,
+ * referenced files that are missing), and what discovery met: warnings, since a client loads a
+ * skill leniently (a session runs with it all the same).
+ */
+async function skillWarnings(bundle: BundleInfo, run: Validation): Promise<Problem[]> {
+  const warnings: Problem[] = (bundle.skillWarnings ?? []).map((message) => ({ file: run.display(bundle.projectRoot), field: 'skills', message }));
+  for (const skill of bundle.skills ?? []) {
+    for (const d of await validateSkill(skill.dir)) warnings.push({ file: run.display(d.file), field: d.field ?? 'SKILL.md', message: d.message });
+  }
+  return warnings;
 }
 
 class Validation {
@@ -122,6 +137,7 @@ class Validation {
   async agent(bundlePath: string, entry: BundleAgent): Promise<RuntimeContext | undefined> {
     this.checked.agents += 1;
     const file = this.display(entry.file);
+    if (entry.skill !== undefined || entry.builtin) return this.skillAgent(bundlePath, entry, file);
     let agent: AgentDefinition;
     try {
       // The same guard and reader as a session: inside the bundle, a regular file.
@@ -154,6 +170,22 @@ class Validation {
     // alone, so one broken critical action does not hide every other problem.
     await this.commands(agent, ctx ?? this.fallbackContext(), file);
     return ctx;
+  }
+
+  /**
+   * An agent that is a skill (or Loopwright's own agent of a folder of skills): initialised as a
+   * session would (its customization merged, its config and facts loaded), then its menu checked.
+   */
+  private async skillAgent(bundlePath: string, entry: BundleAgent, file: string): Promise<RuntimeContext | undefined> {
+    try {
+      const started = await initializeAgent({ ...this.options, bundlePath, agentId: listedId(this.bundle, entry), strict: true });
+      await this.outputHoldsBundle(started.context, file);
+      await this.commands(started.agent, started.context, file);
+      return started.context;
+    } catch (error) {
+      this.add(problemFrom(error, file, 'agent'));
+      return undefined;
+    }
   }
 
   /**
@@ -199,6 +231,10 @@ class Validation {
           if (id !== undefined && !agent.prompts.some((p) => p.id === id)) {
             this.add({ file, field, message: `No prompt with id "${id}" in the agent` });
           }
+          continue;
+        }
+        if (target.kind === 'skill') {
+          if (!(this.bundle.skills ?? []).some((k) => k.name === target.value)) this.add({ file, field, message: `No skill named ${target.value} in the project's skills folders` });
           continue;
         }
         const real = await this.targetPath(target.value, ctx, file, field);
