@@ -15,6 +15,7 @@ import type { DelegateAgent } from '../common/delegation-types';
 import { agentDelegates } from '../bundle/agent-delegates';
 import type { AgentDefinition } from '../bundle/agent-schema';
 import { initializeAgent } from '../bundle/initialize-agent';
+import { checkPins } from '../bundle/skills/pins';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
 import { INLINE_TOOL_ACTIVITIES, TOOL_ACTIVITIES } from './tools/dispatch';
 import { checkCustomTools, type CustomTool } from './tools/custom-tool';
@@ -83,6 +84,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
           ...warningsOf(result),
           ...checksOf(result.agent),
           ...(delegates.length > 0 ? { delegates } : {}),
+          ...(result.pin ? { agentPin: result.pin } : {}),
         };
       } catch (err) {
         // Reading a bundle is local and deterministic: a missing file or a malformed agent will
@@ -107,6 +109,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
           throw ApplicationFailure.nonRetryable('This worker cannot read session transcripts: create its activities with a client', 'LoopwrightWorkerMisconfigured');
         },
     listTools: createListTools({ custom, ...(mcp ? { mcp } : {}) }),
+    checkPins,
     callMcpTool: mcp
       ? createCallMcpTool(mcp, { secrets: modelSecrets(options.model) })
       : async () => {

@@ -11,6 +11,8 @@ import type { AgentDefinition } from './agent-schema';
 import { findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
 import { readModuleVariables } from './skills/bmad-config';
 import { projectCatalog } from './skills/project-skills';
+import { filesHash } from './skills/pins';
+import type { AgentPin } from '../common/pins';
 import { readSkillAgent } from './skills/skill-agent';
 import { BMAD_INSTALL_DEFAULTS, builtinSkillsAgent, configMessage, loadPersistentFacts } from './skills/skill-session';
 import { type CriticalActionResult, processCriticalActions } from './critical-actions';
@@ -74,6 +76,8 @@ export interface InitializedAgent {
   agent: AgentDefinition;
   messages: SystemMessage[];
   context: RuntimeContext;
+  /** The files the agent was read from and their content hash (bundle pinning, common/pins.ts); none for Loopwright's own agent. */
+  pin?: AgentPin;
   /**
    * Problems that did not stop initialisation, one human-readable line each (empty when none):
    * `Critical action: could not load <path> (not found)`.
@@ -110,8 +114,8 @@ export interface InspectedInitialization extends InitializedAgent {
  * that is not a pattern), so every tool call uses the same secret-file rules.
  */
 export async function initializeAgent(input: InitializeAgentInput): Promise<InitializedAgent> {
-  const { agent, messages, context, warnings } = await initialize(input, false);
-  return { agent, messages, context, warnings };
+  const { agent, messages, context, warnings, pin } = await initialize(input, false);
+  return { agent, messages, context, warnings, ...(pin ? { pin } : {}) };
 }
 
 /**
@@ -236,7 +240,9 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     ...critical.messages,
     ...facts.messages,
   ];
-  return { agent, messages, context, warnings, wouldStop };
+  const pinned = unique([...agentFiles, ...(central?.files ?? [])]);
+  const pin = pinned.length > 0 ? { id: input.agentId, files: pinned, hash: await filesHash(pinned) } : undefined;
+  return { agent, messages, context, warnings, wouldStop, ...(pin ? { pin } : {}) };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { CheckPinsInput, CheckPinsResult } from './pins';
 import type { ToolDefinition, ToolResult } from './messages';
 import type { ListToolsInput, ListToolsResult, McpCallInput } from './offered-tools';
 import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from './model-call';
@@ -98,4 +99,6 @@ export interface SessionActivities extends Record<ToolName, ToolActivityFunction
   listTools(input: ListToolsInput): Promise<ListToolsResult>;
   /** One call of an MCP server's tool. */
   callMcpTool(input: McpCallInput): Promise<ToolResult>;
+  /** Hash the session's agent and active skills again; what changed since they were loaded (common/pins.ts). */
+  checkPins(input: CheckPinsInput): Promise<CheckPinsResult>;
 }

@@ -49,7 +49,7 @@ export interface RuntimeContext {
    * The skills this session activated, newest first (set by the workflow from `activate_skill`'s
    * recorded results): a relative path `read_file` is given resolves from their folders first.
    */
-  activeSkills?: { name: string; dir: string }[];
+  activeSkills?: { name: string; dir: string; hash?: string }[];
   /** The host whose workers hold the files (set by the session, see common/files-host.ts); a worker elsewhere refuses file tools. */
   filesHost?: string;
 }

@@ -1,3 +1,4 @@
+import type { AgentPin } from './pins';
 import type { McpServerConfig } from './offered-tools';
 import type { SystemMessage, TokenUsage, ToolDefinition } from './messages';
 import type { ModelSettings } from './model-call';
@@ -261,6 +262,8 @@ export interface InitializeResult {
   checks?: CommandCheck[];
   /** The agents this one may delegate to (absent when none, and in sessions recorded before delegation). */
   delegates?: DelegateAgent[];
+  /** The agent's files and their content hash, checked at later turns (absent in sessions recorded before pinning). */
+  agentPin?: AgentPin;
 }
 
 /** The parts of an agent the workflow and clients show. */
@@ -319,6 +322,8 @@ export interface SessionState {
   error?: string;
   /** Problems that did not stop the agent (e.g. a file a critical action names is missing). */
   warnings?: string[];
+  /** The agent's or an active skill's files changed on disk since the session loaded them (common/pins.ts). */
+  bundleChanges?: string[];
   /** The context window, the model's view and its compactions (sessions started before they existed have none). */
   context?: ContextState;
   /** Token and cost budgets, and how much of each is used. */
@@ -354,6 +359,8 @@ export interface TurnResult extends TurnSummary {
   usage: TokenUsage;
   /** The question, when the turn ended `waiting_for_user` (`ask_question`). */
   question?: PendingQuestion;
+  /** What changed on disk since the session loaded it, found when this turn started (common/pins.ts). */
+  bundleChanges?: string[];
   /**
    * Set on a long reply carried into a later run: `response` is null there and the reply is the
    * last message of `messageRange` (SessionHandle.awaitTurn fills it in).

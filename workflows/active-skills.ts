@@ -27,8 +27,9 @@ export function withActivatedSkills(context: RuntimeContext, calls: readonly Too
 }
 
 /** The skill a successful `activate_skill` result names, if it is one. */
-function activatedSkill(result: ToolResult | undefined): { name: string; dir: string } | undefined {
+function activatedSkill(result: ToolResult | undefined): { name: string; dir: string; hash?: string } | undefined {
   if (result?.success !== true) return undefined;
-  const skill = result.skill as { name?: unknown; dir?: unknown } | undefined;
-  return typeof skill?.name === 'string' && typeof skill.dir === 'string' ? { name: skill.name, dir: skill.dir } : undefined;
+  const skill = result.skill as { name?: unknown; dir?: unknown; hash?: unknown } | undefined;
+  if (typeof skill?.name !== 'string' || typeof skill.dir !== 'string') return undefined;
+  return { name: skill.name, dir: skill.dir, ...(typeof skill.hash === 'string' ? { hash: skill.hash } : {}) };
 }

@@ -3,6 +3,7 @@
  * Web UI shows which one ran; its definition (common/tools/) chooses its retry class and whether it
  * may run as a local activity. Timeouts can be tuned per session (`SessionInput.timeouts`).
  */
+import type { CheckPinsInput, CheckPinsResult } from '../common/pins';
 import {
   type ActivityOptions,
   type ActivityFunctionWithOptions,
@@ -36,6 +37,8 @@ export type SessionActivityStubs = ActivityInterfaceFor<
   callMcpTool: ActivityFunctionWithOptions<(input: McpCallInput) => Promise<ToolResult>>;
   /** The verify phase's model call: checks a saved document against its checklist. */
   verifyDocument: ActivityFunctionWithOptions<(input: VerifyInput) => Promise<VerifyResult>>;
+  /** Hashes the session's agent and active skills again at a turn's start (bundle pinning). */
+  checkPins: ActivityFunctionWithOptions<(input: CheckPinsInput) => Promise<CheckPinsResult>>;
 };
 
 /**
@@ -130,6 +133,11 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
     heartbeatTimeout: (timeouts.modelHeartbeat ?? '30 seconds') as Duration,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5, ...notRegistered },
   });
+  // A few small reads on the files host: quick, and a failure only skips the check (see pins.ts).
+  const pins = fileActivities<Pick<SessionActivities, 'checkPins'>>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 2, ...notRegistered },
+  });
   // proxyActivities returns a Proxy with no own keys, so pick the stubs by name (a spread would copy nothing).
   return {
     initializeAgent: init.initializeAgent,
@@ -144,5 +152,6 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
     listTools: listing.listTools,
     callMcpTool: mcp.callMcpTool,
     verifyDocument: verify.verifyDocument,
+    checkPins: pins.checkPins,
   };
 }

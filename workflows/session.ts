@@ -24,6 +24,7 @@ import {
   DEFAULT_MAX_ITERATIONS,
   MAX_USER_MESSAGE_BYTES,
 } from '../common/defaults';
+import { bundleChanges } from './bundle-pins';
 import { AGENT_INIT_FAILED, BAD_INPUT, CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
 import type { PendingTurn, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
 import { HashedTranscript, utf8Length } from '../common/transcript';
@@ -196,8 +197,11 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         throw ApplicationFailure.nonRetryable(`Agent initialisation failed: ${state.error ?? 'unknown error'}`, AGENT_INIT_FAILED);
       }
       const ready = rt.init;
+      let changes: string[] = [];
       if ('message' in start) {
         state.turn += 1;
+        // What changed on disk since the session loaded it (said once; the session keeps what it loaded).
+        changes = await bundleChanges(rt, state);
         state.iteration = 0;
         rt.turnLimit = maxIterations;
         state.maxIterations = rt.turnLimit;
@@ -271,6 +275,7 @@ export async function agentSession(input: SessionInput): Promise<SessionResult> 
         state.pendingQuestion = outcome.question;
       }
       metricMeter.createCounter('loopwright_turns', 'turns', 'Turns by how they ended').add(1, { status: outcome.status });
+      if (changes.length > 0) outcome.bundleChanges = changes;
       recentTurns.push(outcome);
       if (recentTurns.length > RECENT_TURNS) recentTurns.shift();
       const { messageRange: _range, usage: _usage, toolCalls: _calls, ...summary } = outcome;

@@ -14,6 +14,7 @@ export function sessionDetails(state: SessionState): string {
   ];
   if (state.agent) lines.push(`agent: ${state.agent.name} (${state.agent.title})`);
   if (state.tools) lines.push(toolsLine(state.tools));
+  for (const change of state.bundleChanges ?? []) lines.push(`**changed on disk**: ${change}`);
   if (state.waitingForFiles) lines.push(`**waiting for files**: no worker of host \`${state.waitingForFiles.host}\` (which holds the bundle and project) has taken a file tool since ${state.waitingForFiles.since}; start one there`);
   for (const tool of state.runningTools) lines.push(`running: \`${tool.name}\`${tool.detail ? ` ${tool.detail}` : ''}`);
   for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId}${p.delegate ? `, asked by ${p.delegate.agent}` : ''})`);

@@ -6,11 +6,10 @@
  * resolved customization beside them, and the list of its files (not their content: the model reads
  * those with `read_file`, whose bare paths resolve from the skill's folder once it is active).
  *
- * The result carries `skill` (name and folder) and `hash` (of the skill's instructions and
- * customization layers): the workflow records the first as the session's active skill, and the
- * hash says which version of the skill the session saw.
+ * The result carries `skill`: its name, folder and content hash (of its SKILL.md and customization
+ * layers, `pins.ts`), which the workflow records as the session's active skill: the hash says which
+ * version the session saw (bundle pinning, common/pins.ts).
  */
-import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolResult } from '../../common/messages';
@@ -22,6 +21,7 @@ import { isTable, resolveCustomization } from '../../bundle/skills/customize';
 import { findSkillInFolders } from '../../bundle/skills/project-skills';
 import { fillSkillText, skillRootVariable } from '../../bundle/skills/skill-agent';
 import { skillBody } from '../../bundle/skills/skill-file';
+import { skillHash } from '../../bundle/skills/pins';
 import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
 import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';
@@ -55,8 +55,7 @@ export async function activateSkillTool(ctx: RuntimeContext, args: unknown, opti
     const instructions = fillSkillText(skillBody(text), skill, ctx.projectRoot, blocks);
     const files = await listSkillFiles(skill.dir);
     const root = skillRootVariable(skill.dir, ctx.projectRoot);
-    const hash = createHash('sha256').update(text);
-    for (const layer of customization.texts) hash.update('\0').update(layer);
+    const hash = await skillHash(skill, ctx.projectRoot);
     const content = [
       `<skill_content name="${skill.name}">`,
       instructions,
@@ -79,22 +78,20 @@ export async function activateSkillTool(ctx: RuntimeContext, args: unknown, opti
       '</skill_resources>',
       '</skill_content>',
     ].join('\n');
-    return { success: true, path: skill.dir, content, skill: { name: skill.name, dir: skill.dir }, hash: hash.digest('hex').slice(0, 16) };
+    return { success: true, path: skill.dir, content, skill: { name: skill.name, dir: skill.dir, hash } };
   } catch (error) {
     return toToolFailure(error);
   }
 }
 
-/** The skill's customization, when it has a customize.toml; the texts of its layers, for the hash. */
-async function customizationOf(skill: { name: string; dir: string }, projectRoot: string): Promise<{ values: Record<string, unknown>; texts: string[] }> {
+/** The skill's customization, when it has a customize.toml. */
+async function customizationOf(skill: { name: string; dir: string }, projectRoot: string): Promise<{ values: Record<string, unknown> }> {
   try {
     await fs.access(path.join(skill.dir, 'customize.toml'));
   } catch {
-    return { values: {}, texts: [] };
+    return { values: {} };
   }
-  const resolved = await resolveCustomization({ skillRoot: skill.dir, projectRoot, skillName: skill.name });
-  const texts = await Promise.all(resolved.files.map((f) => fs.readFile(f, 'utf8')));
-  return { values: resolved.values, texts };
+  return { values: (await resolveCustomization({ skillRoot: skill.dir, projectRoot, skillName: skill.name })).values };
 }
 
 /**

@@ -399,6 +399,7 @@ function printTurn(
         ...(result.cost !== undefined ? { cost: result.cost } : {}),
         ...(result.modelWarnings?.length ? { modelWarnings: result.modelWarnings } : {}),
         ...(result.verification ? { verification: result.verification } : {}),
+        ...(result.bundleChanges?.length ? { bundleChanges: result.bundleChanges } : {}),
         // What initialisation warned about, as the line output prints it (e.g. a missing critical-action file).
         ...(warnings.length ? { warnings } : {}),
         ...(result.error || failed ? { error: message ?? result.error ?? `the turn ended ${result.status.replace(/_/g, ' ')}` } : {}),

@@ -144,9 +144,10 @@ export function turnFailureType(status: TurnStatus): string {
 }
 
 /** The lines a turn's result adds below its reply: compactions, continuations, the model server's mended problems. */
-export function turnNotes(result: Pick<TurnResult, 'compactions' | 'continuations' | 'modelWarnings' | 'verification'>): string[] {
+export function turnNotes(result: Pick<TurnResult, 'compactions' | 'continuations' | 'modelWarnings' | 'verification' | 'bundleChanges'>): string[] {
   const verification = result.verification;
   return [
+    ...(result.bundleChanges ?? []).map((change) => `changed on disk: ${change}`),
     ...(verification ? [`verification: ${verificationLine(verification)}`, ...verification.items.filter((i) => !i.passed).slice(0, 20).map((i) => `failed: ${itemLine(i)}`)] : []),
     ...(result.compactions ?? []).map(formatCompaction),
     ...(result.continuations ? [formatContinuations(result.continuations)] : []),

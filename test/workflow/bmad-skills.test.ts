@@ -87,6 +87,41 @@ test('agent skill: persistent facts, the user config layer, a prompt menu item; 
   await session.end();
 });
 
+test('pinning: files changed under a running session are said once at the next turn; the session keeps what it loaded', async () => {
+  const project = writeSkillsProject();
+  copies.push(project.root);
+  h.fake.enqueue(
+    toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' }, id: 'call_activate' }]),
+    text('⚓ Ready.'),
+    text('⚓ Still here.'),
+    text('⚓ And again.'),
+  );
+  const session = await loopwright.start({ bundlePath: project.root, agentId: 'lw-agent-guide' });
+  const first = await session.send('TP');
+  expect(first.bundleChanges).toBeUndefined();
+  const activation = results(await session.turnMessages(first)).call_activate!;
+  expect((activation.skill as { hash?: string }).hash).toMatch(/^[0-9a-f]{16}$/);
+
+  // The agent's customization and the active skill change on disk between turns.
+  const customize = path.join(project.root, '.claude/skills/lw-agent-guide/customize.toml');
+  fs.writeFileSync(customize, fs.readFileSync(customize, 'utf8').replace('Short and salty.', 'Long and sweet.'));
+  fs.appendFileSync(path.join(project.root, '.claude/skills/lw-notes/SKILL.md'), '3. Sign the notes.\n');
+  const second = await session.send('anything new?');
+  expect(second.bundleChanges).toHaveLength(2);
+  expect(second.bundleChanges![0]).toMatch(/^The agent lw-agent-guide changed on disk since this session started \(SKILL\.md, customize\.toml, config\.toml, config\.user\.toml; version [0-9a-f]{16}\)/);
+  expect(second.bundleChanges![1]).toMatch(/^The skill lw-notes changed on disk since it was activated in this session/);
+  const state = await session.state();
+  expect(state.bundleChanges).toEqual(second.bundleChanges);
+  expect(state.warnings).toEqual(expect.arrayContaining(second.bundleChanges!));
+  // The session keeps the agent it started with: the system prompt is the one recorded.
+  expect(String(h.fake.requests[h.fake.requests.length - 1]!.body!.messages![0]!.content)).toContain('Short and salty.');
+
+  // Said once: the same versions are not reported again.
+  const third = await session.send('and now?');
+  expect(third.bundleChanges).toBeUndefined();
+  await session.end();
+});
+
 test('a folder of skills without an agent runs the built-in assistant with the catalog', async () => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-only-skills-')));
   copies.push(root);
