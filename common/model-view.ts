@@ -7,10 +7,16 @@
  *   view = transcript[0, head)                 system prompt and what critical actions loaded, whole
  *        + summary message                     stands for transcript[head, from), when `summary` is set
  *        + transcript[from, end)               minus the `omit` ranges; tool messages before
- *                                              `pruneBefore` are sent as short stubs
+ *                                              `pruneBefore` are sent as short stubs, except the
+ *                                              skill activations listed in `keep`
+ *
+ * A skill's instructions stay in the view (Agent Skills client guide, step 5): an activation the
+ * pruning reaches is kept whole (`keep`), and one a summary replaces is carried on in the summary's
+ * text (`skillInstructions`), since a tool result cannot stand without its call.
  */
 import type { ChatMessage, ToolCall, ToolMessage, UserMessage } from './messages';
 import { toolSpec } from './tools';
+import { ACTIVATE_SKILL } from './tools/activate-skill';
 import { parseArguments, targetOf } from './tools/tool-spec';
 import { utf8Length, utf8Prefix } from './transcript';
 
@@ -33,6 +39,51 @@ export interface ModelView {
   prunedAlso?: number[];
   /** Bytes of content an oversized tool message keeps (its beginning), with a note saying it was cut. */
   oversizeBytes?: number;
+  /** Tool messages (skill activations) sent whole although they lie before `pruneBefore`. */
+  keep?: number[];
+}
+
+/** Heads the skill instructions a summary carries on. */
+export const SKILL_INSTRUCTIONS_NOTE = '[Loopwright] Skill instructions still in effect (activated earlier in the conversation, kept whole):';
+
+/**
+ * Indexes of the successful skill activations (`activate_skill` results) among transcript messages
+ * `[from, to)`: what compaction keeps in the view. The tool is named by its call in the transcript.
+ */
+export function skillActivations(messages: readonly ChatMessage[], from: number, to: number): number[] {
+  const activating = new Set<string>();
+  const out: number[] = [];
+  for (let i = 0; i < to && i < messages.length; i++) {
+    const message = messages[i];
+    if (message === undefined) continue;
+    if (message.role === 'assistant') for (const call of message.tool_calls ?? []) if (call.function.name === ACTIVATE_SKILL.name) activating.add(call.id);
+    if (i >= from && message.role === 'tool' && activating.has(message.tool_call_id) && isSuccess(message.content)) out.push(i);
+  }
+  return out;
+}
+
+/** The instructions of the skill activations at `indexes`, the newest of each skill only, for a summary to carry on. */
+export function skillInstructions(messages: readonly ChatMessage[], indexes: readonly number[]): string {
+  const bySkill = new Map<string, string>();
+  for (const i of indexes) {
+    const message = messages[i];
+    if (message?.role !== 'tool') continue;
+    try {
+      const result = JSON.parse(message.content) as { content?: unknown; skill?: { name?: unknown } };
+      if (typeof result.content === 'string') bySkill.set(typeof result.skill?.name === 'string' ? result.skill.name : String(i), result.content);
+    } catch {
+      // Not a result of ours: nothing to carry on.
+    }
+  }
+  return bySkill.size === 0 ? '' : `${SKILL_INSTRUCTIONS_NOTE}\n\n${[...bySkill.values()].join('\n\n')}`;
+}
+
+function isSuccess(content: string): boolean {
+  try {
+    return (JSON.parse(content) as { success?: unknown }).success === true;
+  } catch {
+    return false;
+  }
 }
 
 /** The view of a transcript nothing has been compacted in yet. */
@@ -92,6 +143,7 @@ export function viewMessages(messages: readonly ChatMessage[], view: ModelView |
   const out: ChatMessage[] = messages.slice(0, Math.min(view.head, messages.length));
   if (view.summary !== undefined && view.from > view.head) out.push(summaryMessage(view));
   const prunedAlso = new Set(view.prunedAlso ?? []);
+  const keep = new Set(view.keep ?? []);
   // Tool calls by id, for the stubs' wording: only those of the part that is sent are needed.
   const calls = new Map<string, ToolCall>();
   for (let i = Math.max(view.from, view.head); i < messages.length; i++) {
@@ -100,7 +152,7 @@ export function viewMessages(messages: readonly ChatMessage[], view: ModelView |
     if (message.role === 'assistant') for (const call of message.tool_calls ?? []) calls.set(call.id, call);
     if (message.role === 'tool' && prunedAlso.has(i) && i >= view.pruneBefore) {
       out.push(view.oversizeBytes !== undefined ? cutToolMessage(message, view.oversizeBytes) : prunedToolMessage(message, calls.get(message.tool_call_id)));
-    } else if (message.role === 'tool' && i < view.pruneBefore) out.push(prunedToolMessage(message, calls.get(message.tool_call_id)));
+    } else if (message.role === 'tool' && i < view.pruneBefore && !keep.has(i)) out.push(prunedToolMessage(message, calls.get(message.tool_call_id)));
     else out.push(message);
   }
   return out;

@@ -8,7 +8,7 @@ import { log, metricMeter, workflowInfo } from '@temporalio/workflow';
 import { DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT, DEFAULT_SUMMARY_TOKENS } from '../common/defaults';
 import type { ChatMessage, TokenUsage, ToolDefinition, ToolMessage } from '../common/messages';
 import { DEFAULT_MAX_OUTPUT_TOKENS, type ModelSettings } from '../common/model-call';
-import { cutToolMessage, fullView, isOmitted, type ModelView, prunedToolMessage, summaryMessage } from '../common/model-view';
+import { cutToolMessage, fullView, isOmitted, type ModelView, prunedToolMessage, SKILL_INSTRUCTIONS_NOTE, skillActivations, skillInstructions, summaryMessage } from '../common/model-view';
 import type { CompactionRecord, ContextSettings, ContextState, ContinuedSession } from '../common/session-types';
 import { BYTES_PER_TOKEN, estimateMessageTokens, estimateToolTokens } from '../common/token-estimate';
 import { type HashedTranscript, INLINE_DELTA_BYTES } from '../common/transcript';
@@ -205,10 +205,12 @@ export class ContextManager {
     let summaryCallTokens = 0;
     let durationMs = 0;
 
-    // 1. Prune: every tool result before the kept exchanges becomes a stub.
+    // 1. Prune: every tool result before the kept exchanges becomes a stub, but a skill's instructions.
     if (keepFrom > this.view.pruneBefore) {
-      pruned += this.countUnpruned(transcript.messages, Math.max(this.view.pruneBefore, this.view.from), keepFrom);
-      this.view = { ...this.view, pruneBefore: keepFrom };
+      const start = Math.max(this.view.pruneBefore, this.view.from);
+      const skills = skillActivations(transcript.messages, start, keepFrom);
+      pruned += this.countUnpruned(transcript.messages, start, keepFrom) - skills.length;
+      this.view = { ...this.view, pruneBefore: keepFrom, ...(skills.length > 0 ? { keep: [...(this.view.keep ?? []), ...skills] } : {}) };
     }
     // 2. Summarise the oldest exchanges, in rounds small enough for the summariser's own window.
     for (let round = 0; this.summarize && round < MAX_SUMMARY_ROUNDS && this.estimate(transcript, tools) > target; round++) {
@@ -224,7 +226,20 @@ export class ContextManager {
           request.onUsage?.(result.usage);
         }
         summarized += this.viewCount(transcript.messages, this.view.from, upTo);
-        this.view = { ...this.view, from: upTo, summary: result.summary, pruneBefore: Math.max(this.view.pruneBefore, upTo) };
+        // Skill instructions in the summarised part go on in the summary's text, the newest of each skill.
+        // (Those an earlier summary carried are in its text: a continued run may not hold their messages.)
+        const earlier = this.view.summary?.split(SKILL_INSTRUCTIONS_NOTE)[1]?.trim();
+        const fresh = skillInstructions(transcript.messages, skillActivations(transcript.messages, this.view.from, upTo));
+        const carried = earlier ? `${SKILL_INSTRUCTIONS_NOTE}\n\n${earlier}${fresh ? `\n\n${fresh.slice(SKILL_INSTRUCTIONS_NOTE.length).trim()}` : ''}` : fresh;
+        const keep = (this.view.keep ?? []).filter((i) => i >= upTo);
+        const { keep: _kept, ...rest } = this.view;
+        this.view = {
+          ...rest,
+          from: upTo,
+          summary: carried === '' ? result.summary : `${result.summary}\n\n${carried}`,
+          pruneBefore: Math.max(this.view.pruneBefore, upTo),
+          ...(keep.length > 0 ? { keep } : {}),
+        };
       } catch (err) {
         // The model could not summarise (its own window, a failure retries did not mend): the
         // pruned view goes on, and the server's answer to the next call decides.
@@ -324,7 +339,7 @@ export class ContextManager {
     let total = 0;
     for (let i = from; i < to && i < messages.length; i++) {
       if (isOmitted(this.view, i)) continue;
-      total += messages[i]!.role === 'tool' && i < this.view.pruneBefore ? STUB_TOKENS : this.tokensAt(messages, i);
+      total += messages[i]!.role === 'tool' && i < this.view.pruneBefore && !this.view.keep?.includes(i) ? STUB_TOKENS : this.tokensAt(messages, i);
     }
     return total;
   }
@@ -363,7 +378,7 @@ export class ContextManager {
     for (let i = Math.max(view.from, view.head); i < messages.length; i++) {
       if (isOmitted(view, i)) continue;
       const message = messages[i]!;
-      if (message.role === 'tool' && i < view.pruneBefore) total += estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
+      if (message.role === 'tool' && i < view.pruneBefore && !view.keep?.includes(i)) total += estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
       else if (message.role === 'tool' && prunedAlso?.has(i)) {
         total += view.oversizeBytes !== undefined ? estimateMessageTokens(cutToolMessage(message as ToolMessage, view.oversizeBytes)) : estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
       } else total += this.tokensAt(messages, i);

@@ -29,6 +29,7 @@ export const viewSchema = z
     pruneBefore: z.number().int().min(0),
     omit: z.array(z.object({ from: z.number().int().min(0), to: z.number().int().min(0) })).optional(),
     prunedAlso: z.array(z.number().int().min(0)).optional(),
+    keep: z.array(z.number().int().min(0)).optional(),
   })
   .loose();
 

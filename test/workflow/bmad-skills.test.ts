@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ChatMessage, ToolMessage } from '../../common/messages';
-import { text, toolCalls } from '../../fake-model/server';
+import { isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
+import { SKILL_INSTRUCTIONS_NOTE } from '../../common/model-view';
 import { CORPUS, corpusPresent } from '../support/corpus';
 import { startSessionHarness, type SessionHarness } from '../support/session-harness';
 import { writeSkillsProject } from '../support/skills-project';
@@ -120,6 +121,51 @@ test('pinning: files changed under a running session are said once at the next t
   const third = await session.send('and now?');
   expect(third.bundleChanges).toBeUndefined();
   await session.end();
+});
+
+test('compaction: a skill\'s instructions stay in the view, whole when pruning reaches them and in the summary when it replaces them', async () => {
+  const project = writeSkillsProject();
+  copies.push(project.root);
+  fs.mkdirSync(path.join(project.root, 'notes'));
+  fs.writeFileSync(path.join(project.root, 'notes/log.md'), 'The boat left the pier and came back before dusk.\n'.repeat(120));
+  h.fake.setLimits({ contextWindow: 6144 });
+  h.fake.setResponder((request: RecordedRequest): Step => {
+    if (isSummaryRequest(request)) return text('Summary: the user had the log read several times.');
+    const messages = (request.body?.messages ?? []) as ChatMessage[];
+    const last = messages[messages.length - 1]!;
+    const user = String([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+    if (last.role !== 'user') return text('Noted.');
+    if (user === 'activate') return toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' } }]);
+    return toolCalls([{ name: 'read_file', arguments: { file_path: '{project-root}/notes/log.md' } }]);
+  });
+  try {
+    const session = await loopwright.start({ bundlePath: project.root, agentId: 'lw-agent-guide', context: { window: 6144, keepRecent: 1 } });
+    expect((await session.send('activate')).success).toBe(true);
+    const sent = (): ChatMessage[] => {
+      const calls = h.fake.requests.filter((r) => !isSummaryRequest(r));
+      return calls[calls.length - 1]!.body!.messages as ChatMessage[];
+    };
+    const instructionsIn = (messages: ChatMessage[]): 'whole' | 'summary' | 'lost' => {
+      if (messages.some((m) => m.role === 'tool' && String(m.content).includes('1. Read `references/tides.md`.'))) return 'whole';
+      if (messages.some((m) => m.role === 'user' && String(m.content).includes('[Loopwright] Summary') && String(m.content).includes(SKILL_INSTRUCTIONS_NOTE) && String(m.content).includes('1. Read `references/tides.md`.'))) return 'summary';
+      return 'lost';
+    };
+    const seen = new Set<string>();
+    for (let turn = 1; turn <= 8; turn++) {
+      expect((await session.send(`read the log (${turn})`)).success).toBe(true);
+      const messages = sent();
+      const where = instructionsIn(messages);
+      expect({ turn, where }).not.toEqual({ turn, where: 'lost' });
+      seen.add(where);
+      // Pruned reads are stubs: compaction really happened around the kept instructions.
+      if (messages.some((m) => m.role === 'tool' && String(m.content).includes('"pruned":true'))) seen.add('pruned');
+    }
+    expect(seen).toEqual(new Set(['whole', 'summary', 'pruned']));
+    await session.end();
+  } finally {
+    h.fake.setLimits({});
+    h.fake.setResponder(undefined);
+  }
 });
 
 test('a folder of skills without an agent runs the built-in assistant with the catalog', async () => {
