@@ -8,6 +8,7 @@ import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { READ_FILE } from '../../common/tools/read-file';
 import { guardRead, isInside, secretOptionsOf } from '../../bundle/path-guard';
+import { frontMatterPaths } from '../../bundle/front-matter-paths';
 import { readTextFile } from '../../bundle/text-content';
 import { resolveVariables } from '../../bundle/variables';
 import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
@@ -16,7 +17,8 @@ import { toToolFailure } from './tool-failure';
 
 /**
  * Runs `read_file` for the session `ctx`: returns `{success: true, path, content, size}` (`path` is
- * the real path, `size` in bytes) or `{success: false, error}`. Relative paths are taken from the
+ * the real path, `size` in bytes; for a Markdown file whose front matter names paths, also
+ * `frontMatterPaths`, see front-matter-paths.ts) or `{success: false, error}`. Relative paths are taken from the
  * bundle root. Refuses files over `ctx.maxReadBytes`, binary files, anything but a regular file
  * (a FIFO, socket or device, at once), files with several hard links unless `ctx.allowHardLinks`,
  * and secret files (the default list of `bundle/secret-files.ts`, then the project's and session's
@@ -35,7 +37,9 @@ export async function readFileTool(ctx: RuntimeContext, args: unknown, options: 
     const { content, size } = await readTextFile(realPath, ctx.maxReadBytes, options.signal, {
       allowHardLinks: ctx.allowHardLinks === true,
     });
-    return { success: true, path: realPath, content, size };
+    // A step file's own path variables (nextStepFile: './step-02.md'), resolved from where it lies.
+    const paths = frontMatterPaths(realPath, content, ctx.variables);
+    return { success: true, path: realPath, content, size, ...(paths ? { frontMatterPaths: paths } : {}) };
   } catch (error) {
     // `realPath` is set only once the guard accepted it, so an outside path is never echoed.
     return toToolFailure(error, realPath);

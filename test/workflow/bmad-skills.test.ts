@@ -274,7 +274,17 @@ if (corpusPresent('bmad-skills', [V611, V604])) {
     expect(system).toContain('Exec: {project-root}/_bmad/bmm/workflows/2-plan-workflows/create-prd/workflow-create-prd.md');
     const byId = results(await session.turnMessages(turn));
     expect(byId.call_wf).toMatchObject({ success: true });
-    expect(byId.call_step).toMatchObject({ success: true });
+    // The step file's own variables, resolved from where it lies (and from the config).
+    const steps = path.join(project, '_bmad/bmm/workflows/2-plan-workflows/create-prd/steps-c');
+    expect(byId.call_step).toMatchObject({
+      success: true,
+      frontMatterPaths: {
+        nextStepFile: path.join(steps, 'step-02-discovery.md'),
+        continueStepFile: path.join(steps, 'step-01b-continue.md'),
+        outputFile: path.join(project, '_bmad-output/planning-artifacts/prd.md'),
+        prdTemplate: path.join(steps, '../templates/prd-template.md'),
+      },
+    });
     // The install leaves output_folder out of its config; BMAD's default fills it.
     expect(byId.call_save).toMatchObject({ success: true, path: path.join(project, '_bmad-output/planning-artifacts/prd.md') });
     await session.end();
