@@ -15,6 +15,7 @@ import type { DelegateAgent } from '../common/delegation-types';
 import { agentDelegates } from '../bundle/agent-delegates';
 import type { AgentDefinition } from '../bundle/agent-schema';
 import { initializeAgent } from '../bundle/initialize-agent';
+import type { LoadBundleOptions } from '../bundle/bundle-loader';
 import { checkPins } from '../bundle/skills/pins';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
 import { INLINE_TOOL_ACTIVITIES, TOOL_ACTIVITIES } from './tools/dispatch';
@@ -133,8 +134,13 @@ function delegateDefinition(agents: readonly DelegateAgent[]) {
 }
 
 /** How the bundle is loaded for a session (its project root, as initialisation loads it). */
-function loadOptionsOf(input: InitializeAgentActivityInput): { projectRoot?: string; allowBroadProjectRoot?: boolean } {
-  return { ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}), ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}) };
+function loadOptionsOf(input: InitializeAgentActivityInput): LoadBundleOptions {
+  return {
+    ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
+    ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+    ...(input.userSkills ? { userSkills: true } : {}),
+    ...(input.skillFolders !== undefined ? { skillFolders: input.skillFolders } : {}),
+  };
 }
 
 /** `activity`, refusing a session whose files are on another host than `hostId` (see common/files-host.ts). */

@@ -51,6 +51,10 @@ export interface InitializeAgentInput {
   projectRoot?: string;
   /** Accept `/`, the home folder or a folder above it as a root (refused otherwise). The user's say-so only. */
   allowBroadProjectRoot?: boolean;
+  /** Offer the user's own skills too, after the project's. */
+  userSkills?: boolean;
+  /** More skills folders (absolute), after the project's. */
+  skillFolders?: string[];
   /** Let the tools read and write secret files (credentials, keys, `.env*`, `.git/`; see `secret-files.ts`). */
   allowSecretFiles?: boolean;
   /**
@@ -134,6 +138,8 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
   const loadOptions: LoadBundleOptions = {
     ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
     ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+    ...(input.userSkills ? { userSkills: true } : {}),
+    ...(input.skillFolders !== undefined ? { skillFolders: input.skillFolders } : {}),
   };
   const bundle = await loadBundle(input.bundlePath, loadOptions);
   const found = await findAgent(bundle, input.agentId);

@@ -168,6 +168,8 @@ export function addSandboxOptions(command: Command): Command {
     .option('--output <dir>', "a folder save_output may write to (repeatable; replaces the bundle's output_folder)", collect)
     .option('--strict', 'fail when a file a critical action names is missing (default: warn)')
     .option('--allow-broad-project-root', 'accept / or the home folder as the project root')
+    .option('--user-skills', "also offer your own Agent Skills (~/.agents/skills, ~/.claude/skills, ...), after the project's")
+    .option('--skills-folder <dir>', "a folder of Agent Skills to offer besides the project's (repeatable)", collect)
     .option('--allow-secret-files', 'let tools read and write secret files (.env*, .ssh/, .npmrc, .aws/, keys: see README, "Security")')
     .option('--secret-files <line>', "a secret-file rule for this session, in .gitignore syntax: '*.secret' adds one, '!.npmrc' lets a default through (repeatable; after the project's .loopwright/secret-files)", collect)
     .option('--allow-hard-links', 'let tools read files with more than one hard link')

@@ -16,6 +16,9 @@ export interface InitializeAgentActivityInput {
   /** `{project-root}` for a stand-alone bundle (see SessionInput.projectRoot). */
   projectRoot?: string;
   allowBroadProjectRoot?: boolean;
+  /** The session's skill settings (see SessionInput.userSkills, skillFolders). */
+  userSkills?: boolean;
+  skillFolders?: string[];
   allowSecretFiles?: boolean;
   /** The session's own secret-file rules (see SessionInput.secretFiles). */
   secretFiles?: string[];

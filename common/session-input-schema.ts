@@ -168,6 +168,8 @@ const SESSION_INPUT = object(
     outputRoots: optional(stringList),
     projectRoot: optional(string(true)),
     allowBroadProjectRoot: optional(boolean),
+    userSkills: optional(boolean),
+    skillFolders: optional(stringList),
     allowSecretFiles: optional(boolean),
     secretFiles: optional(lineList),
     allowHardLinks: optional(boolean),

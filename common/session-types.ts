@@ -96,6 +96,10 @@ export interface SessionInput {
   projectRoot?: string;
   /** Accept `/`, the home folder or a parent of it as the project root (refused by default). */
   allowBroadProjectRoot?: boolean;
+  /** Offer the user's own Agent Skills too (`~/.agents/skills`, `~/.claude/skills`, ...), after the project's. */
+  userSkills?: boolean;
+  /** More Agent Skills folders (absolute), after the project's and before the user's. */
+  skillFolders?: string[];
   /** Let tools read and write secret files (credentials, keys, .env*, .git/...; see the README); refused by default. */
   allowSecretFiles?: boolean;
   /**

@@ -23,6 +23,8 @@ export async function initializeSession(rt: SessionRuntime): Promise<NonNullable
         outputRoots: input.outputRoots,
         ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
         ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+        ...(input.userSkills ? { userSkills: true } : {}),
+        ...(input.skillFolders !== undefined ? { skillFolders: input.skillFolders } : {}),
         ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
         ...(input.secretFiles !== undefined ? { secretFiles: input.secretFiles } : {}),
         ...(input.allowHardLinks ? { allowHardLinks: true } : {}),

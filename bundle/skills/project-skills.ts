@@ -11,6 +11,7 @@
 import * as path from 'node:path';
 import type { BundleAgent } from '../bundle-loader';
 import { CORE_MODULE, exists } from '../bundle-layout';
+import { isInside } from '../path-inside';
 import { parseYamlSafe } from '../safe-yaml';
 import { readTextFile } from '../text-content';
 import { resolveCentralConfig } from './bmad-config';
@@ -159,13 +160,16 @@ export interface FoundSkill {
  * `scopeRoot` (the project root) is where a skill folder's symlink may lead.
  */
 export async function findSkillInFolders(folders: readonly string[], name: string, scopeRoot?: string): Promise<FoundSkill> {
-  if (folders.length === 0) return { names: [] };
-  // The folders as extra folders, in order: discovery's precedence is the order given. Its project
-  // scope (the first folder's own dot-folders) holds no skills folders in practice and is ignored.
-  // A skill folder that is a symlink elsewhere in the project was found at discovery: the project
-  // is the boundary here too (`scopeRoot`), not each skills folder.
-  const found = await discoverSkills({ projectRoot: folders[0]!, extraFolders: [...folders], ...(scopeRoot !== undefined ? { extraScopeRoot: scopeRoot } : {}) });
-  const skill = found.skills.find((s) => s.name === name && s.scope === 'extra');
-  const names = found.skills.filter((s) => s.scope === 'extra').map((s) => s.name);
-  return { ...(skill !== undefined ? { skill: { name: skill.name, dir: skill.dir, file: skill.file } } : {}), names };
+  const names = new Set<string>();
+  for (const folder of folders) {
+    // A skill folder that is a symlink elsewhere in the project was found at discovery: for a folder
+    // of the project, the project is the boundary (`scopeRoot`), not the skills folder itself.
+    const inside = scopeRoot !== undefined && isInside(folder, scopeRoot, true);
+    const found = await discoverSkills({ projectRoot: folder, extraFolders: [folder], ...(inside ? { extraScopeRoot: scopeRoot } : {}) });
+    const extra = found.skills.filter((s) => s.scope === 'extra');
+    const skill = extra.find((s) => s.name === name);
+    if (skill !== undefined) return { skill: { name: skill.name, dir: skill.dir, file: skill.file }, names: [] };
+    for (const s of extra) names.add(s.name);
+  }
+  return { names: [...names].sort() };
 }

@@ -35,6 +35,9 @@ export interface SandboxOptions {
   output?: string[];
   strict?: boolean;
   allowBroadProjectRoot?: boolean;
+  /** `--user-skills`, `--skills-folder <dir>`. */
+  userSkills?: boolean;
+  skillsFolder?: string[];
   allowSecretFiles?: boolean;
   secretFiles?: string[];
   allowHardLinks?: boolean;
@@ -162,7 +165,10 @@ export async function checkBundleLocally(bundlePath: string, agentId: string, sa
 }
 
 /** The session settings the sandbox flags give. */
-export type SandboxSettings = Pick<SessionInput, 'projectRoot' | 'outputRoots' | 'strict' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'secretFiles' | 'allowHardLinks' | 'filesHost'>;
+export type SandboxSettings = Pick<
+  SessionInput,
+  'projectRoot' | 'outputRoots' | 'strict' | 'allowBroadProjectRoot' | 'userSkills' | 'skillFolders' | 'allowSecretFiles' | 'secretFiles' | 'allowHardLinks' | 'filesHost'
+>;
 
 /**
  * `{project-root}` is the folder the command runs in (or --project-root), recorded as an absolute,
@@ -177,6 +183,8 @@ export function sandboxSettings(options: SandboxOptions): SandboxSettings {
     ...(options.output?.length ? { outputRoots: options.output.map((o) => path.resolve(projectRoot, o)) } : {}),
     ...(options.strict ? { strict: true } : {}),
     ...(options.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+    ...(options.userSkills ? { userSkills: true } : {}),
+    ...(options.skillsFolder?.length ? { skillFolders: options.skillsFolder.map((dir) => path.resolve(dir)) } : {}),
     ...(options.allowSecretFiles ? { allowSecretFiles: true } : {}),
     ...(options.secretFiles?.length ? { secretFiles: options.secretFiles } : {}),
     ...(options.allowHardLinks ? { allowHardLinks: true } : {}),

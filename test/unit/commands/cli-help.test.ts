@@ -44,7 +44,7 @@ test.each(COMMANDS)('cli: `%s --help` prints its usage, options, an example and 
 
 test('cli: the help of every command lists its options with their defaults', async () => {
   const run = (await cli(['run', '--help'])).stdout;
-  for (const flag of ['--json', '--once', '--detach', '--max-iterations <n>', '--model <model>', '--id <id>', '--project-root <dir>', '--output <dir>', '--strict', '--no-check', '--allow-broad-project-root', '--allow-secret-files', '--allow-hard-links']) {
+  for (const flag of ['--json', '--once', '--detach', '--max-iterations <n>', '--model <model>', '--id <id>', '--project-root <dir>', '--output <dir>', '--strict', '--no-check', '--allow-broad-project-root', '--user-skills', '--skills-folder <dir>', '--allow-secret-files', '--allow-hard-links']) {
     expect(run).toContain(flag);
   }
   expect((await cli(['list', '--help'])).stdout).toMatch(/--limit <n> +at most this many \(default: 50\)/);
