@@ -69,14 +69,19 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
 
   program
     .command('demo')
-    .summary('one session of the example bundle')
-    .description('One session of the example bundle on the embedded server, with a worker of its own; a scripted model unless OPENAI_API_KEY or OPENAI_BASE_URL is set.')
-    .option('--message <text>', 'the message of the turn', '*intake')
+    .summary('one session of the example bundle, or of your project')
+    .description(
+      'One session of the example bundle (or of [project], e.g. one made by `npx bmad-method install`, with [agent] or its first agent) on the embedded server, ' +
+        'with a worker of its own; a scripted model unless OPENAI_API_KEY or OPENAI_BASE_URL is set.',
+    )
+    .argument('[project]', 'a project of yours: a BMAD install or a folder of Agent Skills (default: the example bundle)')
+    .argument('[agent]', "the project's agent (default: the first it lists)")
+    .option('--message <text>', 'the message of the turn (default: *intake, for a project 1: its first menu item)')
     .option('--keep-open', 'leave the session open instead of ending it')
     .addHelpText(
       'after',
       helpDetails(
-        ['loopwright demo', 'OPENAI_API_KEY=sk-... loopwright demo --message "*summary"'],
+        ['loopwright demo', 'loopwright demo ~/my-bmad-project bmad-agent-pm', 'OPENAI_API_KEY=sk-... loopwright demo --message "*summary"'],
         [
           ['OPENAI_API_KEY, OPENAI_BASE_URL', 'a real model server (default: a scripted one)'],
           ['LOOPWRIGHT_MODEL', 'model on that server (default: gpt-4o-mini)'],
@@ -85,9 +90,9 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
         ],
       ),
     )
-    .action(async (options: DemoOptions) => {
+    .action(async (project: string | undefined, agent: string | undefined, options: DemoOptions) => {
       const { demoCommand } = await import('./commands/demo-command');
-      await execute(invocation, 'demo', {}, () => demoCommand(options, out));
+      await execute(invocation, 'demo', {}, () => demoCommand(options, out, project, agent));
     });
 
   program

@@ -15,6 +15,7 @@ import { delay, type FakeOpenAI, hang, type RecordedRequest, type Step, startFak
 import { copyExampleBundle } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { type CliResult, cliEnvironment, describeRun, runCli, startCli, type RunningCli } from './cli-runner';
+import { writeSkillsProject } from '../support/skills-project';
 
 jest.setTimeout(90_000);
 
@@ -391,4 +392,25 @@ test('cli: demo runs the example bundle in its own worker and saves into demo/ o
   expect(result.stderr).toContain('Session completed after 1 turn(s)');
   // The example bundle is found from the package root, the project is the state folder's demo/.
   expect(fs.readFileSync(path.join(stateDir, 'demo', 'docs', 'e2e-intake.md'), 'utf8')).toBe(INTAKE_DOCUMENT);
+});
+
+test('cli: demo <project> runs the first agent of a BMAD project of our own with the demo model: its first menu item activates a skill, reads one of its files by a bare path and saves into the output folder', async () => {
+  const { env } = freshEnv();
+  // No model configured: the demo's own canned model plays the agent.
+  const { OPENAI_API_KEY: _key, OPENAI_BASE_URL: _url, ...scripted } = env;
+  const project = writeSkillsProject('lw-e2e-demo-');
+  try {
+    const result = await cli(['demo', project.root], scripted);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('not a real model');
+    expect(result.stderr).toContain('Agent: Gus, Harbour Guide');
+    expect(result.stdout).toContain('(demo model) I ran the first menu item');
+    const saved = path.join(project.root, 'out', 'loopwright-demo.md');
+    expect(result.stderr).toContain(`Saved: ${saved}`);
+    const note = fs.readFileSync(saved, 'utf8');
+    expect(note).toContain('# Demo run of Gus, Harbour Guide');
+    expect(note).toContain(path.join(project.root, '.claude/skills/lw-notes/assets/notes-template.md'));
+  } finally {
+    project.cleanup();
+  }
 });
