@@ -5,10 +5,13 @@
  * only, the guide's tier 1) against loading every SKILL.md body up front. No Temporal server and no
  * model: discovery and the catalog are plain file reads and text.
  */
+import { initializeAgent } from '../../bundle/initialize-agent';
+import type { ChatMessage } from '../../common/messages';
+import { builtInToolDefinitions, LOOP_TOOL_DEFINITIONS } from '../../common/tool-definitions';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { estimateTextTokens } from '../../common/token-estimate';
+import { estimateMessageTokens, estimateTextTokens, estimateToolTokens } from '../../common/token-estimate';
 import { catalogTokens, DEFAULT_SKILL_TOOL, skillCatalog } from '../../bundle/skills/catalog';
 import { discoverSkills } from '../../bundle/skills/discover';
 import { skillBody } from '../../bundle/skills/skill-file';
@@ -36,6 +39,13 @@ export interface SkillsFigures {
   allBodiesTokens: number;
   /** One activation: the median body's tokens. */
   medianBodyTokens: number;
+  /**
+   * The first model request of a session of the project (its system prompt and opening messages as
+   * `initializeAgent` makes them, the tool definitions, a short user message), with the catalog,
+   * and with every SKILL.md body added up front instead.
+   */
+  firstRequestTokens: number;
+  firstRequestAllBodiesTokens: number;
 }
 
 /** Builds the project, measures, and removes the project. */
@@ -59,6 +69,12 @@ export async function measureSkills(options: { progress: (line: string) => void 
     if (last.diagnostics.length > 0) throw new Error(`skills bench: unexpected diagnostics: ${last.diagnostics.map((d) => d.message).join('; ')}`);
 
     const catalog = skillCatalog(last.skills, { toolName: DEFAULT_SKILL_TOOL });
+    // The session's first request, as initialisation builds it for this folder of skills.
+    const started = await initializeAgent({ bundlePath: project, agentId: '' });
+    const user: ChatMessage = { role: 'user', content: 'Write the release notes for this week.' };
+    const firstRequestTokens =
+      [...started.messages, user].reduce((sum, m) => sum + estimateMessageTokens(m), 0) +
+      estimateToolTokens([...builtInToolDefinitions({ skills: true }), ...LOOP_TOOL_DEFINITIONS]);
     const bodyTokens = generated.texts.map((text) => estimateTextTokens(skillBody(text)));
     const sizes = generated.texts.map((text) => Buffer.byteLength(text));
     return {
@@ -70,6 +86,8 @@ export async function measureSkills(options: { progress: (line: string) => void 
       catalogTokens: catalogTokens(last.skills),
       allBodiesTokens: bodyTokens.reduce((a, b) => a + b, 0),
       medianBodyTokens: median(bodyTokens),
+      firstRequestTokens,
+      firstRequestAllBodiesTokens: firstRequestTokens - catalogTokens(last.skills) + bodyTokens.reduce((a, b) => a + b, 0),
     };
   } finally {
     await fs.rm(project, { recursive: true, force: true });
@@ -88,9 +106,13 @@ export function formatSkills(f: SkillsFigures): string {
       ['catalog, tokens (estimate)', `${bytes(f.catalogTokens)} (${(f.catalogTokens / f.skills).toFixed(0)} per skill)`],
       ['every SKILL.md body up front, tokens', bytes(f.allBodiesTokens)],
       ['one activation (median body), tokens', bytes(f.medianBodyTokens)],
+      ['first request of a session, tokens (catalog)', bytes(f.firstRequestTokens)],
+      ['first request with every body up front, tokens', bytes(f.firstRequestAllBodiesTokens)],
     ]),
     `   Before the first answer, the catalog costs ${bytes(f.catalogTokens)} tokens against ${bytes(f.allBodiesTokens)} for every body up front:` +
-      ` ${bytes(saved)} fewer (${((100 * f.catalogTokens) / f.allBodiesTokens).toFixed(1)} %); a skill's body is paid only when it is used.`,
+      ` ${bytes(saved)} fewer (${((100 * f.catalogTokens) / f.allBodiesTokens).toFixed(1)} %); a skill's body is paid only when it is used.` +
+      ` A session's whole first request: ${bytes(f.firstRequestTokens)} tokens against ${bytes(f.firstRequestAllBodiesTokens)}` +
+      ` (${((100 * f.firstRequestTokens) / f.firstRequestAllBodiesTokens).toFixed(1)} %).`,
   ].join('\n');
 }
 
