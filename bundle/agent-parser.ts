@@ -39,6 +39,7 @@ import {
   type AgentDefinition,
   type CommandTarget,
   type CommandTargetKind,
+  commandTarget,
 } from './agent-schema';
 import { AgentParseError, LimitExceededError } from './errors';
 import { MAX_AGENT_CHARS, MAX_AGENT_TEXT_CHARS, MAX_CRITICAL_ACTIONS } from './limits';
@@ -209,7 +210,7 @@ function readCommands(agent: XmlElement, file: string): AgentCommand[] {
       const targets: CommandTarget[] = [];
       for (const [attribute, kind] of TARGET_ATTRIBUTES) {
         const value = item.attrs[attribute];
-        if (value !== undefined) targets.push({ kind, value });
+        if (value !== undefined) targets.push(commandTarget(kind, value));
       }
       const { checklist, document } = item.attrs;
       commands.push({

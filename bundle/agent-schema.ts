@@ -25,6 +25,20 @@ export const CommandTargetSchema = z.object({
 });
 export type CommandTarget = z.infer<typeof CommandTargetSchema>;
 
+/** The prefix by which BMAD (6.2 onward) names a skill where a path would stand: `exec="skill:bmad-create-prd"`. */
+export const SKILL_TARGET_PREFIX = 'skill:';
+
+/**
+ * The target an item attribute gives: a value `skill:<name>` (any attribute; BMAD's prefix
+ * convention) names the skill `<name>`, whatever the attribute; anything else is `kind` as written.
+ */
+export function commandTarget(kind: CommandTargetKind, value: string): CommandTarget {
+  const trimmed = value.trim();
+  return trimmed.startsWith(SKILL_TARGET_PREFIX) && trimmed.length > SKILL_TARGET_PREFIX.length
+    ? { kind: 'skill', value: trimmed.slice(SKILL_TARGET_PREFIX.length).trim() }
+    : { kind, value };
+}
+
 /**
  * A menu command (`<c>` or `<item>`, or a `menu` item of a `*.agent.yaml`). `target` is the primary
  * target (the first of `targets` in the order workflow, validate-workflow, exec, action, tmpl,

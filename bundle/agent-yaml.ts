@@ -46,7 +46,7 @@
 import * as path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { checkSizes, TARGET_ATTRIBUTES, tidy } from './agent-parser';
-import { AgentDefinitionSchema, type AgentCommand, type AgentDefinition, type CommandTarget, type CommandTargetKind } from './agent-schema';
+import { AgentDefinitionSchema, commandTarget, type AgentCommand, type AgentDefinition, type CommandTarget, type CommandTargetKind } from './agent-schema';
 import { activationRules, activationSteps, menuHandlers, type InstallerModels } from './agent-yaml-models';
 import { AgentParseError, LimitExceededError, YamlSyntaxError } from './errors';
 import { MAX_AGENT_CHARS } from './limits';
@@ -182,7 +182,7 @@ class YamlAgentReader {
       for (const key of Object.keys(item)) {
         const kind = KIND_OF.get(key);
         if (kind === undefined) continue;
-        targets.push({ kind, value: this.requiredString(item[key], [...at, key]) });
+        targets.push(commandTarget(kind, this.requiredString(item[key], [...at, key])));
         if (!kinds.includes(kind)) kinds.push(kind);
       }
       targets.sort((a, b) => PRIORITY.indexOf(a.kind) - PRIORITY.indexOf(b.kind));

@@ -94,7 +94,7 @@ async function agentReads(input: LoaderReadsInput, covered: string[]): Promise<s
     const named: string[] = [];
     for (const action of agent.criticalActions) named.push(...attempt(() => fileLoadTargets(action, variables), []));
     for (const command of agent.commands) {
-      for (const target of command.targets) if (target.kind !== 'action') named.push(target.value);
+      for (const target of command.targets) if (target.kind !== 'action' && target.kind !== 'skill') named.push(target.value);
     }
     for (const value of named) {
       // Files only: a folder a command names (`data="{output_folder}"`) is not what the loader reads.

@@ -77,7 +77,8 @@ export function buildSystemPrompt(agent: AgentDefinition, options: SystemPromptO
     sections.push(...skillAgentSections(agent, agent.skill));
   } else {
     sections.push(`AVAILABLE COMMANDS:\n${agent.commands.length > 0 ? agent.commands.map(formatCommand).join('\n') : '(none)'}`);
-    sections.push(WORKFLOW_PATTERN);
+    const namesSkills = hasSkills && agent.commands.some((c) => c.targets.some((t) => t.kind === 'skill'));
+    sections.push(namesSkills ? `${WORKFLOW_PATTERN}\nA command whose target is a Skill runs that skill: call ${ACTIVATE_SKILL.name} with its name and follow what it returns.` : WORKFLOW_PATTERN);
   }
 
   sections.push(

@@ -174,6 +174,18 @@ describe('agent-parser', () => {
     expect(agent.dialect).toBe('source');
   });
 
+  test('parseAgent: an item attribute written skill:<name> (BMAD 6.2) names a skill, whatever the attribute', () => {
+    const agent = parseAgent(
+      '<agent name="N" title="T"><menu><item cmd="CP" exec="skill:bmad-create-prd">[CP] Create PRD</item><item cmd="X" exec="{project-root}/x.md">[X] X</item><item cmd="E" exec="skill:">[E] Empty</item></menu></agent>',
+      'agents/pm.md',
+    );
+    expect(agent.commands.map((c) => c.targets)).toEqual([
+      [{ kind: 'skill', value: 'bmad-create-prd' }],
+      [{ kind: 'exec', value: '{project-root}/x.md' }],
+      [{ kind: 'exec', value: 'skill:' }],
+    ]);
+  });
+
   test('parseAgent: a missing id falls back to the file name; a missing persona is empty', () => {
     const agent = parseAgent('<agent name="N" title="T"><cmds/></agent>', 'agents/my-agent.md');
     expect(agent.id).toBe('my-agent');
