@@ -12,6 +12,7 @@
  *   go through the path guard, and an unresolved variable in one of them is an error.
  * Instructions are returned as text: many real instruction files are not well-formed XML.
  */
+import { BMAD_INSTALL_DEFAULTS } from './skills/skill-session';
 import * as path from 'node:path';
 import type { RuntimeContext } from '../common/runtime-context';
 import { BundleError, ConfigVariableNotFoundError, inFile, SecurityViolationError, YamlSyntaxError } from './errors';
@@ -190,8 +191,11 @@ async function loadConfigSource(
     return rethrowReadError(error, workflowFile, 'config_source');
   }
   const parsed = await readYamlMapping(file, ctx.maxReadBytes, 'config_source', workflowFile);
+  // A config of a BMAD install of today that leaves out what its installer defaults (see
+  // BMAD_INSTALL_DEFAULTS) has those defaults under its own keys.
+  const defaults = file.split(path.sep).includes('_bmad') ? BMAD_INSTALL_DEFAULTS : {};
   // A cycle or a limit in the config's own values: the config file is where the fix goes.
-  return { path: file, variables: withFile(file, undefined, () => resolveConfigVariables(parsed, base, resolveOpts)) };
+  return { path: file, variables: { ...defaults, ...withFile(file, undefined, () => resolveConfigVariables(parsed, base, resolveOpts)) } };
 }
 
 /** Runs `fn`, giving a bundle error it throws the file (and field) it happened in. */

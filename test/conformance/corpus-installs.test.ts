@@ -5,6 +5,7 @@
  */
 import * as path from 'node:path';
 import { inspectBundle, listProject } from '../../bundle/inspect';
+import { checkBundle } from '../../bundle/validate';
 import { CORPUS, corpusPresent } from '../support/corpus';
 
 const INSTALLS = ['installed/v6.0.4-claude-code', 'installed/v6.8.0-claude-code', 'installed/v6.11.0-claude-code'];
@@ -27,6 +28,12 @@ if (corpusPresent('corpus-installs', INSTALLS)) {
         expect(listing.skills).toEqual([]);
         expect(listing.agents.map((a) => a.id)).toContain('bmm/pm');
       }
+    });
+
+    test('corpus install: validate finds no problem (config keys the install leaves out have the installer\'s defaults)', async () => {
+      const report = await checkBundle(root);
+      expect(report.problems).toEqual([]);
+      expect(report.checked.agents).toBe((await listProject(root)).agents.length);
     });
 
     test('corpus install: every agent inspects with its persona, its menu and nothing that stops a session', async () => {
