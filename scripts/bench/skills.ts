@@ -5,6 +5,7 @@
  * only, the guide's tier 1) against loading every SKILL.md body up front. No Temporal server and no
  * model: discovery and the catalog are plain file reads and text.
  */
+import { mulberry32 } from '../../test/support/prng';
 import { initializeAgent } from '../../bundle/initialize-agent';
 import type { ChatMessage } from '../../common/messages';
 import { builtInToolDefinitions, LOOP_TOOL_DEFINITIONS } from '../../common/tool-definitions';
@@ -116,18 +117,6 @@ export function formatSkills(f: SkillsFigures): string {
   ].join('\n');
 }
 
-/** A small deterministic generator (mulberry32), so every run measures the same project. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const AREAS = ['release notes', 'API reviews', 'database migrations', 'incident reports', 'test plans', 'sprint planning', 'code reviews', 'user research', 'threat models', 'data pipelines'];
 const VERBS = ['Drafts', 'Reviews', 'Checks', 'Summarizes', 'Plans', 'Audits', 'Refactors', 'Documents', 'Validates', 'Triages'];
 const WORDS = (
@@ -145,7 +134,8 @@ function sentence(next: () => number, words: number): string {
 
 /** Writes the 50 skills (and their reference files); returns each SKILL.md's text. */
 async function generateProject(project: string): Promise<{ texts: string[]; referenceFiles: number }> {
-  const next = random(20_240_611);
+  // Seeded: every run measures the same project.
+  const next = mulberry32(20_240_611);
   const texts: string[] = [];
   let referenceFiles = 0;
   for (let i = 0; i < SKILLS; i++) {
