@@ -59,7 +59,9 @@ import {
 import { checkRoots, coreFolder, realBmadFolder, realDirectory, realProjectRoot } from './bundle-roots';
 import { agentHead, scanAgents, type ShadowedAgent } from './agent-scan';
 import { guardRead, isInside } from './path-guard';
-import { projectSkills, type ProjectSkill, type ProjectSkills, type ProjectSkillsOptions } from './skills/project-skills';
+import { availableIds } from './agent-ids';
+import { skillOptions, skillsFolder, withSkills } from './skills/bundle-skills';
+import { projectSkills, type ProjectSkill } from './skills/project-skills';
 import { isSourceTree, loadSourceTree, sourceModuleConfig, sourceTreeAbove } from './source-tree';
 
 export { agentHead } from './agent-scan';
@@ -146,31 +148,9 @@ export async function loadBundle(bundlePath: string, options: LoadBundleOptions 
   return withSkills(bundle, options);
 }
 
-/** The id of the agent a folder of skills runs (see `BundleInfo.kind`). */
-export const BUILTIN_SKILLS_AGENT = 'assistant';
+export { availableIds, listedId } from './agent-ids';
+export { BUILTIN_SKILLS_AGENT } from './skills/bundle-skills';
 
-/**
- * `bundle` with its project's skills: listed, and those that are agents added to its agents (an
- * agent of the tree wins over an agent skill of the same id).
- */
-async function withSkills(bundle: BundleInfo, options: LoadBundleOptions): Promise<BundleInfo> {
-  // A folder of skills was listed when it was found.
-  if (bundle.kind === 'skills') return bundle;
-  const modules = bundle.bmadRoot !== undefined && bundle.kind === 'installed' ? await moduleNames(bundle.bmadRoot) : undefined;
-  const found = await projectSkills(
-    bundle.projectRoot,
-    skillOptions(options, { ...(modules !== undefined ? { modules } : {}), ...(bundle.bmadRoot !== undefined ? { bmadRoot: bundle.bmadRoot } : {}) }),
-  );
-  if (found.skills.length === 0 && found.warnings.length === 0) return bundle;
-  const taken = new Set(bundle.agents.map((agent) => listedId(bundle, agent)));
-  const agents = [...bundle.agents, ...found.agents.filter((agent) => !taken.has(listedId(bundle, agent)))];
-  return {
-    ...bundle,
-    agents,
-    ...(found.skills.length > 0 ? { skills: found.skills, skillFolders: found.folders } : {}),
-    ...(found.warnings.length > 0 ? { skillWarnings: found.warnings } : {}),
-  };
-}
 
 async function locateBundle(bundlePath: string, options: LoadBundleOptions): Promise<BundleInfo> {
   const start = await realDirectory(bundlePath);
@@ -193,29 +173,6 @@ async function locateBundle(bundlePath: string, options: LoadBundleOptions): Pro
       `a folder of Agent Skills (.agents/skills/, .claude/skills/, ...), or a BMAD source tree (core/ and modules/<m>/ with agents/)`,
     { file: bundlePath },
   );
-}
-
-/** A folder whose skills are all it offers: it is its own project, and runs Loopwright's own agent. */
-function skillsFolder(root: string, found: ProjectSkills): BundleInfo {
-  return {
-    kind: 'skills',
-    bundleRoot: root,
-    coreRoot: root,
-    projectRoot: root,
-    agents: [{ id: BUILTIN_SKILLS_AGENT, name: 'Assistant', title: 'Assistant with Agent Skills', file: root, builtin: true, entryPoint: true }],
-    skills: found.skills,
-    skillFolders: found.folders,
-    ...(found.warnings.length > 0 ? { skillWarnings: found.warnings } : {}),
-  };
-}
-
-/** The skill settings of `options` for `projectSkills`, with what the project adds. */
-function skillOptions(options: LoadBundleOptions, more: ProjectSkillsOptions): ProjectSkillsOptions {
-  return {
-    ...(options.userSkills ? { userSkills: true } : {}),
-    ...(options.skillFolders !== undefined ? { extraFolders: options.skillFolders } : {}),
-    ...more,
-  };
 }
 
 /**
@@ -302,16 +259,6 @@ export async function guardAgentFile(file: string, root: string, where: { manife
     }
     throw new BundleLoadError(`Agent file ${file} ${reason}`, { file, field: 'file', cause: error });
   }
-}
-
-/** The ids `findAgent` accepts, shown when an agent is not found (module-qualified in trees). */
-export function availableIds(bundle: Pick<BundleInfo, 'kind' | 'agents'>): string[] {
-  return bundle.agents.map((a) => listedId(bundle, a));
-}
-
-/** How an agent is named in lists and asked for: `<module>/<id>` in installed and source trees, else its id. */
-export function listedId(bundle: Pick<BundleInfo, 'kind'>, agent: Pick<BundleAgent, 'id' | 'module'>): string {
-  return bundle.kind !== 'bundle' && agent.module ? `${agent.module}/${agent.id}` : agent.id;
 }
 
 function agentKeys(bundle: Pick<BundleInfo, 'kind' | 'bundleRoot'>, agent: BundleAgent): string[] {
