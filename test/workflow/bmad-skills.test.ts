@@ -14,6 +14,7 @@ import { SKILL_INSTRUCTIONS_NOTE } from '../../common/model-view';
 import { CORPUS, corpusPresent } from '../support/corpus';
 import { startSessionHarness, type SessionHarness } from '../support/session-harness';
 import { writeSkillsProject } from '../support/skills-project';
+import { listProject } from '../../bundle/inspect';
 import type { LoopwrightClient } from '../../client/session-client';
 
 jest.setTimeout(90_000);
@@ -192,6 +193,38 @@ test('a folder of skills without an agent runs the built-in assistant with the c
 });
 
 if (corpusPresent('bmad-skills', [V611, V604])) {
+  test.each([V604, 'installed/v6.8.0-claude-code', V611])('%s: every agent runs a one-shot session whose first request carries its persona, its menu and, with skills, the catalog', async (part) => {
+    const root = path.join(CORPUS, part);
+    const skillsEra = !part.includes('v6.0.');
+    const listing = await listProject(root);
+    expect(listing.agents.length).toBeGreaterThanOrEqual(5);
+    h.fake.setResponder(() => text('Hello.'));
+    try {
+      for (const agent of listing.agents) {
+        const before = h.fake.requests.length;
+        // The corpus is read only: a one-shot turn that only answers writes nothing.
+        const session = await loopwright.start({ bundlePath: root, agentId: agent.id, firstMessage: 'hello', oneShot: true });
+        const result = await session.result();
+        expect({ agent: agent.id, status: result.lastTurn?.status }).toEqual({ agent: agent.id, status: 'completed' });
+        const first = h.fake.requests[before]!.body!;
+        const system = String(first.messages![0]!.content);
+        expect(system).toContain(`You are ${agent.name}`);
+        expect(system).toContain(skillsEra ? 'MENU (numbered' : 'AVAILABLE COMMANDS:');
+        const names = first.tools!.map((t) => t.function.name);
+        if (skillsEra) {
+          expect(system).toMatch(/^1\. \[\S+\] .+ → (skill|prompt)/m);
+          expect(system).toContain('<available_skills>');
+          expect(names).toContain('activate_skill');
+        } else {
+          expect(system).toMatch(/^\S.* - \[\w+\] /m);
+          expect(names).not.toContain('activate_skill');
+        }
+      }
+    } finally {
+      h.fake.setResponder(undefined);
+    }
+  });
+
   test('bmad 6.11: John activates a skill, reads its reference by a bare path and saves the PRD in planning artifacts', async () => {
     const project = copyInstall(V611);
     copies.push(project);
