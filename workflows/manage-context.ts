@@ -27,7 +27,10 @@ export async function manageContext(
   const head = carried?.context?.view.head ?? Math.min(transcript.length, countLeadingSystem(transcript));
   const context = new ContextManager(input.context ?? {}, settings, head, carried?.context);
   if (!carried && context.windowUnknown) {
-    const described = await activities.describeModel({ ...(input.model !== undefined ? { model: input.model } : {}) });
+    // Named in the Web UI's event list like every other activity of a session.
+    const described = await activities.describeModel.executeWithOptions({ summary: `describeModel ${input.model ?? 'default model'} · context window` }, [
+      { ...(input.model !== undefined ? { model: input.model } : {}) },
+    ]);
     if (described.contextWindow !== null && Number.isInteger(described.contextWindow) && described.contextWindow > 0) {
       context.setWindow(described.contextWindow, `server: ${described.source}`);
     } else {

@@ -47,18 +47,25 @@ test('web ui: summaries on the session, its activities and its timer; live detai
     return summary ? [summary] : [];
   });
   // In order: the session (on its start event), the agent's initialisation, the listing of its
-  // tools, each model call (the read ran inline in the first: the next call says so), the write
-  // with its size but never its content, and the idle timer.
-  expect(summaries.slice(0, 7)).toEqual([
+  // tools, the question for the model's window, each model call (the read ran inline in the first:
+  // the next call says so), the write with its size but never its content, and the idle timer.
+  expect(summaries.slice(0, 8)).toEqual([
     'facilitator · requirements-facilitator',
     'initializeAgent facilitator · requirements-facilitator',
     'listTools facilitator',
+    'describeModel ui-model · context window',
     'turn 1 · iteration 1 · callModel ui-model',
     'turn 1 · iteration 2 · callModel ui-model · after inline read_file {bundle-root}/config.yaml',
     'save_output {output_folder}/ui.md (4.2 KB)',
     'turn 1 · iteration 3 · callModel ui-model',
   ]);
   expect(summaries.join('\n')).not.toContain('xxxx');
+  // Every activity the session scheduled is named in the event list (describeModel included).
+  const unnamed = (history.events ?? [])
+    .filter((e) => e.activityTaskScheduledEventAttributes && summaryOf(e.userMetadata) === undefined)
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+  expect(unnamed).toEqual([]);
+  expect(summaries).toContain('describeModel ui-model · context window');
   await session.end();
   const ended = await session.workflow.fetchHistory();
   const timers = (ended.events ?? []).filter((e) => e.timerStartedEventAttributes).map((e) => summaryOf(e.userMetadata));
