@@ -20,7 +20,7 @@ import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from '../common/tool-definiti
 import { projectCatalogTokens, skillSummary, type SkillSummary } from './skills/project-skills';
 import { agentToolAllowList, type BuiltinToolOffer, offeredBuiltinTools } from './agent-tools';
 import type { AgentDefinition, CommandTarget } from './agent-schema';
-import { listedId, loadBundle, matchAgent, type BundleInfo } from './bundle-loader';
+import { listedId, loadBundle, type LoadBundleOptions, matchAgent, type BundleInfo } from './bundle-loader';
 import { delegatesOf } from './agent-delegates';
 import type { DelegateAgent } from '../common/delegation-types';
 import { SecurityViolationError } from './errors';
@@ -82,9 +82,9 @@ export interface BundleInspection {
  * does not load or the agent is not found, cannot be read or does not parse; every other problem
  * is listed in `warnings`.
  */
-export async function inspectBundle(bundlePath: string, agentId = ''): Promise<BundleInspection> {
-  const bundle = await loadBundle(bundlePath);
-  const { agent, messages, context, warnings: initWarnings, wouldStop } = await initializeAgentForInspection({ bundlePath, agentId });
+export async function inspectBundle(bundlePath: string, agentId = '', skills: SkillOptions = {}): Promise<BundleInspection> {
+  const bundle = await loadBundle(bundlePath, skills);
+  const { agent, messages, context, warnings: initWarnings, wouldStop } = await initializeAgentForInspection({ bundlePath, agentId, ...skills });
   const warnings = [...initWarnings];
   const add = (line: string) => {
     if (!warnings.includes(line)) warnings.push(line);
@@ -215,6 +215,9 @@ function shorten(text: string): string {
   return flat.length > 80 ? `${flat.slice(0, 77)}...` : flat;
 }
 
+/** The skill settings a session would run with (`--user-skills`, `--skills-folder`). */
+export type SkillOptions = Pick<LoadBundleOptions, 'userSkills' | 'skillFolders'>;
+
 /** What `listProject` shows: the agents and skills a project offers, with where each was found. */
 export interface ProjectListing {
   kind: BundleInfo['kind'];
@@ -228,8 +231,8 @@ export interface ProjectListing {
 }
 
 /** The agents and skills of the project at `bundlePath`, without choosing an agent (`inspect <project>`). */
-export async function listProject(bundlePath: string): Promise<ProjectListing> {
-  const bundle = await loadBundle(bundlePath);
+export async function listProject(bundlePath: string, settings: SkillOptions = {}): Promise<ProjectListing> {
+  const bundle = await loadBundle(bundlePath, settings);
   const skills = bundle.skills ?? [];
   return {
     kind: bundle.kind,

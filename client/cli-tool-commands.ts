@@ -107,8 +107,10 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     .option('--json', 'print one JSON object')
     .option('--list-tools', 'list every tool a session would be offered, as a worker lists them: starts the project\'s MCP servers to ask them')
     .option('--tool-module <module>', 'custom tools to list with --list-tools, as loopwright worker --tool-module (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--user-skills', "also your own Agent Skills (~/.agents/skills, ~/.claude/skills, ...), as run --user-skills offers them")
+    .option('--skills-folder <dir>', 'a folder of Agent Skills besides the project\'s, as run --skills-folder (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .addHelpText('after', helpDetails(['loopwright inspect bundles/requirements-facilitator facilitator', 'loopwright inspect . --list-tools --tool-module ./tools.js'], []))
-    .action(async (bundle: string, agent: string | undefined, options: JsonOption & { listTools?: boolean; toolModule?: string[] }) => {
+    .action(async (bundle: string, agent: string | undefined, options: JsonOption & { listTools?: boolean; toolModule?: string[]; userSkills?: boolean; skillsFolder?: string[] }) => {
       const { inspectCommand } = await import('./commands/inspect');
       await execute(invocation, 'inspect', options, () => inspectCommand(bundle, agent, options, out));
     });

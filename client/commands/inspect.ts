@@ -3,6 +3,7 @@
  * commands, opening messages and system prompt) without calling a model, and lists every problem
  * met (missing files, refusals, variables that do not resolve) as warnings.
  */
+import * as path from 'node:path';
 import { inspectBundle, listProject, type BundleInspection, type ProjectListing } from '../../bundle/inspect';
 import { BundleError } from '../../bundle/errors';
 import type { CommandOutput } from '../output';
@@ -18,21 +19,25 @@ import { listAgentTools, listedToolLines } from './inspect-tools';
 export async function inspectCommand(
   bundlePath: string,
   agentId: string | undefined,
-  options: { json?: boolean; listTools?: boolean; toolModule?: string[] },
+  options: { json?: boolean; listTools?: boolean; toolModule?: string[]; userSkills?: boolean; skillsFolder?: string[] },
   out: CommandOutput,
 ): Promise<number> {
   let inspection: BundleInspection;
   let listed: ListToolsResult | undefined;
+  const skills = {
+    ...(options.userSkills ? { userSkills: true } : {}),
+    ...(options.skillsFolder?.length ? { skillFolders: options.skillsFolder.map((dir) => path.resolve(dir)) } : {}),
+  };
   try {
     // A project with several agents and no agent named: what it offers, not an error.
     if (agentId === undefined && !options.listTools) {
-      const listing = await listProject(bundlePath);
+      const listing = await listProject(bundlePath, skills);
       if (listing.agents.length !== 1 && !listing.agents.some((a) => a.id === '')) {
         out.log(options.json ? JSON.stringify(listing, null, 2) : formatListing(listing));
         return 0;
       }
     }
-    inspection = await inspectBundle(bundlePath, agentId ?? '');
+    inspection = await inspectBundle(bundlePath, agentId ?? '', skills);
     if (options.listTools || (options.toolModule ?? []).length > 0) listed = await listAgentTools(inspection, bundlePath, agentId ?? '', options.toolModule ?? []);
   } catch (error) {
     if (!(error instanceof BundleError || error instanceof ToolModuleError || error instanceof CustomToolError)) throw error;

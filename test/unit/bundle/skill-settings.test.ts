@@ -71,3 +71,22 @@ describe('skill settings on the command line', () => {
     expect(sandboxSettings({ projectRoot: os.tmpdir() })).not.toHaveProperty('userSkills');
   });
 });
+
+describe('skill settings in inspect', () => {
+  test('inspect: --skills-folder shows the folder\'s skills in the listing and in the agent\'s prompt', async () => {
+    const { inspectBundle, listProject } = await import('../../../bundle/inspect');
+    const project = writeSkillsProject();
+    const extra = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-inspect-skills-')));
+    try {
+      writeSkill(extra, 'lw-extra', 'Extra.');
+      expect((await listProject(project.root)).skills.map((s) => s.name)).not.toContain('lw-extra');
+      const listing = await listProject(project.root, { skillFolders: [extra] });
+      expect(listing.skills.find((s) => s.name === 'lw-extra')).toMatchObject({ folder: extra, scope: 'extra' });
+      const inspection = await inspectBundle(project.root, 'lw-agent-guide', { skillFolders: [extra] });
+      expect(inspection.systemPrompt).toContain('<skill><name>lw-extra</name>');
+    } finally {
+      project.cleanup();
+      fs.rmSync(extra, { recursive: true, force: true });
+    }
+  });
+});
