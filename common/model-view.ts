@@ -17,7 +17,7 @@
 import type { ChatMessage, ToolCall, ToolMessage, UserMessage } from './messages';
 import { toolSpec } from './tools';
 import { ACTIVATE_SKILL } from './tools/activate-skill';
-import { parseArguments, targetOf } from './tools/tool-spec';
+import { argsOf, targetOf } from './tools/tool-spec';
 import { utf8Length, utf8Prefix } from './transcript';
 
 /** The summarising call's system message starts with this, so a server (or a test's fake) can tell it apart. */
@@ -107,7 +107,7 @@ export function summaryMessage(view: ModelView): UserMessage {
  */
 export function prunedToolMessage(message: ToolMessage, call: ToolCall | undefined): ToolMessage {
   // The tool's target argument (a path) as the model wrote it; the tool name alone when there is none.
-  const main = call ? targetOf(toolSpec(call.function.name), parseArguments(call.function.arguments)) : undefined;
+  const main = call ? targetOf(toolSpec(call.function.name), argsOf(call)) : undefined;
   const target = main !== undefined ? ` ${main.slice(0, 200)}` : '';
   const name = call ? call.function.name : 'the tool';
   let success = true;

@@ -9,7 +9,7 @@ import type { ToolCall } from '../common/messages';
 import type { ApprovalPolicy, PendingApproval, SessionInput, SessionState } from '../common/session-types';
 import { offeredOf, type SessionTool } from '../common/offered-tools';
 import { TOOL_SPECS, toolSpec } from '../common/tools';
-import { contentOf, modesOf, parseArguments, replacedOf, targetOf } from '../common/tools/tool-spec';
+import { argsOf, contentOf, modesOf, replacedOf, targetOf } from '../common/tools/tool-spec';
 import { utf8Length } from '../common/transcript';
 import { approveUpdate, decideApprovalsSignal, denyUpdate } from './definitions';
 import type { ApprovalDecision, TurnControls } from './turn';
@@ -119,7 +119,7 @@ const PREVIEW_CHARS = 200;
  */
 export function previewOf(call: ToolCall, variables: Record<string, string>, specs: readonly SessionTool[] = TOOL_SPECS): { path?: string; preview: string } {
   const spec = toolSpec(call.function.name, specs);
-  const args = parseArguments(call.function.arguments);
+  const args = argsOf(call);
   const raw = targetOf(spec, args);
   // One pass over {name} placeholders; unknown ones stay as written (the tool resolves them fully).
   const path = raw?.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, name: string) => variables[name] ?? whole);

@@ -26,7 +26,7 @@ import { DEFAULT_DELEGATION_MAX_CHILDREN, DEFAULT_DELEGATION_MAX_DEPTH, type Del
 import type { TokenUsage, ToolCall, ToolResult } from '../common/messages';
 import type { BudgetSettings, BudgetState, SessionInput, SessionResult, TurnResult } from '../common/session-types';
 import { DELEGATE_TASK } from '../common/tools';
-import { parseArguments } from '../common/tools/tool-spec';
+import { argsOf } from '../common/tools/tool-spec';
 import type { HashedTranscript } from '../common/transcript';
 import { SESSION_WORKFLOW } from './definitions';
 import type { DelegationApprovals } from './delegation-approvals';
@@ -86,7 +86,7 @@ export class Delegator {
 
   /** Run one `delegate_task` call; never throws except for the turn's cancellation. */
   async run(call: ToolCall, at: DelegationCall): Promise<ToolResult> {
-    const args = parseArguments(call.function.arguments);
+    const args = argsOf(call);
     const asked = typeof args.agent === 'string' ? args.agent.trim() : '';
     const task = typeof args.task === 'string' ? args.task.trim() : '';
     const refuse = (error: string): ToolResult => {

@@ -10,7 +10,7 @@ import { type McpCallInput, type McpServerConfig, offeredOf, type SessionTool, T
 import type { RuntimeContext } from '../common/runtime-context';
 import { NOT_FILES_HOST } from '../common/files-host';
 import { TOOL_SPECS, toolSpec } from '../common/tools';
-import { argumentRecord, contentOf, modesOf, replacedOf, targetOf } from '../common/tools/tool-spec';
+import { argumentRecord, callArguments, contentOf, modesOf, replacedOf, targetOf } from '../common/tools/tool-spec';
 import type { SessionActivityStubs } from './activity-proxies';
 
 /** The tools of a session beyond the built-in ones, as `listTools` recorded them. */
@@ -39,15 +39,9 @@ export function runToolCall(
   if (spec === undefined) {
     return Promise.resolve({ success: false, error: `Unknown tool: ${name}` });
   }
-  let args: unknown;
-  try {
-    args = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
-  } catch (err) {
-    return Promise.resolve({
-      success: false,
-      error: `Arguments for ${name} are not valid JSON (${(err as Error).message}); send a JSON object`,
-    });
-  }
+  const parsed = callArguments(call);
+  if (!parsed.ok) return Promise.resolve({ success: false, error: parsed.error });
+  const args = parsed.value;
   const failed = (err: unknown): ToolResult => toolFailure(err, name, call.id);
   try {
     const summary = { summary: toolSummary(name, args, options.toolSet?.tools) };

@@ -8,7 +8,7 @@ import { log, patched } from '@temporalio/workflow';
 import type { ToolCall, ToolResult } from '../common/messages';
 import type { SessionTool } from '../common/offered-tools';
 import { loopToolSpec, TOOL_SPECS, toolSpec } from '../common/tools';
-import { parseArguments, targetOf } from '../common/tools/tool-spec';
+import { argsOf, targetOf } from '../common/tools/tool-spec';
 import { withActivatedSkills } from './active-skills';
 import type { DelegationCall } from './delegation';
 import type { ModelCaller } from './model-calls';
@@ -36,7 +36,7 @@ export function sameTargetWrites(calls: readonly ToolCall[], specs: readonly Ses
   return calls.map((call, i) => {
     const spec = toolSpec(call.function.name, specs);
     if (spec?.access !== 'write') return -1;
-    const target = targetOf(spec, parseArguments(call.function.arguments))?.trim();
+    const target = targetOf(spec, argsOf(call))?.trim();
     if (target === undefined || target === '') return -1;
     const before = lastWrite.get(target) ?? -1;
     lastWrite.set(target, i);
@@ -104,7 +104,7 @@ export function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolC
 
 /** Results the model-call activity already has (inline reads), appended in call order like any others. */
 export function settleInline(input: TurnInput, calls: ToolCall[], results: ToolResult[], caller: ModelCaller): ToolResult[] {
-  const said = calls.map((call) => toolSummary(call.function.name, parseArguments(call.function.arguments), input.toolSet?.tools)).join(', ');
+  const said = calls.map((call) => toolSummary(call.function.name, argsOf(call), input.toolSet?.tools)).join(', ');
   caller.afterInline = said.length > INLINE_NOTE_CHARS ? `${said.slice(0, INLINE_NOTE_CHARS)}…` : said;
   calls.forEach((call, i) => {
     const result = results[i]!;
@@ -140,7 +140,7 @@ function runOneCall(input: TurnInput, call: ToolCall, at: DelegationCall, after?
 
 /** The argument a person recognises a call by (its tool's `target`, a path), for progress displays. */
 function mainArgument(call: ToolCall, toolSet: SessionToolSet | undefined): { detail?: string } {
-  const detail = targetOf(toolSpec(call.function.name, toolSet?.tools ?? TOOL_SPECS), parseArguments(call.function.arguments));
+  const detail = targetOf(toolSpec(call.function.name, toolSet?.tools ?? TOOL_SPECS), argsOf(call));
   return detail !== undefined ? { detail: detail.slice(0, 200) } : {};
 }
 

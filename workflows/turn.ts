@@ -9,7 +9,7 @@ import type { TokenUsage, ToolCall, ToolDefinition, ToolResult } from '../common
 import type { RuntimeContext } from '../common/runtime-context';
 import type { CompactionRecord, PendingQuestion, PendingTurn, RunningTool, TurnResult, TurnStatus } from '../common/session-types';
 import { LOOP_TOOL_SPECS, loopToolSpec, TOOL_SPECS, toolSpec } from '../common/tools';
-import { parseArguments, targetOf } from '../common/tools/tool-spec';
+import { argsOf, targetOf } from '../common/tools/tool-spec';
 import type { HashedTranscript } from '../common/transcript';
 import { reportText } from '../common/verify-report';
 import type { SessionActivityStubs } from './activity-proxies';
@@ -300,7 +300,7 @@ export async function runTurn(input: TurnInput, start: TurnStart): Promise<TurnO
       verifier?.noteToolResults(acting, results, writes);
       if (breaker) {
         const spec = loopToolSpec(breaker.function.name)!;
-        const text = targetOf(spec, parseArguments(breaker.function.arguments));
+        const text = targetOf(spec, argsOf(breaker));
         const given = text !== undefined && text.trim() !== '' ? text : undefined;
         if (spec.loop === 'question') {
           const question = given ?? reply.message.content ?? 'I have a question.';

@@ -13,7 +13,7 @@ import type { TokenUsage, ToolCall, ToolResult } from '../common/messages';
 import type { ModelSettings } from '../common/model-call';
 import type { RuntimeContext } from '../common/runtime-context';
 import { toolSpec } from '../common/tools';
-import { parseArguments } from '../common/tools/tool-spec';
+import { argsOf } from '../common/tools/tool-spec';
 import { fixRequest } from '../common/verify-report';
 import {
   type CommandCheck,
@@ -187,7 +187,7 @@ export class SessionVerifier {
 
   private workflowStarted(call: ToolCall, result: ToolResult): void {
     const config = (result.config ?? {}) as Record<string, unknown>;
-    const workflowPath = stringOf(parseArguments(call.function.arguments).workflow_path);
+    const workflowPath = stringOf(argsOf(call).workflow_path);
     const command = workflowPath ? this.deps.checks.find((c) => c.workflow !== undefined && samePath(c.workflow, workflowPath)) : undefined;
     const checklist = stringOf(config.validation) ?? stringOf(config.checklist) ?? command?.checklist;
     if (!checklist) return;

@@ -8,6 +8,7 @@
  * tool threw instead of returning a result, a result past the inline size limit, a session whose
  * files are on another host, a run whose runtime context this worker does not hold.
  */
+import { callArguments } from '../../common/tools/tool-spec';
 import type { InlineReads } from '../../common/activity-types';
 import { INLINE_RESULTS_BYTES } from '../../common/activity-types';
 import type { ToolCall, ToolResult } from '../../common/messages';
@@ -49,15 +50,11 @@ export class InlineReader {
     const results = await Promise.all(
       calls.map((call): Promise<ToolResult | null> | null => {
         if (!allowed.has(call.function.name)) return null;
-        let args: unknown;
-        try {
-          args = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
-        } catch {
-          // The workflow answers arguments that are not JSON with its own error text.
-          return null;
-        }
+        const parsed = callArguments(call);
+        // Arguments that are not JSON: the workflow answers them (the same parser, the same text).
+        if (!parsed.ok) return null;
         // A tool that throws (an I/O failure it did not turn into a result) is retried by its own activity.
-        return this.options.run(call.function.name, context, args).catch(() => null);
+        return this.options.run(call.function.name, context, parsed.value).catch(() => null);
       }),
     );
     // Cancelled while the reads ran: the activity ends cancelled, as it would have during the call.

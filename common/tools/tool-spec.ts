@@ -114,6 +114,38 @@ export function argumentRecord(value: unknown): Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+/** A tool call's arguments parsed: the JSON value and it as a record, or why the text is not JSON. */
+export type ParsedArguments = { ok: true; value: unknown; record: Record<string, unknown> } | { ok: false; error: string };
+
+/** Each call's arguments, parsed once however many places ask (the call objects of a turn are not copied). */
+const parsedCalls = new WeakMap<object, ParsedArguments>();
+
+/**
+ * The arguments of `call` (an OpenAI-shaped tool call) parsed from the JSON text the model wrote,
+ * once per call object: the one parser of the engine, with the one error text a model gets for
+ * arguments that are not JSON. Empty text is an empty object.
+ */
+export function callArguments(call: { function: { name: string; arguments: string } }): ParsedArguments {
+  let parsed = parsedCalls.get(call);
+  if (parsed === undefined) {
+    const text = call.function.arguments;
+    try {
+      const value: unknown = text.trim() === '' ? {} : JSON.parse(text);
+      parsed = { ok: true, value, record: argumentRecord(value) };
+    } catch (err) {
+      parsed = { ok: false, error: `Arguments for ${call.function.name} are not valid JSON (${(err as Error).message}); send a JSON object` };
+    }
+    parsedCalls.set(call, parsed);
+  }
+  return parsed;
+}
+
+/** The arguments of `call` as a record (`{}` when they are not a JSON object), parsed once (`callArguments`). */
+export function argsOf(call: { function: { name: string; arguments: string } }): Record<string, unknown> {
+  const parsed = callArguments(call);
+  return parsed.ok ? parsed.record : {};
+}
+
 /** A call's arguments as the model wrote them (JSON text), as a record (`{}` when they are not a JSON object). */
 export function parseArguments(text: string): Record<string, unknown> {
   try {

@@ -14,7 +14,7 @@ import type { ToolCall } from '../../../common/messages';
 import { prunedToolMessage } from '../../../common/model-view';
 import { argsSchema, LOOP_TOOL_DEFINITIONS, toFunctionParameters, TOOL_DEFINITIONS, toolDefinition } from '../../../common/tool-definitions';
 import { isLoopToolName, isToolName, LOOP_TOOL_NAMES, LOOP_TOOL_SPECS, loopToolSpec, TOOL_NAMES, TOOL_SPECS, toolSpec } from '../../../common/tools';
-import { defineTool, type ToolSpec, type ToolSpecBase } from '../../../common/tools/tool-spec';
+import { argsOf, callArguments, defineTool, type ToolSpec, type ToolSpecBase } from '../../../common/tools/tool-spec';
 import { parseAgent } from '../../../bundle/agent-parser';
 import { buildSystemPrompt } from '../../../bundle/system-prompt';
 import { policyCovers, previewOf } from '../../../workflows/approvals';
@@ -316,5 +316,20 @@ describe('workflow code', () => {
       const code = readFileSync(join(root, 'workflows', file), 'utf8');
       for (const name of names) expect(`${file}: ${code.includes(name) ? name : ''}`).toBe(`${file}: `);
     }
+  });
+});
+
+describe('tool call arguments', () => {
+  test('callArguments: parsed once per call object; empty text is {}; not JSON is one error text naming the tool', () => {
+    const good = call('read_file', { file_path: 'a.md' });
+    const first = callArguments(good);
+    expect(first).toEqual({ ok: true, value: { file_path: 'a.md' }, record: { file_path: 'a.md' } });
+    expect(callArguments(good)).toBe(first);
+    expect(argsOf(good)).toEqual({ file_path: 'a.md' });
+    expect(callArguments({ function: { name: 'x', arguments: '  ' } })).toEqual({ ok: true, value: {}, record: {} });
+    const bad = callArguments({ function: { name: 'save_output', arguments: '{"file_path": ' } });
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.error).toMatch(/^Arguments for save_output are not valid JSON \(.+\); send a JSON object$/);
+    expect(argsOf({ function: { name: 'x', arguments: '[1, 2]' } })).toEqual({});
   });
 });
