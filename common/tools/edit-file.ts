@@ -10,20 +10,20 @@ import { defineTool } from './tool-spec';
 export const EDIT_FILE = defineTool({
   name: 'edit_file',
   description:
-    'Change part of an existing text file in place: replace old_text, which must occur exactly once (or every occurrence with replace_all), with new_text. The rest of the file stays as it is; the file is written atomically. To create a file or replace all of it, use save_output.',
+    'Replace old_text with new_text in an existing file, atomically; old_text must occur once (or use replace_all). To create or rewrite a file, use save_output.',
   parameters: {
     file_path: {
       type: 'string',
       nonEmpty: true,
-      description: 'The file to change, for example {output_folder}/prd.md. Must exist and lie inside an output folder.',
+      description: 'The file to change, e.g. {output_folder}/prd.md.',
     },
     old_text: {
       type: 'string',
       nonEmpty: true,
-      description: 'The exact text to replace, copied from the file with its spaces and line breaks; include enough of the surrounding lines that it occurs only once.',
+      description: 'The exact text to replace, with enough context to occur once.',
     },
-    new_text: { type: 'string', description: 'The text to put in its place (empty to delete old_text).' },
-    replace_all: { type: 'boolean', optional: true, description: 'Replace every occurrence of old_text instead of requiring exactly one (default false).' },
+    new_text: { type: 'string', description: 'Its replacement (empty deletes it).' },
+    replace_all: { type: 'boolean', optional: true, description: 'Replace every occurrence.' },
   },
   access: 'write',
   target: 'file_path',
@@ -33,6 +33,6 @@ export const EDIT_FILE = defineTool({
   // Like save_output: an edit already made is recognised on a retry, so it may be retried longer.
   retries: 'persistent',
   promptRules: [
-    '- To change part of a document you already saved (update front matter such as stepsCompleted, fix or fill in one section), call the edit_file tool with the exact old text and its replacement instead of saving the whole document again.',
+    '- To change part of a saved document (front matter such as stepsCompleted, one section), call edit_file instead of saving it again.',
   ],
 });

@@ -18,6 +18,5 @@ export const READ_FILE = defineTool({
   retries: 'quick',
   promptRules: [
     '- You see a file only after loading it. Whenever an instruction, a command or a workflow tells you to load or read a file, call the read_file tool with its path. Paths may keep their variables ({project-root}, {bundle-root}, {core-root}, {config_source}:key); the tools resolve them.',
-    "- A Markdown file read with read_file may come with frontMatterPaths: the paths its front matter names ({nextStepFile}, {outputFile}, ...), already resolved from where the file lies. Where the file says {name}, use that path as given.",
   ],
 });

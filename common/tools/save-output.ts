@@ -5,20 +5,19 @@ import { defineTool } from './tool-spec';
 export const SAVE_OUTPUT = defineTool({
   name: 'save_output',
   description:
-    'Write generated content to a file (for example a finished workflow document), or add it at the end of one (mode "append"). Folders are created as needed; the file is written atomically.',
+    'Write content to a file (e.g. a finished workflow document), or with mode "append" add it at the end; folders are created, the write is atomic.',
   parameters: {
     file_path: {
       type: 'string',
       nonEmpty: true,
       description: 'Where to write the file, for example {output_folder}/requirements-{date}.md. Must lie inside an output folder.',
     },
-    content: { type: 'string', description: 'The full text to write; an existing file at that path is replaced (with mode "append": the text to add at its end).' },
+    content: { type: 'string', description: 'The full text (with mode "append": the text to add).' },
     mode: {
       type: 'enum',
       values: ['replace', 'append'],
       optional: true,
-      description:
-        '"replace" (the default): the file becomes content. "append": content is added exactly as given after the last character of the file, which is created when missing; start content with a line break when it begins a new section.',
+      description: '"replace" (default) or "append" (creates a missing file; start content with a line break for a new section).',
     },
   },
   access: 'write',
@@ -30,7 +29,6 @@ export const SAVE_OUTPUT = defineTool({
   // worst outcome of a session.
   retries: 'persistent',
   promptRules: [
-    '- To write a document, call the save_output tool with the target path and the complete content.',
-    '- When a workflow builds a document section by section, call save_output with mode "append" to add each new section at its end instead of sending the whole document again.',
+    '- To write a document, call the save_output tool with the target path and the complete content; to add a section at its end, use mode "append".',
   ],
 });
