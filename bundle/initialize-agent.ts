@@ -9,9 +9,9 @@ import type { RuntimeContext, SecretFileRule } from '../common/runtime-context';
 import { readAgentFile } from './agent-file';
 import type { AgentDefinition } from './agent-schema';
 import { findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
-import { readModuleVariables } from './skills/bmad-config';
+import { CENTRAL_CONFIG_LAYERS, readModuleVariables } from './skills/bmad-config';
 import { projectCatalog } from './skills/project-skills';
-import { filesHash } from './skills/pins';
+import { filesHash, skillPinFiles } from './skills/pins';
 import type { AgentPin } from '../common/pins';
 import { readSkillAgent } from './skills/skill-agent';
 import { BMAD_INSTALL_DEFAULTS, builtinSkillsAgent, configMessage, loadPersistentFacts } from './skills/skill-session';
@@ -246,7 +246,10 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     ...critical.messages,
     ...facts.messages,
   ];
-  const pinned = unique([...agentFiles, ...(central?.files ?? [])]);
+  // What the agent was made of: its files, and for an agent skill every layer of its customization
+  // and of the central config, present or not (an override added later is a change too).
+  const centralLayers = central?.source === 'central' ? CENTRAL_CONFIG_LAYERS.map((layer) => path.join(bundle.projectRoot, '_bmad', ...layer.split('/'))) : (central?.files ?? []);
+  const pinned = unique([...(found.skill ? skillPinFiles(found.skill, bundle.projectRoot) : []), ...agentFiles, ...centralLayers]);
   const pin = pinned.length > 0 ? { id: input.agentId, files: pinned, hash: await filesHash(pinned) } : undefined;
   return { agent, messages, context, warnings, wouldStop, ...(pin ? { pin } : {}) };
 }

@@ -42,7 +42,7 @@ export async function checkPins(input: CheckPinsInput): Promise<CheckPinsResult>
   const agentNow = input.agent ? await filesHash(input.agent.files) : undefined;
   if (input.agent && agentNow !== input.agent.hash) {
     changed.push(
-      `The agent ${input.agent.id} changed on disk since this session started (${input.agent.files.map((f) => path.basename(f)).join(', ')}; version ${agentNow}); ` +
+      `The agent ${input.agent.id} changed on disk since this session started (its files, customization or config; version ${agentNow}); ` +
         'the session keeps the version it started with: start a new session to use the new one',
     );
   }

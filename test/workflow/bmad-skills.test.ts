@@ -104,13 +104,14 @@ test('pinning: files changed under a running session are said once at the next t
   const activation = results(await session.turnMessages(first)).call_activate!;
   expect((activation.skill as { hash?: string }).hash).toMatch(/^[0-9a-f]{16}$/);
 
-  // The agent's customization and the active skill change on disk between turns.
+  // The agent's customization and the active skill change on disk between turns, and a team
+  // override of the agent appears.
   const customize = path.join(project.root, '.claude/skills/lw-agent-guide/customize.toml');
   fs.writeFileSync(customize, fs.readFileSync(customize, 'utf8').replace('Short and salty.', 'Long and sweet.'));
   fs.appendFileSync(path.join(project.root, '.claude/skills/lw-notes/SKILL.md'), '3. Sign the notes.\n');
   const second = await session.send('anything new?');
   expect(second.bundleChanges).toHaveLength(2);
-  expect(second.bundleChanges![0]).toMatch(/^The agent lw-agent-guide changed on disk since this session started \(SKILL\.md, customize\.toml, config\.toml, config\.user\.toml; version [0-9a-f]{16}\)/);
+  expect(second.bundleChanges![0]).toMatch(/^The agent lw-agent-guide changed on disk since this session started \(its files, customization or config; version [0-9a-f]{16}\)/);
   expect(second.bundleChanges![1]).toMatch(/^The skill lw-notes changed on disk since it was activated in this session/);
   const state = await session.state();
   expect(state.bundleChanges).toEqual(second.bundleChanges);

@@ -26,3 +26,24 @@ describe('pins', () => {
     }
   });
 });
+
+describe('pins of a session', () => {
+  test('pins: a team override of an agent skill added after the session started is a change of the agent; so is a central config layer', async () => {
+    const { initializeAgent } = await import('../../../bundle/initialize-agent');
+    const project = writeSkillsProject();
+    try {
+      const started = await initializeAgent({ bundlePath: project.root, agentId: 'lw-agent-guide' });
+      const agent = started.pin!;
+      expect(await checkPins({ agent, skills: [], projectRoot: project.root })).toEqual({ changed: [] });
+      fs.mkdirSync(path.join(project.root, '_bmad/custom'), { recursive: true });
+      fs.writeFileSync(path.join(project.root, '_bmad/custom/lw-agent-guide.toml'), '[agent]\nicon = "🦜"\n');
+      expect((await checkPins({ agent, skills: [], projectRoot: project.root })).changed).toEqual([expect.stringContaining('The agent lw-agent-guide changed on disk')]);
+      fs.rmSync(path.join(project.root, '_bmad/custom/lw-agent-guide.toml'));
+      expect(await checkPins({ agent, skills: [], projectRoot: project.root })).toEqual({ changed: [] });
+      fs.writeFileSync(path.join(project.root, '_bmad/custom/config.user.toml'), '[core]\nuser_name = "Bo"\n');
+      expect((await checkPins({ agent, skills: [], projectRoot: project.root })).changed).toHaveLength(1);
+    } finally {
+      project.cleanup();
+    }
+  });
+});
