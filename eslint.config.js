@@ -11,8 +11,7 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 
 // Our top-level source folders, and which of them each one may import (Node built-ins and packages
 // are always allowed). The order below is the layering: a folder imports only folders listed above
-// it (one file excepted: activities/ reads workflows/definitions.ts, which imports only common/),
-// so folders never import each other in a circle. scripts/ and test/ may import anything, and no
+// it, so folders never import each other in a circle. scripts/ and test/ may import anything, and no
 // other folder may import them. workflows/ may import activities/ for types only (the rule on
 // workflows/ further down checks that).
 const FOLDERS = ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker', 'client', 'scripts', 'test'];
@@ -25,9 +24,8 @@ const LAYERS = {
   codec: { mayImport: ['common'] },
   // The fake OpenAI-compatible server and the demo's scripted model (`loopwright demo`, tests).
   'fake-model': { mayImport: ['common'] },
-  // The model call and the tools, run by the worker. The transcript query is read through the
-  // workflow's own message definitions.
-  activities: { mayImport: ['common', 'bundle'], except: { workflows: ['./definitions.ts'] } },
+  // The model call and the tools, run by the worker (the workflow's contract is in common/contract/).
+  activities: { mayImport: ['common', 'bundle'] },
   // The deterministic session workflow; activities/ for types only.
   workflows: { mayImport: ['common', 'activities'] },
   // The worker factory.

@@ -8,7 +8,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { TranscriptPageRequest } from '../common/activity-types';
 import type { TranscriptPage } from '../common/transcript';
-import { transcriptPageQuery } from '../workflows/definitions';
+import { transcriptPageQuery } from '../common/contract/session-definitions';
 import type { TranscriptPageSource } from './model/transcript-cache';
 
 /** Runs followed back at most, for messages a run does not hold (each run continued from the one before). */

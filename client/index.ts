@@ -25,7 +25,7 @@ export {
   extendUpdate,
   compactUpdate,
   budgetUpdate,
-} from '../workflows/definitions';
+} from '../common/contract/session-definitions';
 export * from '../common/session-types';
 export * from '../common/messages';
 export * from '../common/failure-types';

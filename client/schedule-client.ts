@@ -4,7 +4,7 @@
  * any other session's (it shows in `loopwright list`). The schedule id is the name given.
  */
 import { type Client, type ScheduleSummary, ScheduleOverlapPolicy } from '@temporalio/client';
-import { SESSION_WORKFLOW } from '../workflows/definitions';
+import { SESSION_WORKFLOW } from '../common/contract/session-definitions';
 import { type SessionSettings, sessionInput } from './session-input';
 
 /** Memo key of a schedule Loopwright created: what its sessions run. */

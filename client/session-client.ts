@@ -30,7 +30,7 @@ import {
   stateQuery,
   transcriptPageQuery,
   BUDGET_MEMO,
-} from '../workflows/definitions';
+} from '../common/contract/session-definitions';
 import { findTurnEnd, readTranscript, type TurnEnd, whileLoading } from './turn-history';
 import { type FollowOptions, followTurn, type SessionEvent } from './session-events';
 import { sessionInput } from './session-input';

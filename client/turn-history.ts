@@ -7,7 +7,7 @@ import type { temporal } from '@temporalio/proto';
 import type { ChatMessage } from '../common/messages';
 import type { TurnResult } from '../common/session-types';
 import { TRANSCRIPT_PAGE_BYTES } from '../common/transcript';
-import { TRANSCRIPT_LOADING, TURN_END_MEMO, transcriptPageQuery } from '../workflows/definitions';
+import { TRANSCRIPT_LOADING, TURN_END_MEMO, transcriptPageQuery } from '../common/contract/session-definitions';
 
 /** Where a turn ended: the run, that run's history, the event's index and the turn's result (its `turn` and `messageRange` at least). */
 export interface TurnEnd {

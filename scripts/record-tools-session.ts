@@ -11,7 +11,7 @@ import { defineTool, type CustomTool } from '../activities/tools/custom-tool';
 import type { McpServerConfig } from '../common/offered-tools';
 import type { LoopwrightClient } from '../client/session-client';
 import { type FakeOpenAI, text, toolCalls } from '../fake-model/server';
-import { approveUpdate } from '../workflows/definitions';
+import { approveUpdate } from '../common/contract/session-definitions';
 
 const SERVERS = path.resolve(__dirname, '../node_modules/@modelcontextprotocol');
 

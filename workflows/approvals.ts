@@ -11,7 +11,7 @@ import { offeredOf, type SessionTool } from '../common/offered-tools';
 import { TOOL_SPECS, toolSpec } from '../common/tools';
 import { argsOf, contentOf, modesOf, replacedOf, targetOf } from '../common/tools/tool-spec';
 import { utf8Length } from '../common/transcript';
-import { approveUpdate, decideApprovalsSignal, denyUpdate } from './definitions';
+import { approveUpdate, decideApprovalsSignal, denyUpdate } from '../common/contract/session-definitions';
 import type { ApprovalDecision, TurnControls } from './turn';
 
 /** What the approval controls need from their session. */

@@ -15,7 +15,7 @@
 import { getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { PendingApproval, SessionInput } from '../common/session-types';
 import type { ApprovalHost } from './approvals';
-import { childApprovalsSignal, decideApprovalsSignal } from './definitions';
+import { childApprovalsSignal, decideApprovalsSignal } from '../common/contract/session-definitions';
 
 export class DelegationApprovals {
   /** Running children: workflow id → the `delegate_task` call that started it. */

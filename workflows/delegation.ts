@@ -28,7 +28,7 @@ import type { BudgetSettings, BudgetState, SessionInput, SessionResult, TurnResu
 import { DELEGATE_TASK } from '../common/tools';
 import { argsOf } from '../common/tools/tool-spec';
 import type { HashedTranscript } from '../common/transcript';
-import { SESSION_WORKFLOW } from './definitions';
+import { SESSION_WORKFLOW } from '../common/contract/session-definitions';
 import type { DelegationApprovals } from './delegation-approvals';
 import { rootMessage } from './tool-calls';
 

@@ -9,7 +9,7 @@ import { BAD_INPUT, BUSY, SESSION_ENDING, SESSION_FAILED, TOO_LARGE } from '../c
 import type { BudgetChange, BudgetState, SessionState, TurnResult } from '../common/session-types';
 import { TRANSCRIPT_PAGE_BYTES, utf8Length } from '../common/transcript';
 import { RECENT_TURNS } from './carry-over';
-import { TRANSCRIPT_LOADING, awaitTurnUpdate, budgetUpdate, compactUpdate, endSignal, extendUpdate, interruptSignal, messagesQuery, sendUpdate, stateQuery, transcriptPageQuery } from './definitions';
+import { TRANSCRIPT_LOADING, awaitTurnUpdate, budgetUpdate, compactUpdate, endSignal, extendUpdate, interruptSignal, messagesQuery, sendUpdate, stateQuery, transcriptPageQuery } from '../common/contract/session-definitions';
 import type { TurnStart } from './turn';
 import type { ManagedModel } from './model-calls';
 import type { SessionRuntime } from './session-runtime';

@@ -4,7 +4,7 @@
  */
 import { upsertMemo } from '@temporalio/workflow';
 import type { TurnResult } from '../common/session-types';
-import { BUDGET_MEMO, TURN_END_MEMO } from './definitions';
+import { BUDGET_MEMO, TURN_END_MEMO } from '../common/contract/session-definitions';
 import type { ManagedModel } from './model-calls';
 
 export interface SessionMemos {

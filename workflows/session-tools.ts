@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure, condition, isCancellation, log, patched, setHandler } from '@temporalio/workflow';
 import { BAD_INPUT, BUSY } from '../common/failure-types';
-import { refreshToolsUpdate } from './definitions';
+import { refreshToolsUpdate } from '../common/contract/session-definitions';
 import type { ListToolsResult, SessionTool } from '../common/offered-tools';
 import type { InitializeResult, OfferedToolSummary, SessionInput } from '../common/session-types';
 import { DELEGATE_TASK, isLoopToolName, TOOL_SPECS } from '../common/tools';

@@ -11,7 +11,7 @@ import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { SessionState } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
 import { type Step, text, toolCalls } from '../../fake-model/server';
-import { approveUpdate, denyUpdate, extendUpdate } from '../../workflows/definitions';
+import { approveUpdate, denyUpdate, extendUpdate } from '../../common/contract/session-definitions';
 import { useSessionHarness } from '../support/session-harness';
 
 jest.setTimeout(60_000);

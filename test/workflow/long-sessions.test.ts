@@ -17,7 +17,7 @@ import { TOO_LARGE } from '../../common/failure-types';
 import type { ChatMessage, ToolMessage, ToolResult } from '../../common/messages';
 import { SessionRejectedError, type SessionHandle } from '../../client/session-client';
 import { fault, type Step, text, toolCalls } from '../../fake-model/server';
-import { sendUpdate } from '../../workflows/definitions';
+import { sendUpdate } from '../../common/contract/session-definitions';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
 import { createWorker } from '../../worker/create-worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';

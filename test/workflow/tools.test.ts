@@ -15,7 +15,7 @@ import type { SessionHandle } from '../../client/session-client';
 import { defineTool, ToolError } from '../../activities/tools/custom-tool';
 import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
 import { hang, text, toolCalls } from '../../fake-model/server';
-import { approveUpdate } from '../../workflows/definitions';
+import { approveUpdate } from '../../common/contract/session-definitions';
 import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
 import { startEverythingHttp } from '../mcp/mcp-helpers';
 import type { LoopwrightClient } from '../../client/session-client';

@@ -1,11 +1,12 @@
 /**
- * Signals, queries and updates of the session workflow. Clients import these definitions too, so
- * both sides agree on names and types.
+ * Signals, queries and updates of the session workflow: the contract between the workflow, the
+ * activities that query it (the transcript's pages) and its clients, so every side agrees on names
+ * and types. Pure definitions: the workflow sandbox imports them too.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ChatMessage } from '../common/messages';
-import type { BudgetChange, BudgetState, CompactionRecord, OfferedToolSummary, PendingApproval, SessionState, TurnResult } from '../common/session-types';
-import type { TranscriptPage } from '../common/transcript';
+import type { ChatMessage } from '../messages';
+import type { BudgetChange, BudgetState, CompactionRecord, OfferedToolSummary, PendingApproval, SessionState, TurnResult } from '../session-types';
+import type { TranscriptPage } from '../transcript';
 
 /** Cancel the model or tool call in flight; the turn ends `interrupted` and the session waits for the next message. */
 export const interruptSignal = defineSignal<[reason?: string]>('interrupt');
