@@ -23,7 +23,7 @@ import { checkCustomTools, type CustomTool } from './tools/custom-tool';
 import { createListTools, type McpToolLister } from './list-tools';
 import { createCallMcpTool, type McpToolCaller } from './call-mcp-tool';
 import { defaultMcpPool } from './mcp/default-pool';
-import { createLoadTranscriptPage, queryTranscriptSource } from './transcript-source';
+import { createLoadTranscriptPage, queryTranscriptSource } from './transcript/transcript-source';
 import type { CommandCheck } from '../common/verify-types';
 import { NOT_FILES_HOST, onFilesHost } from '../common/files-host';
 import type { ToolResult } from '../common/messages';

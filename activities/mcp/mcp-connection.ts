@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MCP_SERVER_FAILED, type McpServerConfig } from '../../common/offered-tools';
-import { redactSecrets, redactUrl } from '../model/redact';
+import { redactSecrets, redactUrl } from '../redaction/redact';
 import { type ExpandedServer, isHttpServer } from './mcp-variables';
 
 /** Bytes of a server's stderr kept for messages. */

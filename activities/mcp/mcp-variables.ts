@@ -6,7 +6,7 @@
  * are returned as secrets: messages about the server are redacted with them.
  */
 import type { McpHttpServer, McpServerConfig, McpStdioServer } from '../../common/offered-tools';
-import { secretsOfUrl } from '../model/redact';
+import { secretsOfUrl } from '../redaction/redact';
 import { McpConfigError, urlProblem } from './mcp-config';
 
 /** A server's configuration with its variables expanded, and what must not appear in messages. */

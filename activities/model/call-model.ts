@@ -26,10 +26,10 @@ import { badRequest, checkInput, inputSchema, refInputSchema } from './input-che
 import { resolveModelConfig, type ModelConfigInput } from './model-config';
 import { limitedFetch, type Fetch } from './reply-limit';
 import { InlineReader, type InlineReadsOptions } from './inline-reads';
-import { RunCache } from './run-cache';
+import { RunCache } from '../transcript/run-cache';
 import { createSummarizeContext } from './summarize-context';
 import { templateSafeMessages } from './template-safety';
-import { TranscriptCache, type TranscriptPageSource } from './transcript-cache';
+import { TranscriptCache, type TranscriptPageSource } from '../transcript/transcript-cache';
 import { createVerifyDocument } from '../verify/verify-document';
 
 export { DEFAULT_MODEL } from '../../common/model-call';

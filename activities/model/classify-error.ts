@@ -28,7 +28,7 @@ import {
   type ModelFailureDetails,
   type ModelFailureType,
 } from '../../common/model-call';
-import { redactSecrets, redactUrl, secretsOfUrl } from './redact';
+import { redactSecrets, redactUrl, secretsOfUrl } from '../redaction/redact';
 import { replyBodyTooLarge } from './reply-limit';
 import { retryAfterMs } from './retry-after';
 

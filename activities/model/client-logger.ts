@@ -5,7 +5,7 @@
  */
 import { formatWithOptions } from 'node:util';
 import type { ClientOptions } from 'openai';
-import { redactSecrets } from './redact';
+import { redactSecrets } from '../redaction/redact';
 
 /** The logger the openai client takes (its `logger` option). */
 export type ClientLogger = NonNullable<ClientOptions['logger']>;

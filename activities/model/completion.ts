@@ -15,7 +15,7 @@ import { startHeartbeat } from './heartbeat';
 import { noDetails } from './input-check';
 import type { ResolvedModelConfig } from './model-config';
 import { checkReplySize, normalizeReply, type NormalizedReply } from './normalize-response';
-import { redactReply } from './redact-reply';
+import { redactReply } from '../redaction/redact-reply';
 import { StreamProgressReporter } from './stream-progress';
 import { streamCompletion } from './streaming';
 

@@ -8,7 +8,7 @@
 import type { DescribeModelInput, ModelDescription } from '../../common/model-call';
 import { isOpenAIServer } from './build-request';
 import { PLACEHOLDER_API_KEY, type ResolvedModelConfig } from './model-config';
-import { redactSecrets } from './redact';
+import { redactSecrets } from '../redaction/redact';
 import { limitedFetch, type Fetch } from './reply-limit';
 
 /** Timeout of each request. */

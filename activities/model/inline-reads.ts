@@ -15,7 +15,7 @@ import type { ToolCall, ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { onFilesHost } from '../../common/files-host';
 import { jsonBytes } from '../../common/transcript';
-import type { RunCache } from './run-cache';
+import type { RunCache } from '../transcript/run-cache';
 
 /** Runs one built-in tool as its activity wrapper would (inside the model call's activity context). */
 export type InlineToolRunner = (name: string, context: RuntimeContext, args: unknown) => Promise<ToolResult>;

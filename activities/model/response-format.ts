@@ -9,7 +9,7 @@ import { log } from '@temporalio/activity';
 import { APIError } from 'openai';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import type { ChatCompletionsClient } from './completion';
-import { redactUrl } from './redact';
+import { redactUrl } from '../redaction/redact';
 
 /** Base URLs whose server refused a `response_format`: this worker process no longer sends them one. */
 const refusedFormat = new Set<string>();

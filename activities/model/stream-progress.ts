@@ -9,9 +9,9 @@
  * repeats the latest progress (`latest()`) rather than replacing it with nothing.
  */
 import { MAX_STREAM_TEXT_CHARS, STREAM_BATCH_MS, STREAM_PROGRESS_KIND, type ModelStreamProgress } from '../../common/stream-types';
-import { originalSpan, textViews } from './escape-view';
-import { redactKnownSecrets } from './redact';
-import { MIN_SECRET_LENGTH, secretForms } from './secret-forms';
+import { originalSpan, textViews } from '../redaction/escape-view';
+import { redactKnownSecrets } from '../redaction/redact';
+import { MIN_SECRET_LENGTH, secretForms } from '../redaction/secret-forms';
 
 /**
  * Characters of the reply's text kept for the progress: beyond MAX_STREAM_TEXT_CHARS so that a

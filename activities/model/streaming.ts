@@ -16,7 +16,7 @@
 import { log } from '@temporalio/activity';
 import { APIError } from 'openai';
 import type { ChatCompletionCreateParams, ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { redactUrl } from './redact';
+import { redactUrl } from '../redaction/redact';
 import { PREVIEW_CHARS, type StreamProgressReporter, type StreamSoFar } from './stream-progress';
 
 /** The openai client's `chat.completions.create` (completion.ts ChatCompletionsClient), called as is. */

@@ -16,7 +16,7 @@ import { checkApiKey, requestCompletion, type ChatCompletionsClient } from './co
 import { badRequest, checkInput, summarizeInputSchema } from './input-check';
 import type { ResolvedModelConfig } from './model-config';
 import { templateSafeMessages } from './template-safety';
-import type { TranscriptCache } from './transcript-cache';
+import type { TranscriptCache } from '../transcript/transcript-cache';
 
 /** Longest tool-call arguments shown in the text to summarise (characters). */
 export const SUMMARY_ARGUMENT_CHARS = 500;

@@ -8,7 +8,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogEntry } from '@temporalio/worker';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ChatCompletionsClient } from '../../../activities/model/call-model';
-import type { TranscriptPageSource } from '../../../activities/model/transcript-cache';
+import type { TranscriptPageSource } from '../../../activities/transcript/transcript-cache';
 import type { ChatMessage } from '../../../common/messages';
 import { HashedTranscript, type TranscriptRef } from '../../../common/transcript';
 

@@ -9,7 +9,7 @@ import type { ToolCall, ToolResult } from '../../../common/messages';
 import type { RuntimeContext } from '../../../common/runtime-context';
 import { TOOL_DEFINITIONS } from '../../../common/tool-definitions';
 import { InlineReader } from '../../../activities/model/inline-reads';
-import { RunCache } from '../../../activities/model/run-cache';
+import { RunCache } from '../../../activities/transcript/run-cache';
 import { inlineRequest, inlineToolNames, toolsRequest, type WorkerCopies } from '../../../workflows/inline-reads';
 
 const RUN = { workflowId: 'w', runId: 'r' };

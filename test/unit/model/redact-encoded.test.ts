@@ -4,8 +4,8 @@
  * nested escapes, base64 wrapped across lines; credential headers quoted from a request; in linear
  * time and without mangling ordinary text.
  */
-import { redactKnownSecrets, redactSecrets } from '../../../activities/model/redact';
-import { stableBase64 } from '../../../activities/model/secret-forms';
+import { redactKnownSecrets, redactSecrets } from '../../../activities/redaction/redact';
+import { stableBase64 } from '../../../activities/redaction/secret-forms';
 
 const KEY = 'sk-proj-Zq8vN3mT7xK2pL9wR4yB6cD1';
 

@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { LogEntry } from '@temporalio/worker';
 import { createModelActivities } from '../../../activities/model/call-model';
 import { redactingLogger } from '../../../activities/model/client-logger';
-import { redactReply } from '../../../activities/model/redact-reply';
+import { redactReply } from '../../../activities/redaction/redact-reply';
 import { fault, type FakeOpenAI, raw, startFakeOpenAI, text, toolCalls } from '../../../fake-model/server';
 import { mockEnv, rejectionOf, runIn } from './fake-client';
 

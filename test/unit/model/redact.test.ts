@@ -1,4 +1,4 @@
-import { redactSecrets, redactUrl, secretsOfUrl } from '../../../activities/model/redact';
+import { redactSecrets, redactUrl, secretsOfUrl } from '../../../activities/redaction/redact';
 
 describe('redactUrl', () => {
   it.each([

@@ -3,7 +3,7 @@
  * full refills, mismatches and eviction, against a page source that counts its calls.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { TRANSCRIPT_UNAVAILABLE, TranscriptCache, type TranscriptPageSource } from '../../../activities/model/transcript-cache';
+import { TRANSCRIPT_UNAVAILABLE, TranscriptCache, type TranscriptPageSource } from '../../../activities/transcript/transcript-cache';
 import type { ChatMessage } from '../../../common/messages';
 import { canonicalMessage, chainHash, EMPTY_TRANSCRIPT_HASH, HashedTranscript, toolMessage, type TranscriptRef } from '../../../common/transcript';
 

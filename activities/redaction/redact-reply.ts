@@ -6,7 +6,7 @@
  * key-like text would mangle ordinary answers.
  */
 import type { AssistantMessage } from '../../common/messages';
-import type { NormalizedReply } from './normalize-response';
+import type { NormalizedReply } from '../model/normalize-response';
 import { redactKnownSecrets } from './redact';
 
 /** `reply` with every text from the server redacted: content, reasoning, tool calls, model name and warnings. */

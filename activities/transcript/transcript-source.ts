@@ -6,10 +6,10 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { TranscriptPageRequest } from '../common/activity-types';
-import type { TranscriptPage } from '../common/transcript';
-import { transcriptPageQuery } from '../common/contract/session-definitions';
-import type { TranscriptPageSource } from './model/transcript-cache';
+import type { TranscriptPageRequest } from '../../common/activity-types';
+import type { TranscriptPage } from '../../common/transcript';
+import { transcriptPageQuery } from '../../common/contract/session-definitions';
+import type { TranscriptPageSource } from './transcript-cache';
 
 /** Runs followed back at most, for messages a run does not hold (each run continued from the one before). */
 const MAX_EARLIER_RUNS = 10_000;
