@@ -9,7 +9,7 @@ import path from 'node:path';
 import { type Client, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
 import { BATCH_WORKFLOW, type BatchInput, type BatchSessionSettings, type BatchState, type BatchSummary } from '../common/batch-types';
 import { scanBatchFile } from '../activities/batch-activities';
-import { batchStateQuery } from '../workflows/batch-definitions';
+import { batchStateQuery } from '../workflows/batch/batch-definitions';
 import { sessionInput } from './session-input';
 
 export { BatchInputError } from '../common/batch-types';

@@ -10,7 +10,7 @@ export { LoopwrightClient, SessionHandle, SessionRejectedError, type StartSessio
 export { BatchHandle, BatchInputError, defaultOutputPath, type StartBatchOptions, type BatchResultLine, type BatchState, type BatchSummary } from './batch-client';
 export { LoopwrightSchedules, type CreateScheduleOptions, type ScheduleLine } from './schedule-client';
 export { BATCH_WORKFLOW } from '../common/batch-types';
-export { batchStateQuery } from '../workflows/batch-definitions';
+export { batchStateQuery } from '../workflows/batch/batch-definitions';
 export {
   SESSION_WORKFLOW,
   interruptSignal,

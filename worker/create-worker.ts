@@ -65,7 +65,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   const hostId = options.hostId ?? localHostId();
   const activities = {
-    // The batch workflow's file and follow-up activities (see workflows/batch.ts).
+    // The batch workflow's file and follow-up activities (see workflows/batch/batch.ts).
     ...createBatchActivities({ client }),
     ...(options.activities ??
       createActivities({ client, hostId, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] })),

@@ -33,7 +33,7 @@ import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { WorkerOptions, WorkerPlugin } from '@temporalio/worker';
-import { TRACING_BUNDLE_MARKER } from '../workflows/tracing-interceptors';
+import { TRACING_BUNDLE_MARKER } from '../workflows/tracing/tracing-interceptors';
 
 /** A setting that cannot work; the message names the variable. */
 export class TracingConfigError extends Error {
@@ -245,8 +245,8 @@ export function tracingWorkflowInterceptorModules(): string[] {
   return [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'), LOOPWRIGHT_WORKFLOW_INTERCEPTORS];
 }
 
-/** Loopwright's own workflow interceptor module (see workflows/tracing-interceptors.ts). */
-export const LOOPWRIGHT_WORKFLOW_INTERCEPTORS = require.resolve('../workflows/tracing-interceptors');
+/** Loopwright's own workflow interceptor module (see workflows/tracing/tracing-interceptors.ts). */
+export const LOOPWRIGHT_WORKFLOW_INTERCEPTORS = require.resolve('../workflows/tracing/tracing-interceptors');
 
 /** Whether a prebuilt workflow bundle (its code) includes Loopwright's tracing interceptors. */
 export function bundleCanTrace(code: string): boolean {

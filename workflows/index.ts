@@ -1,3 +1,3 @@
 /** Entry point of the workflow bundle: only workflow functions are exported here. */
-export { agentSession } from './session';
-export { agentBatch } from './batch';
+export { agentSession } from './session/session';
+export { agentBatch } from './batch/batch';

@@ -1,6 +1,6 @@
 /**
  * The `delegate_task` tool: hand a task to another agent of the bundle. No activity runs it: the
- * workflow starts the other agent as a child session (`workflows/delegation.ts`) and its final
+ * workflow starts the other agent as a child session (`workflows/delegation/delegation.ts`) and its final
  * reply is the call's result. Offered only to an agent that has someone to delegate to; the
  * description the model is sent lists them (built by agent initialisation, `delegateDefinition`).
  */

@@ -1,7 +1,7 @@
 /**
  * The engine benchmark's baseline: the same agentic loop without Temporal. Same `openai` client and
  * request body as the `callModel` activity, the same reply normalisation, `readFileTool` called
- * directly, and the same message appends as workflows/turn.ts.
+ * directly, and the same message appends as workflows/turn/turn.ts.
  */
 import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sessionInputProblem } from '../../common/session-input-schema';
 import { agentDelegates } from '../../bundle/agent-delegates';
-import { childBudget, childWorkflowId } from '../../workflows/delegation';
+import { childBudget, childWorkflowId } from '../../workflows/delegation/delegation';
 import { writeDelegationBundle } from '../support/delegation-bundle';
 
 const base = { bundlePath: '/b', agentId: 'lead' };

@@ -1,16 +1,16 @@
 /**
  * The worker's side of inline reads (activities/model/inline-reads.ts) and the workflow's choice of
- * tools (workflows/inline-reads.ts), without a server: what runs, what is left to the workflow.
+ * tools (workflows/turn/inline-reads.ts), without a server: what runs, what is left to the workflow.
  */
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { INLINE_RESULTS_BYTES, TOOLS_UNKNOWN } from '../../../common/activity-types';
-import { toolsRefused } from '../../../workflows/model-calls';
+import { toolsRefused } from '../../../workflows/turn/model-calls';
 import type { ToolCall, ToolResult } from '../../../common/messages';
 import type { RuntimeContext } from '../../../common/runtime-context';
 import { TOOL_DEFINITIONS } from '../../../common/tool-definitions';
 import { InlineReader } from '../../../activities/model/inline-reads';
 import { RunCache } from '../../../activities/transcript/run-cache';
-import { inlineRequest, inlineToolNames, toolsRequest, type WorkerCopies } from '../../../workflows/inline-reads';
+import { inlineRequest, inlineToolNames, toolsRequest, type WorkerCopies } from '../../../workflows/turn/inline-reads';
 
 const RUN = { workflowId: 'w', runId: 'r' };
 const context = (filesHost?: string): RuntimeContext => ({

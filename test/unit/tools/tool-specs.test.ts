@@ -17,9 +17,9 @@ import { isLoopToolName, isToolName, LOOP_TOOL_NAMES, LOOP_TOOL_SPECS, loopToolS
 import { argsOf, callArguments, defineTool, type ToolSpec, type ToolSpecBase } from '../../../common/tools/tool-spec';
 import { parseAgent } from '../../../bundle/agent-parser';
 import { buildSystemPrompt } from '../../../bundle/system-prompt';
-import { policyCovers, previewOf } from '../../../workflows/approvals';
-import { toolSummary } from '../../../workflows/tool-calls';
-import { sameTargetWrites } from '../../../workflows/turn-tools';
+import { policyCovers, previewOf } from '../../../workflows/turn/approvals';
+import { toolSummary } from '../../../workflows/turn/tool-calls';
+import { sameTargetWrites } from '../../../workflows/turn/turn-tools';
 import { sourceAgent } from '../bundle/fixtures';
 
 const root = resolve(__dirname, '../../..');
@@ -312,7 +312,7 @@ describe('workflow code', () => {
     expect([...imports].filter((m) => m === 'zod' || m.startsWith('zod/'))).toEqual([]);
     expect(imports.has(join(root, 'common/tools/index.ts'))).toBe(true);
     const names = [...TOOL_NAMES, ...LOOP_TOOL_NAMES];
-    for (const file of ['tool-calls.ts', 'approvals.ts', 'turn.ts', 'activity-proxies.ts', 'session.ts']) {
+    for (const file of ['turn/tool-calls.ts', 'turn/approvals.ts', 'turn/turn.ts', 'session/activity-proxies.ts', 'session/session.ts']) {
       const code = readFileSync(join(root, 'workflows', file), 'utf8');
       for (const name of names) expect(`${file}: ${code.includes(name) ? name : ''}`).toBe(`${file}: `);
     }

@@ -1,5 +1,5 @@
-/** The Web UI's line about a session's tools (workflows/web-ui.ts). */
-import { sessionDetails, toolsLine } from '../../../workflows/web-ui';
+/** The Web UI's line about a session's tools (workflows/session/web-ui.ts). */
+import { sessionDetails, toolsLine } from '../../../workflows/session/web-ui';
 import type { OfferedToolSummary, SessionState } from '../../../common/session-types';
 
 const tools: OfferedToolSummary[] = [

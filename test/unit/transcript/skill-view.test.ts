@@ -6,7 +6,7 @@
 import type { ChatMessage, ToolCall } from '../../../common/messages';
 import { SKILL_INSTRUCTIONS_NOTE, skillActivations, skillInstructions, viewMessages } from '../../../common/model-view';
 import type { RuntimeContext } from '../../../common/runtime-context';
-import { MAX_ACTIVE_SKILLS, withActivatedSkills } from '../../../workflows/active-skills';
+import { MAX_ACTIVE_SKILLS, withActivatedSkills } from '../../../workflows/turn/active-skills';
 
 const call = (id: string, name: string, args: Record<string, unknown>): ToolCall => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
 const activation = (name: string, text: string) => JSON.stringify({ success: true, path: `/p/.claude/skills/${name}`, content: `<skill_content name="${name}">${text}</skill_content>`, skill: { name, dir: `/p/.claude/skills/${name}`, hash: 'abc' } });

@@ -10,8 +10,8 @@ import { turnExitCode, turnFailureType, turnNotes, turnStatusMessage } from '../
 import { fixRequest, reportText, verificationLine } from '../../../common/verify-report';
 import type { VerificationReport } from '../../../common/verify-types';
 import { sessionInputProblem } from '../../../common/session-input-schema';
-import { matchesExpected } from '../../../workflows/verify';
-import { sessionDetails } from '../../../workflows/web-ui';
+import { matchesExpected } from '../../../workflows/verify/verify';
+import { sessionDetails } from '../../../workflows/session/web-ui';
 import type { SessionState } from '../../../common/session-types';
 
 describe('matchesExpected', () => {

@@ -1,0 +1,157 @@
+/**
+ * Activity stubs with their timeouts and retry policies. Each tool is its own activity type so the
+ * Web UI shows which one ran; its definition (common/tools/) chooses its retry class and whether it
+ * may run as a local activity. Timeouts can be tuned per session (`SessionInput.timeouts`).
+ */
+import type { CheckPinsInput, CheckPinsResult } from '../../common/pins';
+import {
+  type ActivityOptions,
+  type ActivityFunctionWithOptions,
+  type ActivityInterfaceFor,
+  type LocalActivityFunctionWithOptions,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
+import type { Duration } from '@temporalio/common';
+import type { SessionActivities, ToolActivityFunction } from '../../common/activity-types';
+import type { ListToolsInput, ListToolsResult, McpCallInput } from '../../common/offered-tools';
+import type { ToolResult } from '../../common/messages';
+import type { SessionTimeouts } from '../../common/session-types';
+import { TOOL_SPECS } from '../../common/tools';
+import type { VerifyInput, VerifyResult } from '../../common/verify-types';
+import { type FilesRoute, filesProxy } from './files-route';
+
+/** The stubs a session uses. */
+export type SessionActivityStubs = ActivityInterfaceFor<
+  Pick<SessionActivities, 'initializeAgent' | 'callModel' | 'callModelV2' | 'summarizeContext' | 'describeModel' | 'loadTranscriptPage'>
+> & {
+  /** Each tool's activity, by the tool's name. */
+  tools: Readonly<Record<string, ActivityFunctionWithOptions<ToolActivityFunction>>>;
+  /** The read-only tools (`access: 'read'`) as local activities: run in the worker that runs the workflow task, no round trip through the server. */
+  localReads: Readonly<Record<string, LocalActivityFunctionWithOptions<ToolActivityFunction>>>;
+  /** The activity of a custom tool (registered under the tool's name), by its retry class; `local` for a read run as a local activity. */
+  customTool(name: string, retries: 'quick' | 'persistent', local: boolean): ActivityFunctionWithOptions<ToolActivityFunction> | LocalActivityFunctionWithOptions<ToolActivityFunction>;
+  /** Lists the tools a session offers (built-in, custom, MCP), at start, on continue-as-new and on demand. */
+  listTools: ActivityFunctionWithOptions<(input: ListToolsInput) => Promise<ListToolsResult>>;
+  /** Calls one tool of an MCP server. */
+  callMcpTool: ActivityFunctionWithOptions<(input: McpCallInput) => Promise<ToolResult>>;
+  /** The verify phase's model call: checks a saved document against its checklist. */
+  verifyDocument: ActivityFunctionWithOptions<(input: VerifyInput) => Promise<VerifyResult>>;
+  /** Hashes the session's agent and active skills again at a turn's start (bundle pinning). */
+  checkPins: ActivityFunctionWithOptions<(input: CheckPinsInput) => Promise<CheckPinsResult>>;
+};
+
+/**
+ * Build the stubs for one session. With `files`, the activities that touch files (initialisation,
+ * tools, tool listing, MCP calls, verification) go to the files host's queue and wait for a worker
+ * there (files-route.ts); model calls and transcript paging stay on the session's own queue.
+ */
+export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesRoute): SessionActivityStubs {
+  const fileActivities = <A extends object>(options: ActivityOptions): ActivityInterfaceFor<A> => (files ? filesProxy<A>(options, files) : proxyActivities<A>(options));
+  // Reading the bundle is local and quick; a bad bundle is the operator's to fix (the activity
+  // marks it non-retryable), so only unexpected errors are retried, briefly.
+  const init = fileActivities<Pick<SessionActivities, 'initializeAgent'>>({
+    startToCloseTimeout: '1 minute',
+    retry: { maximumAttempts: 3, initialInterval: '1 second' },
+  });
+  // Model calls can be slow; they heartbeat so that a dead worker is noticed within the heartbeat
+  // timeout and so that an interrupt reaches the HTTP request. The activity marks 4xx errors
+  // non-retryable and passes Retry-After through `nextRetryDelay`; this policy shapes the rest.
+  const model = proxyActivities<Pick<SessionActivities, 'callModel' | 'callModelV2' | 'summarizeContext'>>({
+    startToCloseTimeout: (timeouts.modelCall ?? '10 minutes') as Duration,
+    heartbeatTimeout: (timeouts.modelHeartbeat ?? '30 seconds') as Duration,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  });
+  // Asking the server for the model's window never fails (unknown is an answer); it is quick.
+  const describe = proxyActivities<Pick<SessionActivities, 'describeModel'>>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumAttempts: 3 },
+  });
+  // Paging an earlier run's transcript into this one queries that run, which a worker replays.
+  const transcript = proxyActivities<Pick<SessionActivities, 'loadTranscriptPage'>>({
+    startToCloseTimeout: '2 minutes',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 10 },
+  });
+  // Tools report expected failures as results; retries are for unexpected ones (I/O errors, a
+  // lost worker). Reads are cheap to repeat but pointless to repeat often.
+  // Tools heartbeat, so an interrupt reaches one that is stuck (a blocking read) within seconds.
+  const toolHeartbeat = '10 seconds';
+  const quick = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+  });
+  // Reads are quick, idempotent and side-effect free, so they may run inside the workflow task as
+  // local activities: a crash repeats a read, which is harmless, and an interrupt cancels them
+  // locally. Model calls and writes stay normal activities (a local model call would be repeated
+  // after a crash and could not be interrupted quickly).
+  const localQuick = proxyLocalActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+  });
+  // Tools whose result must not be lost (a finished document) are retried longer.
+  const persistent = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
+  });
+  // A custom tool is an activity named like the tool; a worker without it answers NotFoundError,
+  // which no retry on the same task queue would cure soon, so the call fails at once with a result
+  // that says so (see tool-calls.ts).
+  const notRegistered = { nonRetryableErrorTypes: ['NotFoundError'] };
+  const customQuick = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
+  });
+  const customLocal = proxyLocalActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
+  });
+  const customPersistent = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8, ...notRegistered },
+  });
+  // Listing starts MCP servers (a stdio server may first be installed by npx): allow minutes, heartbeat.
+  const listing = fileActivities<Pick<SessionActivities, 'listTools'>>({
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
+  });
+  // An MCP call has its own per-call timeout on the worker (the server's `timeout`, default 60 s);
+  // the activity's bounds it from outside. A server that cannot be started is retried briefly.
+  const mcp = fileActivities<Pick<SessionActivities, 'callMcpTool'>>({
+    startToCloseTimeout: (timeouts.tool ?? '10 minutes') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
+  });
+  // Verifying is a model call like the turn's, but an answer that is not the asked-for JSON is
+  // retried only a few times: after that the turn ends "not verified" instead of waiting on.
+  const verify = fileActivities<{ verifyDocument(input: VerifyInput): Promise<VerifyResult> }>({
+    startToCloseTimeout: (timeouts.modelCall ?? '10 minutes') as Duration,
+    heartbeatTimeout: (timeouts.modelHeartbeat ?? '30 seconds') as Duration,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5, ...notRegistered },
+  });
+  // A few small reads on the files host: quick, and a failure only skips the check (see pins.ts).
+  const pins = fileActivities<Pick<SessionActivities, 'checkPins'>>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 2, ...notRegistered },
+  });
+  // proxyActivities returns a Proxy with no own keys, so pick the stubs by name (a spread would copy nothing).
+  return {
+    initializeAgent: init.initializeAgent,
+    callModel: model.callModel,
+    callModelV2: model.callModelV2,
+    summarizeContext: model.summarizeContext,
+    describeModel: describe.describeModel,
+    loadTranscriptPage: transcript.loadTranscriptPage,
+    tools: Object.fromEntries(TOOL_SPECS.map((spec) => [spec.name, (spec.retries === 'persistent' ? persistent : quick)[spec.name]!])),
+    localReads: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.access === 'read').map((spec) => [spec.name, localQuick[spec.name]!])),
+    customTool: (name, retries, local) => (local ? customLocal[name]! : (retries === 'persistent' ? customPersistent : customQuick)[name]!),
+    listTools: listing.listTools,
+    callMcpTool: mcp.callMcpTool,
+    verifyDocument: verify.verifyDocument,
+    checkPins: pins.checkPins,
+  };
+}

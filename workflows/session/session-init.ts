@@ -1,0 +1,65 @@
+/**
+ * Agent initialisation of a new session, as an activity so its result is recorded: the system
+ * prompt and critical actions (or a branched session's conversation) into the transcript, then
+ * the session's tools. A failure fails the session, with the reason in its state.
+ */
+import { ApplicationFailure } from '@temporalio/workflow';
+import { AGENT_INIT_FAILED } from '../../common/failure-types';
+import { loadCarriedTranscript } from './carry-over';
+import type { SessionRuntime } from './session-runtime';
+import { refreshSessionTools } from './session-tools';
+import { rootMessage } from '../turn/tool-calls';
+import { bundleName } from './web-ui';
+
+export async function initializeSession(rt: SessionRuntime): Promise<NonNullable<SessionRuntime['init']>> {
+  const { input, activities, transcript, state } = rt;
+  try {
+    // Named in the Web UI's event list like every other activity.
+    const summary = `initializeAgent ${input.agentId} · ${bundleName(input.bundlePath)}`;
+    const result = await activities.initializeAgent.executeWithOptions({ summary }, [
+      {
+        bundlePath: input.bundlePath,
+        agentId: input.agentId,
+        outputRoots: input.outputRoots,
+        ...(input.projectRoot !== undefined ? { projectRoot: input.projectRoot } : {}),
+        ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
+        ...(input.userSkills ? { userSkills: true } : {}),
+        ...(input.skillFolders !== undefined ? { skillFolders: input.skillFolders } : {}),
+        ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
+        ...(input.secretFiles !== undefined ? { secretFiles: input.secretFiles } : {}),
+        ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
+        ...(input.strict ? { strict: true } : {}),
+        // Whom the agent may delegate to: found by the same recorded activity.
+        ...(rt.delegationApprovals && input.delegation?.enabled !== false ? { delegation: input.delegation?.agents ? { agents: input.delegation.agents } : {} } : {}),
+      },
+    ]);
+    const { messages, warnings, ...rest } = result;
+    if (input.branchFrom) {
+      // A branch starts from the other session's conversation, its opening messages included.
+      await loadCarriedTranscript(
+        activities,
+        { fromRunId: input.branchFrom.runId, fromWorkflowId: input.branchFrom.workflowId, transcript: { count: input.branchFrom.to, hash: input.branchFrom.hash } },
+        transcript,
+      );
+      rt.transcriptLoading = false;
+      state.turn = input.branchFrom.turns;
+    } else {
+      transcript.push(...messages);
+    }
+    rt.init = rest;
+    if (warnings && warnings.length > 0) state.warnings = warnings;
+    // Listing the tools puts the offered definitions into rt.init: that is the result.
+    await refreshSessionTools(rt);
+    return rt.init;
+  } catch (err) {
+    state.status = 'failed';
+    state.error = rootMessage(err);
+    rt.transcriptLoading = false;
+    throw ApplicationFailure.create({
+      type: AGENT_INIT_FAILED,
+      message: `Agent initialisation failed: ${state.error}`,
+      nonRetryable: true,
+      cause: err instanceof Error ? err : undefined,
+    });
+  }
+}
