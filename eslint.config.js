@@ -14,7 +14,7 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 // it, so folders never import each other in a circle. scripts/ and test/ may import anything, and no
 // other folder may import them. workflows/ may import activities/ for types only (the rule on
 // workflows/ further down checks that).
-const FOLDERS = ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker', 'client', 'scripts', 'test'];
+const FOLDERS = ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker', 'client', 'cli', 'scripts', 'test'];
 const LAYERS = {
   // Types, constants and pure helpers shared by every folder, the workflow sandbox included.
   common: { mayImport: [] },
@@ -30,8 +30,10 @@ const LAYERS = {
   workflows: { mayImport: ['common', 'activities'] },
   // The worker factory.
   worker: { mayImport: ['common', 'codec', 'activities', 'workflows'] },
-  // The command line, the typed client and the embedded server.
+  // The typed client library and the embedded server.
   client: { mayImport: ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker'] },
+  // The command line, on top of the client library.
+  cli: { mayImport: ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker', 'client'] },
 };
 
 const layerZones = Object.entries(LAYERS).flatMap(([folder, { mayImport, except = {} }]) =>

@@ -20,10 +20,10 @@ if (!distIsFresh()) {
 }
 // Ctrl-C and SIGTERM end any command within seconds (the session stays on the server); installed
 // before any command runs, so that the Temporal runtime's own handlers never get the last word.
-require(path.join(base, 'client', 'exit-on-signal')).installExitOnSignal();
+require(path.join(base, 'cli', 'exit-on-signal')).installExitOnSignal();
 // Exits once stdout and stderr are flushed: a large --json document is never cut at the pipe's buffer.
-const { exitWhenFlushed } = require(path.join(base, 'client', 'exit-flushed'));
-require(path.join(base, 'client', 'cli'))
+const { exitWhenFlushed } = require(path.join(base, 'cli', 'exit-flushed'));
+require(path.join(base, 'cli', 'cli'))
   .main(process.argv.slice(2))
   .then((code) => exitWhenFlushed(code), (err) => {
     process.stderr.write(`${err && err.stack ? err.stack : String(err)}\n`);

@@ -12,7 +12,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadBundle } from '../../bundle/bundle-loader';
-import { inspectCommand } from '../../client/commands/inspect';
+import { inspectCommand } from '../../cli/commands/inspect';
 import { CORPUS, corpusPresent } from '../support/corpus';
 
 const ALPHA5 = path.join(CORPUS, 'v6.0.0-alpha.5');

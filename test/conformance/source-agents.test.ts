@@ -21,7 +21,7 @@ import { loadBundle } from '../../bundle/bundle-loader';
 import { initializeAgent } from '../../bundle/initialize-agent';
 import { inspectBundle } from '../../bundle/inspect';
 import { checkBundle, type Problem } from '../../bundle/validate';
-import { inspectCommand } from '../../client/commands/inspect';
+import { inspectCommand } from '../../cli/commands/inspect';
 import { CORPUS, corpusPresent } from '../support/corpus';
 
 const ALPHA5 = path.join(CORPUS, 'v6.0.0-alpha.5');

@@ -2,13 +2,13 @@
  * Ctrl-C and SIGTERM end a `loopwright` command within seconds, whatever it is waiting for, and the
  * session stays on the server. The commands run as child processes (`node bin/loopwright.js ...`)
  * against a dev server on a free port and a fake model that never answers, so without the handler
- * in client/exit-on-signal.ts they would wait forever.
+ * in cli/exit-on-signal.ts they would wait forever.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { installExitOnSignal, onExitCleanup, onSignalGracefully, setRejoinHint, stopLine } from '../../client/exit-on-signal';
+import { installExitOnSignal, onExitCleanup, onSignalGracefully, setRejoinHint, stopLine } from '../../cli/exit-on-signal';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';

@@ -84,7 +84,7 @@ test('the tarball holds the compiled code and the prebuilt workflow bundle, not 
   for (const file of ['dist/client/index.js', 'dist/client/index.d.ts', 'dist/worker/index.js', 'dist/workflows/index.js', 'dist/workflow-bundle.js', 'bin/loopwright.js']) {
     expect(fs.existsSync(path.join(installed, file))).toBe(true);
   }
-  for (const folder of ['client', 'workflows', 'activities', 'test', 'scripts']) expect(fs.existsSync(path.join(installed, folder))).toBe(false);
+  for (const folder of ['client', 'cli', 'workflows', 'activities', 'test', 'scripts']) expect(fs.existsSync(path.join(installed, folder))).toBe(false);
   const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
   expect(Object.keys(manifest.dependencies)).not.toEqual(expect.arrayContaining(['ts-node']));
   expect(Object.keys(manifest.dependencies)).not.toEqual(expect.arrayContaining(['typescript']));

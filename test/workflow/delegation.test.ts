@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { ChatMessage } from '../../common/messages';
 import type { LoopwrightClient, SessionHandle } from '../../client/session-client';
 import { inspectBundle } from '../../bundle/inspect';
-import { formatInspection } from '../../client/commands/inspect';
+import { formatInspection } from '../../cli/commands/inspect';
 import { hang, text, toolCalls } from '../../fake-model/server';
 import { CORPUS, corpusPresent } from '../support/corpus';
 import { writeDelegationBundle } from '../support/delegation-bundle';

@@ -13,7 +13,7 @@ import type { SessionState } from '../../common/session-types';
 import { text, toolCalls } from '../../fake-model/server';
 import { LoopwrightClient, type SessionHandle } from '../../client/session-client';
 import { createWorker } from '../../worker/create-worker';
-import { filesHostSetting } from '../../client/commands/files-host-option';
+import { filesHostSetting } from '../../cli/commands/files-host-option';
 import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 

@@ -8,8 +8,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { inspectBundle } from '../../../bundle/inspect';
 import { checkBundle } from '../../../bundle/validate';
-import { formatInspection, inspectCommand } from '../../../client/commands/inspect';
-import { formatReport, validateCommand } from '../../../client/commands/validate';
+import { formatInspection, inspectCommand } from '../../../cli/commands/inspect';
+import { formatReport, validateCommand } from '../../../cli/commands/validate';
 import { makeBundle, makeTempDir, writeTree } from './fixtures';
 
 let tmp: string;

@@ -6,7 +6,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { inspectBundle } from '../../../bundle/inspect';
-import { formatInspection, inspectCommand } from '../../../client/commands/inspect';
+import { formatInspection, inspectCommand } from '../../../cli/commands/inspect';
 import { makeBundle, makeTempDir, sourceAgent, writeTree } from './fixtures';
 
 let tmp: string;

@@ -65,7 +65,7 @@ describe('skill settings', () => {
 
 describe('skill settings on the command line', () => {
   test('sandboxSettings: --user-skills and --skills-folder become the session settings, folders made absolute', async () => {
-    const { sandboxSettings } = await import('../../../client/commands/session-commands');
+    const { sandboxSettings } = await import('../../../cli/commands/session-commands');
     const settings = sandboxSettings({ projectRoot: os.tmpdir(), userSkills: true, skillsFolder: ['team-skills', '/opt/skills'] });
     expect(settings).toMatchObject({ userSkills: true, skillFolders: [path.resolve('team-skills'), '/opt/skills'] });
     expect(sandboxSettings({ projectRoot: os.tmpdir() })).not.toHaveProperty('userSkills');

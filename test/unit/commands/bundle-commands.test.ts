@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { inspectCommand } from '../../../client/commands/inspect';
-import { validateCommand } from '../../../client/commands/validate';
-import { main } from '../../../client/cli';
+import { inspectCommand } from '../../../cli/commands/inspect';
+import { validateCommand } from '../../../cli/commands/validate';
+import { main } from '../../../cli/cli';
 import { validateBundle } from '../../../bundle/validate';
 
 const EXAMPLE = path.resolve(__dirname, '../../../bundles/requirements-facilitator');

@@ -2,8 +2,8 @@
  * Runs the command line in this process with its output captured, for the command tests. A test
  * file's jest.mock calls apply here too: this module loads the command line in that file's registry.
  */
-import { main } from '../../../client/cli';
-import type { CommandOutput } from '../../../client/output';
+import { main } from '../../../cli/cli';
+import type { CommandOutput } from '../../../cli/output';
 
 /** A command output that keeps every line. */
 export function capture(): CommandOutput & { out: string[]; err: string[] } {

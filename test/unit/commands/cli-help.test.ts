@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { EXIT } from '../../../client/exit-codes';
+import { EXIT } from '../../../cli/exit-codes';
 import { cli } from './cli-capture';
 
 const REPO = path.resolve(__dirname, '../../..');
@@ -221,9 +221,9 @@ test('cli: --help loads neither the Temporal SDK nor a command module', () => {
   // A fresh process, as a user runs it: which modules did printing the help load?
   const script = [
     "require('ts-node').register({ transpileOnly: true, project: 'tsconfig.json' });",
-    "require('./client/cli').main(['--help'], { log() {}, error() {} }).then(() => {",
+    "require('./cli/cli').main(['--help'], { log() {}, error() {} }).then(() => {",
     '  const loaded = Object.keys(require.cache);',
-    "  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|[\\\\/]client[\\\\/]commands[\\\\/](?!option-values)/.test(f))));",
+    "  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|[\\\\/]cli[\\\\/]commands[\\\\/](?!option-values)/.test(f))));",
     '});',
   ].join('\n');
   const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' })) as string[];

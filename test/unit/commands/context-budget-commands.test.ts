@@ -3,7 +3,7 @@
  * server): what they print for compactions, budgets and the turn statuses that are not plain
  * failures, their --json objects and exit statuses.
  */
-import { EXIT } from '../../../client/exit-codes';
+import { EXIT } from '../../../cli/exit-codes';
 import { cli } from './cli-capture';
 import { SessionRejectedError } from '../../../client/session-client';
 import type { BudgetState, CompactionRecord, SessionState, TurnResult } from '../../../common/session-types';
@@ -17,11 +17,11 @@ const session = {
   state: jest.fn<Promise<SessionState>, []>(),
 };
 
-jest.mock('../../../client/temporal-session', () => ({
+jest.mock('../../../cli/temporal-session', () => ({
   openTemporal: jest.fn(async () => ({ namespace: 'default', taskQueue: 'loopwright', loopwright: { session: () => session }, close: async () => undefined })),
 }));
 // Every call is answered by the fake session: no worker is looked for or started.
-jest.mock('../../../client/in-process-worker', () => ({
+jest.mock('../../../cli/in-process-worker', () => ({
   withWorker: (_temporal: unknown, _options: unknown, fn: () => Promise<unknown>) => fn(),
   hasLongLivedWorker: async () => true,
 }));

@@ -5,15 +5,15 @@
  * and a bad variable named. No server: the Temporal connection is replaced by one whose `start`
  * records its options and stops the command there.
  */
-import { modelSessionSettings, SESSION_SETTINGS_ENV_NAMES } from '../../../client/commands/session-settings';
-import { EXIT } from '../../../client/exit-codes';
+import { modelSessionSettings, SESSION_SETTINGS_ENV_NAMES } from '../../../cli/commands/session-settings';
+import { EXIT } from '../../../cli/exit-codes';
 import { cli } from './cli-capture';
 import type { StartSessionOptions } from '../../../client/session-client';
 
 const started: StartSessionOptions[] = [];
 const STOP = 'recorded the session options; no session started';
 
-jest.mock('../../../client/temporal-session', () => ({
+jest.mock('../../../cli/temporal-session', () => ({
   openTemporal: jest.fn(async () => ({
     namespace: 'default',
     taskQueue: 'loopwright',

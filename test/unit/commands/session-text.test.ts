@@ -2,7 +2,7 @@
  * The words of compactions, the context line, budgets and the turn statuses that are not plain
  * failures, as run, send, status, compact, budget and chat print them (pure functions).
  */
-import { CHAT_HELP, newBudgetWarnings, parseBudgetArgs, turnEndLines } from '../../../client/commands/chat-text';
+import { CHAT_HELP, newBudgetWarnings, parseBudgetArgs, turnEndLines } from '../../../cli/commands/chat-text';
 import {
   budgetLines,
   budgetSummary,
@@ -15,8 +15,8 @@ import {
   turnFailureType,
   turnNotes,
   turnStatusMessage,
-} from '../../../client/commands/session-text';
-import { EXIT } from '../../../client/exit-codes';
+} from '../../../cli/commands/session-text';
+import { EXIT } from '../../../cli/exit-codes';
 import { BUDGET_EXCEEDED, MAX_ITERATIONS_EXCEEDED, REPLY_REFUSED, REPLY_TRUNCATED, TURN_FAILED } from '../../../common/failure-types';
 import type { BudgetState, CompactionRecord, ContextState, TurnStatus } from '../../../common/session-types';
 

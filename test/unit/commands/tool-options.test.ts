@@ -8,15 +8,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TOOL_SETTINGS_ENV_NAMES, toolSessionSettings } from '../../../client/commands/tool-settings';
-import { EXIT } from '../../../client/exit-codes';
+import { TOOL_SETTINGS_ENV_NAMES, toolSessionSettings } from '../../../cli/commands/tool-settings';
+import { EXIT } from '../../../cli/exit-codes';
 import { cli } from './cli-capture';
 import type { StartSessionOptions } from '../../../client/session-client';
 
 const started: StartSessionOptions[] = [];
 const STOP = 'recorded the session options; no session started';
 
-jest.mock('../../../client/temporal-session', () => ({
+jest.mock('../../../cli/temporal-session', () => ({
   openTemporal: jest.fn(async () => ({
     namespace: 'default',
     taskQueue: 'loopwright',

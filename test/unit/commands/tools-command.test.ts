@@ -3,7 +3,7 @@
  * offered tool from the session's state (name, kind, read or write, needs approval, the MCP server),
  * its --json object, and a session that has not listed its tools.
  */
-import { EXIT } from '../../../client/exit-codes';
+import { EXIT } from '../../../cli/exit-codes';
 import { cli } from './cli-capture';
 import type { OfferedToolSummary, SessionState } from '../../../common/session-types';
 
@@ -14,11 +14,11 @@ const session = {
 };
 const workerOptions: unknown[] = [];
 
-jest.mock('../../../client/temporal-session', () => ({
+jest.mock('../../../cli/temporal-session', () => ({
   openTemporal: jest.fn(async () => ({ namespace: 'default', taskQueue: 'loopwright', loopwright: { session: () => session }, close: async () => undefined })),
 }));
 // Every query is answered by the fake session: no worker is looked for or started.
-jest.mock('../../../client/in-process-worker', () => ({
+jest.mock('../../../cli/in-process-worker', () => ({
   withWorker: (_temporal: unknown, options: unknown, fn: () => Promise<unknown>) => {
     workerOptions.push(options);
     return fn();

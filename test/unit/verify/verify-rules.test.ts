@@ -5,8 +5,8 @@
  */
 import type { AgentDefinition } from '../../../bundle/agent-schema';
 import { commandChecks } from '../../../activities/command-checks';
-import { modelSessionSettings } from '../../../client/commands/session-settings';
-import { turnExitCode, turnFailureType, turnNotes, turnStatusMessage } from '../../../client/commands/session-text';
+import { modelSessionSettings } from '../../../cli/commands/session-settings';
+import { turnExitCode, turnFailureType, turnNotes, turnStatusMessage } from '../../../cli/commands/session-text';
 import { fixRequest, reportText, verificationLine } from '../../../common/verify-report';
 import type { VerificationReport } from '../../../common/verify-types';
 import { sessionInputProblem } from '../../../common/session-input-schema';

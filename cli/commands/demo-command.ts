@@ -13,10 +13,10 @@ import { startFakeOpenAI, type FakeOpenAI } from '../../fake-model/server';
 import { startInProcessWorker } from '../in-process-worker';
 import type { CommandOutput } from '../output';
 import { watchProgress } from '../progress';
-import type { SessionHandle } from '../session-client';
+import type { SessionHandle } from '../../client/session-client';
 import type { SessionState } from '../../common/session-types';
 import { openTemporal } from '../temporal-session';
-import { defaultStateDir, projectRoot } from '../server/project-paths';
+import { defaultStateDir, projectRoot } from '../../client/server/project-paths';
 import { webUiLink } from './command-support';
 
 /** The example bundle shipped with the package (found from the package root, so compiled code finds it too). */

@@ -5,7 +5,7 @@
 import { withWorker } from '../in-process-worker';
 import { EXIT } from '../exit-codes';
 import type { CommandOutput } from '../output';
-import type { SessionHandle } from '../session-client';
+import type { SessionHandle } from '../../client/session-client';
 import { openTemporal, type TemporalSession } from '../temporal-session';
 
 /** Options of commands that print one JSON object with `--json`. */

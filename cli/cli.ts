@@ -5,7 +5,7 @@
  * The command modules, and with them the Temporal SDK, are loaded only when a command runs, so
  * `--help`, `--version` and usage mistakes answer at once. Every failure goes through one place:
  * on stderr as a line, or with `--json` as one object on stdout, `{"error": ..., "type": ...}`,
- * with the exit status of client/exit-codes.ts.
+ * with the exit status of cli/exit-codes.ts.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,7 +18,7 @@ import { EXIT, reportFailure, USAGE_ERROR } from './exit-codes';
 import { installExitOnSignal } from './exit-on-signal';
 import { exitWhenFlushed } from './exit-flushed';
 import { type CommandOutput, consoleOutput, UsageError } from './output';
-import { projectRoot } from './server/project-paths';
+import { projectRoot } from '../client/server/project-paths';
 
 /** The package version, read at run time (not imported, so that the build does not copy package.json into dist/). */
 export function version(): string {

@@ -5,7 +5,7 @@
  */
 import { BatchInputError } from '../../common/batch-types';
 import type { BatchState, BatchSummary } from '../../common/batch-types';
-import type { BatchHandle } from '../batch-client';
+import type { BatchHandle } from '../../client/batch-client';
 import { EXIT } from '../exit-codes';
 import { setRejoinHint } from '../exit-on-signal';
 import { withWorker } from '../in-process-worker';

@@ -3,7 +3,7 @@
  * the tool running now. Only changes are printed.
  */
 import type { SessionState } from '../common/session-types';
-import type { SessionHandle } from './session-client';
+import type { SessionHandle } from '../client/session-client';
 import type { CommandOutput } from './output';
 
 /** Describe a state in one line, e.g. `iteration 2/50 · running save_output`. */

@@ -7,9 +7,9 @@ import type { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { withServerAddress } from './exit-codes';
 import type { CommandOutput } from './output';
-import { ensureTemporal, type TemporalTarget } from './server/ensure-server';
-import { connectionOptions } from './server/temporal-env';
-import { LoopwrightClient } from './session-client';
+import { ensureTemporal, type TemporalTarget } from '../client/server/ensure-server';
+import { connectionOptions } from '../client/server/temporal-env';
+import { LoopwrightClient } from '../client/session-client';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
 import { tracingClientInterceptors, tracingFromEnv } from '../worker/tracing';
 

@@ -7,7 +7,7 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { EXIT } from '../exit-codes';
 import { hasLongLivedWorker } from '../in-process-worker';
 import { type CommandOutput, UsageError } from '../output';
-import type { ScheduleLine } from '../schedule-client';
+import type { ScheduleLine } from '../../client/schedule-client';
 import type { TemporalSession } from '../temporal-session';
 import { type JsonOption, withSession } from './command-support';
 import { checkBundleLocally, type RunOptions, sandboxSettings } from './session-commands';

@@ -1,7 +1,7 @@
 /**
  * `loopwright status | tools | list | transcript`: read where sessions stand, what they offer their
  * model and what they said. Each
- * command receives its arguments and options parsed (client/cli-session-commands.ts defines them)
+ * command receives its arguments and options parsed (cli/cli-session-commands.ts defines them)
  * and resolves to its exit status.
  */
 import type { ChatMessage } from '../../common/messages';

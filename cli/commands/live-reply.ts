@@ -4,7 +4,7 @@
  * is not printed again when the turn ends; a reply that had to start over (its model call was made
  * again) is said to, and printed anew.
  */
-import type { SessionEvent } from '../session-events';
+import type { SessionEvent } from '../../client/session-events';
 
 /** What the live printer follows (SessionHandle has it). */
 export interface LiveSession {

@@ -10,7 +10,7 @@ import { collect, port, serverPort } from './commands/option-values';
 import type { JsonOption } from './commands/command-support';
 import { CONNECTION_ENV, execute, helpDetails, type Invocation, UI_ENV } from './cli-support';
 import { onSignalGracefully } from './exit-on-signal';
-import type * as ServerModule from './server/server-command';
+import type * as ServerModule from '../client/server/server-command';
 
 /** Register the worker, server and bundle commands on `program`, in the order the root help lists them. */
 export function addToolCommands(program: Command, invocation: Invocation): void {
@@ -166,7 +166,7 @@ function addServerCommand(program: Command, invocation: Invocation): void {
   // A foreground server stops gracefully on the first signal (it stops the Temporal process and
   // removes its pid file); a second signal exits at once.
   const run = async (action: (server: typeof ServerModule, signal: AbortSignal) => number | Promise<number>): Promise<void> => {
-    const serverModule = await import('./server/server-command');
+    const serverModule = await import('../client/server/server-command');
     await execute(invocation, 'server', {}, async () => {
       const stop = new AbortController();
       const release = onSignalGracefully(() => stop.abort());

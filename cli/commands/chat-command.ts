@@ -12,7 +12,7 @@ import type { ApprovalPolicy, SessionState, TurnResult } from '../../common/sess
 import { withWorker } from '../in-process-worker';
 import { type CommandOutput, UsageError } from '../output';
 import { onSignalGracefully, setRejoinHint } from '../exit-on-signal';
-import { SessionRejectedError, type SessionHandle } from '../session-client';
+import { SessionRejectedError, type SessionHandle } from '../../client/session-client';
 import { type SandboxOptions, sandboxSettings } from './session-commands';
 import { type ModelSettingOptions, modelSessionSettings } from './session-settings';
 import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';

@@ -2,8 +2,8 @@
  * `loopwright run | send | interrupt | approve | deny | extend | compact | budget | rewind | branch
  * | end`: start and talk to sessions from a shell (`status`, `list` and `transcript` are in
  * session-views.ts). Each command receives its arguments and options parsed
- * (client/cli-session-commands.ts defines them) and resolves to its exit status; an error it throws
- * is reported by the command line (client/exit-codes.ts).
+ * (cli/cli-session-commands.ts defines them) and resolves to its exit status; an error it throws
+ * is reported by the command line (cli/exit-codes.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import { hasLongLivedWorker, withWorker } from '../in-process-worker';
 import { filesHostSetting } from './files-host-option';
 import { type CommandOutput, UsageError } from '../output';
 import { watchProgress } from '../progress';
-import type { SessionHandle } from '../session-client';
+import type { SessionHandle } from '../../client/session-client';
 import { setRejoinHint } from '../exit-on-signal';
 import { openTemporal } from '../temporal-session';
 import { type JsonOption, updateCommand, webUiLink, withSession, workerNotice } from './command-support';
