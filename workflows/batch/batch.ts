@@ -69,20 +69,107 @@ export async function agentBatch(input: BatchInput): Promise<BatchSummary> {
   if (!Number.isInteger(concurrency) || concurrency < 1 || !Number.isInteger(continueAfter) || continueAfter < 1) {
     throw ApplicationFailure.nonRetryable('Invalid batch input: concurrency and continueAfter must be positive whole numbers', BAD_INPUT);
   }
+  const b = batchRun(input);
+  const { counts, running, files } = b;
+  setHandler(batchStateQuery, (): BatchState => ({ ...counts, total: input.total, running: running.size, phase: b.phase, run: b.run, outputPath: input.outputPath }));
+  try {
+    let page: BatchItem[] = [];
+    let endOfFile = false;
+    for (;;) {
+      if (b.finishedThisRun >= continueAfter || (workflowInfo().continueAsNewSuggested && b.finishedThisRun > 0)) {
+        await b.drain();
+        return await continueAsNew<typeof agentBatch>({ ...input, carried: { cursor: b.cursor, counts, run: b.run + 1 } });
+      }
+      if (page.length === 0 && !endOfFile) {
+        const read = await files.readBatchPage({ path: input.inputPath, cursor: b.cursor, maxLines: input.pageLines ?? DEFAULT_BATCH_PAGE_LINES, maxBytes: input.pageBytes ?? DEFAULT_BATCH_PAGE_BYTES });
+        page = read.items;
+        endOfFile = read.done;
+      }
+      if (page.length === 0) break;
+      await condition(() => running.size < concurrency);
+      if (b.finishedThisRun >= continueAfter) continue;
+      const item = page.shift()!;
+      b.cursor = item.next;
+      running.add(item.index);
+      counts.started += 1;
+      void b.runItem(item);
+    }
+    await b.drain();
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    // Cancelled: the running sessions were asked to stop (they were started in this scope); wait for them and write what they said.
+    b.cancelling = true;
+    b.phase = 'cancelling';
+    await CancellationScope.nonCancellable(b.drain);
+  }
+  b.phase = 'writing';
+  const { lines } = await CancellationScope.nonCancellable(() => files.assembleBatchResults({ journalPath: b.journalPath, outputPath: input.outputPath, batchId: b.batchId }));
+  b.phase = 'done';
+  return { ...counts, total: input.total, notStarted: Math.max(0, input.total - counts.started), cancelledBatch: b.cancelling, outputPath: input.outputPath, resultLines: lines, runs: b.run };
+}
+
+/** One run of a batch: its counters, the items running, and how an item runs and its result line is written. */
+interface BatchRun {
+  readonly batchId: string;
+  readonly files: BatchFileActivities;
+  readonly journalPath: string;
+  readonly run: number;
+  readonly counts: BatchCounts;
+  readonly running: Set<number>;
+  cursor: BatchCursor;
+  phase: BatchState['phase'];
+  cancelling: boolean;
+  finishedThisRun: number;
+  /** Run an item's session to its end and write its result line. */
+  runItem(item: BatchItem): Promise<void>;
+  /** Wait for the running items and for their lines to be written. */
+  drain(): Promise<void>;
+}
+
+function batchRun(input: BatchInput): BatchRun {
   const batchId = workflowInfo().workflowId;
   const files = fileActivities(input.session.filesHost);
   const journalPath = `${input.outputPath}.journal`;
-  const run = input.carried?.run ?? 1;
   const counts: BatchCounts = input.carried?.counts ?? { started: 0, ok: 0, failed: 0, cancelled: 0, byStatus: {}, usage: ZERO_USAGE };
-  let cursor: BatchCursor = input.carried?.cursor ?? { line: 1, byte: 0, index: 0 };
-  let phase: BatchState['phase'] = 'running';
-  let cancelling = false;
-  let finishedThisRun = 0;
-  const running = new Set<number>();
+  const b: BatchRun = {
+    batchId,
+    files,
+    journalPath,
+    run: input.carried?.run ?? 1,
+    counts,
+    running: new Set<number>(),
+    cursor: input.carried?.cursor ?? { line: 1, byte: 0, index: 0 },
+    phase: 'running',
+    cancelling: false,
+    finishedThisRun: 0,
+    runItem: async (item) => {
+      const outcome = await itemOutcome(input, batchId, item);
+      const base = { index: item.index, ...(item.id !== undefined ? { id: item.id } : {}), workflowId: `${batchId}-${item.index}` };
+      const fields = resultFields(outcome, b.cancelling);
+      finish({ ...base, ...(input.headless ? withHeadlessStatus(fields) : fields) });
+    },
+    drain: async () => {
+      await condition(() => b.running.size === 0);
+      await lines.written();
+    },
+  };
+  const lines = resultWriter(files, journalPath, batchId);
+  const finish = (line: BatchResultLine): void => {
+    b.running.delete(line.index);
+    b.finishedThisRun += 1;
+    if (line.status === 'cancelled') counts.cancelled += 1;
+    else if (line.success) counts.ok += 1;
+    else counts.failed += 1;
+    counts.byStatus[line.status] = (counts.byStatus[line.status] ?? 0) + 1;
+    counts.usage = addUsage(counts.usage, line.usage);
+    lines.add(line);
+  };
+  return b;
+}
+
+/** The result lines of a run, appended to the journal by one writer at a time. */
+function resultWriter(files: BatchFileActivities, journalPath: string, batchId: string): { add(line: BatchResultLine): void; written(): Promise<void> } {
   const unwritten: BatchResultLine[] = [];
-
-  setHandler(batchStateQuery, (): BatchState => ({ ...counts, total: input.total, running: running.size, phase, run, outputPath: input.outputPath }));
-
   /** Write the result lines not yet written; one writer at a time, so lines written while one writes go in the next call. */
   let writing: Promise<void> | undefined;
   const write = (): Promise<void> =>
@@ -97,101 +184,49 @@ export async function agentBatch(input: BatchInput): Promise<BatchSummary> {
         writing = undefined;
       }
     })());
-  const written = async (): Promise<void> => {
-    while (unwritten.length > 0 || writing) {
-      try {
-        await (writing ?? write());
-      } catch (err) {
-        // A write scheduled from the cancelled scope fails at once: write again from this one.
-        if (!isCancellation(err)) throw err;
+  return {
+    add: (line) => {
+      unwritten.push(line);
+      // A failed write is retried by the next finished item or the final flush.
+      write().catch(() => undefined);
+    },
+    written: async () => {
+      while (unwritten.length > 0 || writing) {
+        try {
+          await (writing ?? write());
+        } catch (err) {
+          // A write scheduled from the cancelled scope fails at once: write again from this one.
+          if (!isCancellation(err)) throw err;
+        }
       }
-    }
+    },
   };
+}
 
-  const finish = (line: BatchResultLine): void => {
-    running.delete(line.index);
-    finishedThisRun += 1;
-    if (line.status === 'cancelled') counts.cancelled += 1;
-    else if (line.success) counts.ok += 1;
-    else counts.failed += 1;
-    counts.byStatus[line.status] = (counts.byStatus[line.status] ?? 0) + 1;
-    counts.usage = addUsage(counts.usage, line.usage);
-    unwritten.push(line);
-    // A failed write is retried by the next finished item or the final flush.
-    write().catch(() => undefined);
-  };
-
-  const runItem = async (item: BatchItem): Promise<void> => {
-    const workflowId = `${batchId}-${item.index}`;
-    const base = { index: item.index, ...(item.id !== undefined ? { id: item.id } : {}), workflowId };
-    let outcome: SessionOutcome;
-    try {
-      outcome = {
-        result: await executeChild(agentSession, {
-          workflowId,
-          args: [
-            input.headless
-              ? { ...input.session, firstMessage: headlessMessage(item.message), oneShot: true, loopBreakers: false }
-              : { ...input.session, firstMessage: item.message, oneShot: true },
-          ],
-          // A batch that is terminated, or fails, asks its running sessions to stop.
-          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-          // An item's session runs once: a batch run again under the same id finds it and waits for it.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        }),
-      };
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        outcome = await CancellationScope.nonCancellable(() => follow.awaitSessionOutcome(workflowId));
-      } else {
-        const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
-        const turn = cause instanceof ApplicationFailure ? (cause.details?.[0] as TurnResult | undefined) : undefined;
-        outcome = { failure: { message: cause instanceof Error ? cause.message : String(cause), cancelled: isCancellation(cause), ...(turn?.status ? { turn } : {}) } };
-      }
-    }
-    const fields = resultFields(outcome, cancelling);
-    finish({ ...base, ...(input.headless ? withHeadlessStatus(fields) : fields) });
-  };
-
-  const drain = async (): Promise<void> => {
-    await condition(() => running.size === 0);
-    await written();
-  };
-
+/** An item's session, started as a child workflow (or, when a batch run before started it, followed to its end). */
+async function itemOutcome(input: BatchInput, batchId: string, item: BatchItem): Promise<SessionOutcome> {
+  const workflowId = `${batchId}-${item.index}`;
   try {
-    let page: BatchItem[] = [];
-    let endOfFile = false;
-    for (;;) {
-      if (finishedThisRun >= continueAfter || (workflowInfo().continueAsNewSuggested && finishedThisRun > 0)) {
-        await drain();
-        return await continueAsNew<typeof agentBatch>({ ...input, carried: { cursor, counts, run: run + 1 } });
-      }
-      if (page.length === 0 && !endOfFile) {
-        const read = await files.readBatchPage({ path: input.inputPath, cursor, maxLines: input.pageLines ?? DEFAULT_BATCH_PAGE_LINES, maxBytes: input.pageBytes ?? DEFAULT_BATCH_PAGE_BYTES });
-        page = read.items;
-        endOfFile = read.done;
-      }
-      if (page.length === 0) break;
-      await condition(() => running.size < concurrency);
-      if (finishedThisRun >= continueAfter) continue;
-      const item = page.shift()!;
-      cursor = item.next;
-      running.add(item.index);
-      counts.started += 1;
-      void runItem(item);
-    }
-    await drain();
+    return {
+      result: await executeChild(agentSession, {
+        workflowId,
+        args: [
+          input.headless
+            ? { ...input.session, firstMessage: headlessMessage(item.message), oneShot: true, loopBreakers: false }
+            : { ...input.session, firstMessage: item.message, oneShot: true },
+        ],
+        // A batch that is terminated, or fails, asks its running sessions to stop.
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        // An item's session runs once: a batch run again under the same id finds it and waits for it.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      }),
+    };
   } catch (err) {
-    if (!isCancellation(err)) throw err;
-    // Cancelled: the running sessions were asked to stop (they were started in this scope); wait for them and write what they said.
-    cancelling = true;
-    phase = 'cancelling';
-    await CancellationScope.nonCancellable(drain);
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return CancellationScope.nonCancellable(() => follow.awaitSessionOutcome(workflowId));
+    const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
+    const turn = cause instanceof ApplicationFailure ? (cause.details?.[0] as TurnResult | undefined) : undefined;
+    return { failure: { message: cause instanceof Error ? cause.message : String(cause), cancelled: isCancellation(cause), ...(turn?.status ? { turn } : {}) } };
   }
-  phase = 'writing';
-  const { lines } = await CancellationScope.nonCancellable(() => files.assembleBatchResults({ journalPath, outputPath: input.outputPath, batchId }));
-  phase = 'done';
-  return { ...counts, total: input.total, notStarted: Math.max(0, input.total - counts.started), cancelledBatch: cancelling, outputPath: input.outputPath, resultLines: lines, runs: run };
 }
 
 /**

@@ -23,7 +23,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { DEFAULT_DELEGATION_MAX_CHILDREN, DEFAULT_DELEGATION_MAX_DEPTH, type DelegateAgent, type DelegationResult } from '../../common/delegation-types';
-import type { TokenUsage, ToolCall, ToolResult } from '../../common/messages';
+import type { ToolCall, ToolResult } from '../../common/messages';
 import type { BudgetSettings, BudgetState, SessionInput, SessionResult, TurnResult } from '../../common/session-types';
 import { DELEGATE_TASK } from '../../common/tools';
 import { argsOf } from '../../common/tools/tool-spec';
@@ -31,6 +31,7 @@ import type { HashedTranscript } from '../../common/transcript';
 import { SESSION_WORKFLOW } from '../../common/contract/session-definitions';
 import type { DelegationApprovals } from './delegation-approvals';
 import { rootMessage } from '../turn/tool-calls';
+import type { CallPoint, TurnExtension } from '../turn/extensions';
 
 /** What the delegator needs from its session. */
 export interface DelegatorDeps {
@@ -45,16 +46,8 @@ export interface DelegatorDeps {
   approvals: DelegationApprovals;
 }
 
-/** Where in the turn a call is made. */
-export interface DelegationCall {
-  turn: number;
-  iteration: number;
-  transcript: HashedTranscript;
-  /** Index of the turn's first message. */
-  firstIndex: number;
-  /** Count the child's usage in the turn (and its budgets). */
-  recordUsage(usage: TokenUsage): void;
-}
+/** Where in the turn a call is made (its `recordUsage` counts the child's usage in the turn and its budgets). */
+export type DelegationCall = CallPoint;
 
 type ChildSession = (input: SessionInput) => Promise<SessionResult>;
 
@@ -224,4 +217,14 @@ function partialTurn(err: unknown): Partial<TurnResult> | undefined {
     current = current.cause;
   }
   return undefined;
+}
+
+/** Delegation as a turn extension: it runs the `delegate_task` calls and counts them in the turn's result. */
+export function delegationExtension(delegator: Delegator): TurnExtension {
+  return {
+    name: 'delegation',
+    runsCall: (call) => delegator.handles(call),
+    runCall: (call, at) => delegator.run(call, at),
+    report: (transcript, from, to) => delegator.turnCount(transcript, from, to),
+  };
 }

@@ -47,7 +47,7 @@ export type SessionActivityStubs = ActivityInterfaceFor<
  * there (files-route.ts); model calls and transcript paging stay on the session's own queue.
  */
 export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesRoute): SessionActivityStubs {
-  const fileActivities = <A extends object>(options: ActivityOptions): ActivityInterfaceFor<A> => (files ? filesProxy<A>(options, files) : proxyActivities<A>(options));
+  const fileActivities: FileProxy = (options) => (files ? filesProxy(options, files) : proxyActivities(options));
   // Reading the bundle is local and quick; a bad bundle is the operator's to fix (the activity
   // marks it non-retryable), so only unexpected errors are retried, briefly.
   const init = fileActivities<Pick<SessionActivities, 'initializeAgent'>>({
@@ -72,47 +72,7 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
     startToCloseTimeout: '2 minutes',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 10 },
   });
-  // Tools report expected failures as results; retries are for unexpected ones (I/O errors, a
-  // lost worker). Reads are cheap to repeat but pointless to repeat often.
-  // Tools heartbeat, so an interrupt reaches one that is stuck (a blocking read) within seconds.
-  const toolHeartbeat = '10 seconds';
-  const quick = fileActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
-    heartbeatTimeout: toolHeartbeat,
-    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
-  });
-  // Reads are quick, idempotent and side-effect free, so they may run inside the workflow task as
-  // local activities: a crash repeats a read, which is harmless, and an interrupt cancels them
-  // locally. Model calls and writes stay normal activities (a local model call would be repeated
-  // after a crash and could not be interrupted quickly).
-  const localQuick = proxyLocalActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
-    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
-  });
-  // Tools whose result must not be lost (a finished document) are retried longer.
-  const persistent = fileActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
-    heartbeatTimeout: toolHeartbeat,
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
-  });
-  // A custom tool is an activity named like the tool; a worker without it answers NotFoundError,
-  // which no retry on the same task queue would cure soon, so the call fails at once with a result
-  // that says so (see tool-calls.ts).
-  const notRegistered = { nonRetryableErrorTypes: ['NotFoundError'] };
-  const customQuick = fileActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
-    heartbeatTimeout: toolHeartbeat,
-    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
-  });
-  const customLocal = proxyLocalActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
-    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
-  });
-  const customPersistent = fileActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
-    heartbeatTimeout: toolHeartbeat,
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8, ...notRegistered },
-  });
+  const notRegistered = NOT_REGISTERED;
   // Listing starts MCP servers (a stdio server may first be installed by npx): allow minutes, heartbeat.
   const listing = fileActivities<Pick<SessionActivities, 'listTools'>>({
     startToCloseTimeout: '5 minutes',
@@ -146,12 +106,68 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
     summarizeContext: model.summarizeContext,
     describeModel: describe.describeModel,
     loadTranscriptPage: transcript.loadTranscriptPage,
-    tools: Object.fromEntries(TOOL_SPECS.map((spec) => [spec.name, (spec.retries === 'persistent' ? persistent : quick)[spec.name]!])),
-    localReads: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.access === 'read').map((spec) => [spec.name, localQuick[spec.name]!])),
-    customTool: (name, retries, local) => (local ? customLocal[name]! : (retries === 'persistent' ? customPersistent : customQuick)[name]!),
+    ...toolStubs(timeouts, fileActivities),
     listTools: listing.listTools,
     callMcpTool: mcp.callMcpTool,
     verifyDocument: verify.verifyDocument,
     checkPins: pins.checkPins,
+  };
+}
+
+/** A proxy of activities that touch files (on the files host's queue when the session names one). */
+type FileProxy = <A extends object>(options: ActivityOptions) => ActivityInterfaceFor<A>;
+
+/**
+ * A custom tool is an activity named like the tool; a worker without it answers NotFoundError,
+ * which no retry on the same task queue would cure soon, so the call fails at once with a result
+ * that says so (see tool-calls.ts).
+ */
+const NOT_REGISTERED = { nonRetryableErrorTypes: ['NotFoundError'] };
+
+/** Tools heartbeat, so an interrupt reaches one that is stuck (a blocking read) within seconds. */
+const toolHeartbeat = '10 seconds';
+
+/** The built-in tools' stubs (normal and local), and the custom tools' by retry class. */
+function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<SessionActivityStubs, 'tools' | 'localReads' | 'customTool'> {
+  const notRegistered = NOT_REGISTERED;
+  // Tools report expected failures as results; retries are for unexpected ones (I/O errors, a
+  // lost worker). Reads are cheap to repeat but pointless to repeat often.
+  const quick = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+  });
+  // Reads are quick, idempotent and side-effect free, so they may run inside the workflow task as
+  // local activities: a crash repeats a read, which is harmless, and an interrupt cancels them
+  // locally. Model calls and writes stay normal activities (a local model call would be repeated
+  // after a crash and could not be interrupted quickly).
+  const localQuick = proxyLocalActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+  });
+  // Tools whose result must not be lost (a finished document) are retried longer.
+  const persistent = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
+  });
+  const customQuick = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
+  });
+  const customLocal = proxyLocalActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
+  });
+  const customPersistent = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8, ...notRegistered },
+  });
+  return {
+    tools: Object.fromEntries(TOOL_SPECS.map((spec) => [spec.name, (spec.retries === 'persistent' ? persistent : quick)[spec.name]!])),
+    localReads: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.access === 'read').map((spec) => [spec.name, localQuick[spec.name]!])),
+    customTool: (name, retries, local) => (local ? customLocal[name]! : (retries === 'persistent' ? customPersistent : customQuick)[name]!),
   };
 }

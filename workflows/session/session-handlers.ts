@@ -15,15 +15,21 @@ import type { ManagedModel } from '../turn/model-calls';
 import type { SessionRuntime } from './session-runtime';
 import { addUsage } from '../turn/usage';
 
-/** Install the handlers; `snapshot` is the state query's answer. */
-export function installControlHandlers(rt: SessionRuntime, snapshot: () => SessionState): void {
+/** What the handlers call on the session's run (session-run.ts). */
+export interface HandledRun extends SessionRuntime {
+  /** The `state` query's answer. */
+  snapshot(): SessionState;
+  /** Run (or resume) a turn; undefined when it goes on in the next run. */
+  runTurn(start: TurnStart): Promise<TurnResult | undefined>;
+  /** The result of `turn`, while the run keeps it. */
+  finishedTurn(turn: number): TurnResult | undefined;
+}
+
+/** Install the handlers that inspect and adjust a session: extend, state, transcript, end, interrupt, compact, budget. */
+export function installControlHandlers(rt: HandledRun): void {
   setHandler(
     extendUpdate,
-    (n: number | null) => {
-      rt.turnLimit += n ?? rt.maxIterations;
-      rt.state.maxIterations = rt.turnLimit;
-      return rt.turnLimit;
-    },
+    (n: number | null) => rt.limits.extend(n),
     {
       validator: (n: number | null) => {
         if (n !== undefined && n !== null && (!Number.isInteger(n) || n < 1 || n > 10_000)) throw ApplicationFailure.nonRetryable(`n must be a whole number from 1 to 10000, got ${String(n)}`, BAD_INPUT);
@@ -33,7 +39,7 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
     },
   );
 
-  setHandler(stateQuery, snapshot, {
+  setHandler(stateQuery, () => rt.snapshot(), {
     description: 'Where the session stands: status, turn, iteration, running tools, pending approvals, tokens, run',
   });
   setHandler(messagesQuery, (from = 0) => {
@@ -65,6 +71,10 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
     log.info('Interrupting the current turn', { turn: rt.state.turn, reason });
     rt.currentTurn.cancel();
   }, { description: 'Cancel the model or tool call in flight; the turn ends interrupted and the session waits for the next message' });
+}
+
+/** Install the updates that adjust the model's context and budgets: compact and budget. */
+export function installContextHandlers(rt: HandledRun): void {
   setHandler(
     compactUpdate,
     async () => {
@@ -134,18 +144,14 @@ export function installControlHandlers(rt: SessionRuntime, snapshot: () => Sessi
 }
 
 /** Install `send` and `awaitTurn`: a turn per message, and the result of a turn by number. */
-export function installTurnHandlers(
-  rt: SessionRuntime,
-  runSessionTurn: (start: TurnStart) => Promise<TurnResult | undefined>,
-  finishedTurn: (turn: number) => TurnResult | undefined,
-): void {
+export function installTurnHandlers(rt: HandledRun): void {
   setHandler(
     sendUpdate,
     async (message: string) => {
       // The answer to the model's pending question becomes that call's tool result.
       const answers = rt.state.pendingQuestion;
       delete rt.state.pendingQuestion;
-      const result = await runSessionTurn(answers ? { message, answers } : { message });
+      const result = await rt.runTurn(answers ? { message, answers } : { message });
       if (!result) throw rt.continuedFailure(rt.state.turn);
       return result;
     },
@@ -177,8 +183,8 @@ export function installTurnHandlers(
   setHandler(
     awaitTurnUpdate,
     async (turn: number) => {
-      await condition(() => finishedTurn(turn) !== undefined || rt.continuing);
-      const result = finishedTurn(turn);
+      await condition(() => rt.finishedTurn(turn) !== undefined || rt.continuing);
+      const result = rt.finishedTurn(turn);
       if (result) return result;
       throw rt.continuedFailure(turn);
     },
@@ -186,7 +192,7 @@ export function installTurnHandlers(
       description: 'Wait for turn n to finish (in this run or an earlier one) and return its result',
       validator: (turn: number) => {
         if (!Number.isInteger(turn) || turn < 1) throw ApplicationFailure.nonRetryable(`turn must be a positive whole number, got ${String(turn)}`, BAD_INPUT);
-        if (finishedTurn(turn)) return;
+        if (rt.finishedTurn(turn)) return;
         if (turn > rt.state.turn) throw ApplicationFailure.nonRetryable(`turn ${turn} has not started (the session is at turn ${rt.state.turn})`, BAD_INPUT);
         if (turn < rt.state.turn || !(rt.busy || rt.resumingTurn === turn)) {
           throw ApplicationFailure.nonRetryable(`the result of turn ${turn} is no longer kept (the session keeps the last ${RECENT_TURNS})`, BAD_INPUT);

@@ -1,6 +1,7 @@
 /**
- * The state object of one run of a session: what its handlers, its turns and its main loop share
- * and change. Plain fields, changed only by workflow code.
+ * The state of one run of a session as its helpers see it (handlers, initialisation, carry-over,
+ * verification, delegation): what they read and change. `SessionRun` (session-run.ts) is the one
+ * implementation; its fields are changed only by workflow code.
  */
 import type { ApplicationFailure, CancellationScope } from '@temporalio/workflow';
 import type { InitializeResult, SessionInput, SessionState } from '../../common/session-types';
@@ -11,6 +12,7 @@ import type { SessionToolSet } from '../turn/tool-calls';
 import type { SessionVerifier } from '../verify/verify';
 import type { Delegator } from '../delegation/delegation';
 import type { DelegationApprovals } from '../delegation/delegation-approvals';
+import type { TurnLimits } from '../turn/turn-limits';
 
 export interface SessionRuntime {
   readonly input: SessionInput;
@@ -18,8 +20,8 @@ export interface SessionRuntime {
   /** The append-only transcript. */
   readonly transcript: HashedTranscript;
   readonly activities: SessionActivityStubs;
-  /** The session's iteration limit per turn. */
-  readonly maxIterations: number;
+  /** The running turn's iteration limit, its warning and repeated failures (`extend` raises the limit). */
+  readonly limits: TurnLimits;
   /** The agent, tools and runtime context, once initialised. */
   init: Omit<InitializeResult, 'messages'> | undefined;
   /** The tools offered beyond the built-in ones and how to run them (built-in only until listed). */
@@ -46,8 +48,6 @@ export interface SessionRuntime {
   resumingTurn: number | undefined;
   /** The transcript of the run before (or of the branched session) is still paging in. */
   transcriptLoading: boolean;
-  /** The running turn's iteration limit (`extend` raises it). */
-  turnLimit: number;
   /** Show the session's details in the Web UI. */
   refreshDetails(): void;
   /** The failure a handler answers with once the run is moving to the next one. */

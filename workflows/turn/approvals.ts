@@ -12,14 +12,12 @@ import { TOOL_SPECS, toolSpec } from '../../common/tools';
 import { argsOf, contentOf, modesOf, replacedOf, targetOf } from '../../common/tools/tool-spec';
 import { utf8Length } from '../../common/transcript';
 import { approveUpdate, decideApprovalsSignal, denyUpdate } from '../../common/contract/session-definitions';
-import type { ApprovalDecision, TurnControls } from './turn';
+import type { ApprovalDecision, TurnApprovals } from './turn';
 
 /** What the approval controls need from their session. */
 export interface ApprovalHost {
   input: SessionInput;
   state: SessionState;
-  /** The turn's iteration limit now. */
-  limit(): number;
   /** The session's variables, to show paths with them filled in. */
   variables(): Record<string, string>;
   /** The tools the session offers (built-in definitions and offered tools). */
@@ -32,7 +30,7 @@ export interface ApprovalHost {
 }
 
 /** The human-in-the-loop controls of a turn, with the approve and deny updates installed. */
-export function approvalControls(host: ApprovalHost): TurnControls {
+export function approvalControls(host: ApprovalHost): TurnApprovals {
   const { input, state } = host;
   const approval = approvalSettings(input);
   const decisions = new Map<string, ApprovalDecision>();
@@ -66,11 +64,6 @@ export function approvalControls(host: ApprovalHost): TurnControls {
     });
   }
   return {
-    limit: host.limit,
-    warnAt: input.iterationWarning ?? 0.8,
-    maxRepeatedFailures: input.maxRepeatedFailures ?? 3,
-    loopBreakers: input.loopBreakers !== false,
-    interactive: !input.oneShot,
     needsApproval: (call) => policyCovers(approval.policy, call.function.name, host.tools()),
     requestApproval: async (call) => {
       const pending: PendingApproval = { callId: call.id, tool: call.function.name, ...previewOf(call, host.variables(), host.tools()), since: Date.now() };

@@ -145,23 +145,7 @@ export class ModelCaller {
     const label = this.labeller(iteration);
     const { context } = managed;
     const compactions: CompactionRecord[] = [];
-    const compact = async (reason: CompactionRecord['reason'], force: boolean): Promise<void> => {
-      const record = await context.compact({
-        reason,
-        force,
-        turn: this.input.turn,
-        transcript: this.input.transcript,
-        tools: this.input.tools,
-        activities: this.input.activities,
-        ...(this.model !== undefined ? { model: this.model } : {}),
-        ...(afterLastReply !== undefined ? { afterLastReply } : {}),
-        onUsage: (usage) => onUsage(usage, this.model),
-      });
-      if (record) {
-        compactions.push(record);
-        managed.onCompaction(record);
-      }
-    };
+    const compact = (reason: CompactionRecord['reason'], force: boolean): Promise<void> => this.compact(managed, { reason, force, afterLastReply, onUsage, compactions });
     if (from.compact) await compact('threshold', false);
     const compactedNote = (): string => (compactions.length ? ` · ${ContextManager.describe(compactions[compactions.length - 1]!)}` : '');
 
@@ -222,6 +206,29 @@ export class ModelCaller {
       compactions,
       joined: continuations > 0,
     };
+  }
+
+  /** Compact the model's view now (when needed, or `force`); the record joins `compactions`. */
+  private async compact(
+    managed: ManagedModel,
+    how: { reason: CompactionRecord['reason']; force: boolean; afterLastReply: number | undefined; onUsage: (usage: TokenUsage, model?: string) => void; compactions: CompactionRecord[] },
+  ): Promise<void> {
+    const { afterLastReply } = how;
+    const record = await managed.context.compact({
+      reason: how.reason,
+      force: how.force,
+      turn: this.input.turn,
+      transcript: this.input.transcript,
+      tools: this.input.tools,
+      activities: this.input.activities,
+      ...(this.model !== undefined ? { model: this.model } : {}),
+      ...(afterLastReply !== undefined ? { afterLastReply } : {}),
+      onUsage: (usage) => how.onUsage(usage, this.model),
+    });
+    if (record) {
+      how.compactions.push(record);
+      managed.onCompaction(record);
+    }
   }
 
   /**

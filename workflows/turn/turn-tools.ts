@@ -10,7 +10,7 @@ import type { SessionTool } from '../../common/offered-tools';
 import { loopToolSpec, TOOL_SPECS, toolSpec } from '../../common/tools';
 import { argsOf, targetOf } from '../../common/tools/tool-spec';
 import { withActivatedSkills } from './active-skills';
-import type { DelegationCall } from '../delegation/delegation';
+import { type CallPoint, runnerOf } from './extensions';
 import type { ModelCaller } from './model-calls';
 import { runToolCall, type SessionToolSet, toolSummary, truncateArguments } from './tool-calls';
 import type { TurnInput } from './turn';
@@ -53,7 +53,7 @@ export function sameTargetWrites(calls: readonly ToolCall[], specs: readonly Ses
  * completion breaker gets its result in order too; a question breaker is answered by the user's
  * next message.
  */
-export function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | undefined, at: DelegationCall, inlined?: (ToolResult | null)[]): Promise<(ToolResult | undefined)[]> {
+export function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolCall | undefined, at: CallPoint, inlined?: (ToolResult | null)[]): Promise<(ToolResult | undefined)[]> {
   input.observer.onTools(calls.map((c) => ({ id: c.id, name: c.function.name, ...mainArgument(c, input.toolSet) })));
   const results: (ToolResult | undefined)[] = calls.map(() => undefined);
   const settle = (): void => {
@@ -124,16 +124,17 @@ function noteActivatedSkills(input: TurnInput, calls: ToolCall[], results: reado
 }
 
 /**
- * One call: after the human's yes when it needs one, as a child session when delegated, else as its
- * tool's activity; once `after` (an earlier write to the same target) has settled, when given.
+ * One call: after the human's yes when it needs one, by the extension that runs it (a child session
+ * for a delegation), else as its tool's activity; once `after` (an earlier write to the same target) has settled, when given.
  */
-function runOneCall(input: TurnInput, call: ToolCall, at: DelegationCall, after?: Promise<void>): Promise<ToolResult> {
+function runOneCall(input: TurnInput, call: ToolCall, at: CallPoint, after?: Promise<void>): Promise<ToolResult> {
+  const runner = runnerOf(input.extensions, call);
   const start = (): Promise<ToolResult> =>
-    input.delegator?.handles(call) ? input.delegator.run(call, at) : runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
+    runner ? runner.runCall!(call, at) : runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
   const run = after === undefined ? start : (): Promise<ToolResult> => after.then(start);
-  const controls = input.controls;
-  if (!controls?.needsApproval(call)) return run();
-  return controls.requestApproval(call).then((decision): ToolResult | Promise<ToolResult> =>
+  const approvals = input.approvals;
+  if (!approvals?.needsApproval(call)) return run();
+  return approvals.requestApproval(call).then((decision): ToolResult | Promise<ToolResult> =>
     decision.approved ? run() : { success: false, declined: true, error: `The user declined this call${decision.reason ? `: ${decision.reason}` : ''}` },
   );
 }

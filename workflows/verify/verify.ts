@@ -26,6 +26,7 @@ import {
   type VerifySettings,
   type VerifyTarget,
 } from '../../common/verify-types';
+import type { AnswerVerdict } from '../turn/extensions';
 import type { SessionActivityStubs } from '../session/activity-proxies';
 import { rootMessage } from '../turn/tool-calls';
 import { withSpan } from '../tracing/trace-hook';
@@ -59,9 +60,6 @@ export interface VerifierDeps {
 
 /** The turn's phase, as the session's state shows it. */
 export type Phase = 'gather' | 'act' | 'verify';
-
-/** What the turn does after the model's final answer. */
-export type AnswerOutcome = { fix: string } | { done: VerificationReport | undefined };
 
 export class SessionVerifier {
   readonly maxAttempts: number;
@@ -130,18 +128,19 @@ export class SessionVerifier {
 
   /**
    * The model answered without tools. When the pending document was saved since it was last
-   * checked, verify it: `{ fix }` is the message that sends the failed items back (the turn goes
-   * on), `{ done }` ends the turn with the report (or none when nothing was verified).
+   * checked, verify it: `{ continueWith }` is the message that sends the failed items back (the
+   * turn goes on), `{ end }` ends the turn `failed_verification` once the attempts are used up;
+   * undefined lets the turn complete (verified, or nothing to verify). The report is `turnReport()`.
    */
-  async atAnswer(turn: number, recordUsage: (usage: TokenUsage) => void): Promise<AnswerOutcome> {
+  async atAnswer(turn: number, recordUsage: (usage: TokenUsage) => void): Promise<AnswerVerdict | undefined> {
     const pending = this.pending;
-    if (!pending) return { done: this.report };
+    if (!pending) return failedEnd(this.report);
     if (!pending.saved) {
       // Checked before and not saved again: the agent chose not to fix, so the last report stands.
       if (pending.last) {
         this.finishCycle(pending.last.status === 'verified' ? pending.last : { ...pending.last, status: 'failed_verification' });
       }
-      return { done: this.report };
+      return failedEnd(this.report);
     }
     const target: VerifyTarget = { ...pending.target, document: pending.saved };
     pending.attempts += 1;
@@ -152,10 +151,10 @@ export class SessionVerifier {
       this.report = report;
       this.phase = 'act';
       this.deps.onChange();
-      return { fix: fixRequest(report) };
+      return { continueWith: fixRequest(report) };
     }
     this.finishCycle(report);
-    return { done: this.report };
+    return failedEnd(this.report);
   }
 
   /** The menu command `message` runs, when it is one that checks a document (`*validate-prd`, `validate-prd`, or its number). */
@@ -295,4 +294,11 @@ export function matchesExpected(saved: string, expected: string | undefined): bo
     at = found + part.length;
   }
   return true;
+}
+
+/** The end of a turn whose document failed verification for good; undefined for any other report. */
+function failedEnd(report: VerificationReport | undefined): AnswerVerdict | undefined {
+  if (report?.status !== 'failed_verification') return undefined;
+  const error = `The document failed verification: ${report.failed} of ${report.passed + report.failed} checklist items failed after ${report.attempts} attempts`;
+  return { end: { status: 'failed_verification', error } };
 }
