@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ToolResult } from '../common/messages';
 import { MCP_SERVER_FAILED, type McpCallInput, type McpServerConfig } from '../common/offered-tools';
-import { SecretFileError, secretMatch } from '../bundle/secret-files';
+import { SecretFileError, secretMatch } from '../bundle/sandbox/secret-files';
 import { redactSecrets } from './redaction/redact';
 import type { RuntimeContext } from '../common/runtime-context';
 import { toToolActivity } from './tools/activity-wrapper';

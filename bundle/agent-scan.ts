@@ -16,7 +16,7 @@ import { agentIdOfFile, type AgentHead, isAgentFileName, readAgentHead } from '.
 import type { BundleAgent } from './bundle-loader';
 import { isDirectory } from './bundle-layout';
 import { BundleLoadError } from './errors';
-import { isInside } from './path-inside';
+import { isInside } from './sandbox/path-inside';
 
 /** How much of an agent file is read to find its name and title when listing a bundle. */
 const AGENT_HEAD_BYTES = 64 * 1024;

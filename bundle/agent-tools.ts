@@ -16,7 +16,7 @@ import { LOOP_TOOL_SPECS, TOOL_SPECS } from '../common/tools';
 import { agentHead, installedProjectAt, matchAgent, type BundleAgent } from './bundle-loader';
 import { MANIFEST_FILE, exists } from './bundle-layout';
 import { parseManifest, readManifestFile } from './bundle-manifest';
-import { realDirectory } from './bundle-roots';
+import { realDirectory } from './sandbox/bundle-roots';
 import { AgentNotFoundError } from './errors';
 
 /**

@@ -30,8 +30,8 @@ import type { CommandTargetKind, MenuHandler } from './agent-schema';
 import { ruleLines, tidy } from './agent-parser';
 import { BundleError, BundleLoadError } from './errors';
 import { errorCode } from './file-errors';
-import { isInside } from './path-inside';
-import { guardRead } from './path-guard';
+import { isInside } from './sandbox/path-inside';
+import { guardRead } from './sandbox/path-guard';
 import { readTextFile } from './text-content';
 import { childElements, firstChild, readElement, textOf, XmlSyntaxError, type XmlElement } from './xml-reader';
 

@@ -18,7 +18,7 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { isInside } from './path-inside';
+import { isInside } from './sandbox/path-inside';
 
 /** The folder of an installed tree as the 2025 alphas named it. */
 export const BMAD_FOLDER = 'bmad';

@@ -56,9 +56,9 @@ import {
   MANIFEST_FILE,
   moduleNames,
 } from './bundle-layout';
-import { checkRoots, coreFolder, realBmadFolder, realDirectory, realProjectRoot } from './bundle-roots';
+import { checkRoots, coreFolder, realBmadFolder, realDirectory, realProjectRoot } from './sandbox/bundle-roots';
 import { agentHead, scanAgents, type ShadowedAgent } from './agent-scan';
-import { guardRead, isInside } from './path-guard';
+import { guardRead, isInside } from './sandbox/path-guard';
 import { availableIds } from './agent-ids';
 import { skillOptions, skillsFolder, withSkills } from './skills/bundle-skills';
 import { projectSkills, type ProjectSkill } from './skills/project-skills';

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { TOOL_PATTERN, TOOL_PATTERN_RULE } from '../common/tool-patterns';
 import { BundleError, BundleLoadError, SecurityViolationError, YamlSyntaxError } from './errors';
-import { guardRead } from './path-guard';
+import { guardRead } from './sandbox/path-guard';
 import { parseYamlSafe } from './safe-yaml';
 import { readTextFile } from './text-content';
 

@@ -30,7 +30,7 @@ import type { BundleInfo } from './bundle-loader';
 import { BundleError, ConfigVariableNotFoundError, CriticalActionError, inFile, SecurityViolationError } from './errors';
 import { errorCode } from './file-errors';
 import { ExpansionBudget, SET_VARIABLES, targetsOf } from './load-targets';
-import { guardRead } from './path-guard';
+import { guardRead } from './sandbox/path-guard';
 import { parseYamlSafe } from './safe-yaml';
 import { readTextFile } from './text-content';
 import { findUnresolved, resolveConfigVariables, resolveVariables } from './variables';

@@ -18,9 +18,9 @@ import { BMAD_INSTALL_DEFAULTS, builtinSkillsAgent, configMessage, loadPersisten
 import { type CriticalActionResult, processCriticalActions } from './critical-actions';
 import { BundleError } from './errors';
 import { protectedPathsFor } from './loader-reads';
-import { isInside, resolveRealPath, UnsafeRootError } from './path-guard';
-import { protectingEntry } from './protected-paths';
-import { loadSecretFileRules } from './secret-file-overrides';
+import { isInside, resolveRealPath, UnsafeRootError } from './sandbox/path-guard';
+import { protectingEntry } from './sandbox/protected-paths';
+import { loadSecretFileRules } from './sandbox/secret-file-overrides';
 import { buildSystemPrompt } from './system-prompt';
 import { findUnresolved, pathVariables, resolveConfigVariables } from './variables';
 

@@ -26,7 +26,7 @@ import type { DelegateAgent } from '../common/delegation-types';
 import { SecurityViolationError } from './errors';
 import { initializeAgentForInspection } from './initialize-agent';
 import { type McpServerSummary, readMcpServersFile } from './mcp-servers-file';
-import { guardRead, secretOptionsOf } from './path-guard';
+import { guardRead, secretOptionsOf } from './sandbox/path-guard';
 import { findUnresolved, resolveVariables } from './variables';
 import { spellVariable } from './workflow-loader';
 

@@ -23,8 +23,8 @@ import { isAgentFileName } from './agent-file';
 import { scanAgents, type ShadowedAgent } from './agent-scan';
 import type { BundleAgent, BundleInfo } from './bundle-loader';
 import { AGENTS_FOLDER, bmadFolderOf, CONFIG_FILE, CORE_MODULE, exists, isDirectory, looksLikeBundle, SOURCE_MODULES_FOLDER } from './bundle-layout';
-import { coreFolder, realProjectRoot } from './bundle-roots';
-import { isBroadRoot } from './path-guard';
+import { coreFolder, realProjectRoot } from './sandbox/bundle-roots';
+import { isBroadRoot } from './sandbox/path-guard';
 
 export { SOURCE_MODULES_FOLDER } from './bundle-layout';
 

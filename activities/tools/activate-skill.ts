@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { ACTIVATE_SKILL } from '../../common/tools/activate-skill';
-import { guardRead, secretOptionsOf } from '../../bundle/path-guard';
+import { guardRead, secretOptionsOf } from '../../bundle/sandbox/path-guard';
 import { readTextFile } from '../../bundle/text-content';
 import { isTable, resolveCustomization } from '../../bundle/skills/customize';
 import { findSkillInFolders } from '../../bundle/skills/project-skills';

@@ -10,7 +10,7 @@ import type { RuntimeContext } from '../../common/runtime-context';
 import { EDIT_FILE } from '../../common/tools/edit-file';
 import { SAVE_OUTPUT } from '../../common/tools/save-output';
 import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
-import { writeFileAtomic } from './atomic-write';
+import { writeFileAtomic } from '../../bundle/sandbox/atomic-write';
 import { countOccurrences, editAppliedBefore, notFoundHint, readCurrentText, withBom, writeTarget } from './file-edits';
 import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';

@@ -8,8 +8,8 @@
 import type { RuntimeContext } from '../../common/runtime-context';
 import { SecurityViolationError } from '../../bundle/errors';
 import { errorCode } from '../../bundle/file-errors';
-import { guardWrite, isInside, protectedPathsOf, resolveRealPath } from '../../bundle/path-guard';
-import { secretOptionsOf } from '../../bundle/secret-files';
+import { guardWrite, isInside, protectedPathsOf, resolveRealPath } from '../../bundle/sandbox/path-guard';
+import { secretOptionsOf } from '../../bundle/sandbox/secret-files';
 import { readTextFile } from '../../bundle/text-content';
 import { resolveVariables } from '../../bundle/variables';
 

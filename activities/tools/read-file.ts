@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { READ_FILE } from '../../common/tools/read-file';
-import { guardRead, isInside, secretOptionsOf } from '../../bundle/path-guard';
+import { guardRead, isInside, secretOptionsOf } from '../../bundle/sandbox/path-guard';
 import { frontMatterPaths } from '../../bundle/front-matter-paths';
 import { readTextFile } from '../../bundle/text-content';
 import { resolveVariables } from '../../bundle/variables';
@@ -21,7 +21,7 @@ import { toToolFailure } from './tool-failure';
  * `frontMatterPaths`, see front-matter-paths.ts) or `{success: false, error}`. Relative paths are taken from the
  * bundle root. Refuses files over `ctx.maxReadBytes`, binary files, anything but a regular file
  * (a FIFO, socket or device, at once), files with several hard links unless `ctx.allowHardLinks`,
- * and secret files (the default list of `bundle/secret-files.ts`, then the project's and session's
+ * and secret files (the default list of `bundle/sandbox/secret-files.ts`, then the project's and session's
  * rules recorded in `ctx.secretFiles`) unless `ctx.allowSecretFiles`. When
  * `options.signal` is aborted the read stops and the signal's reason is thrown (a cancellation is
  * never a result).

@@ -13,7 +13,7 @@ import type { ToolResult } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { SAVE_OUTPUT } from '../../common/tools/save-output';
 import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
-import { writeFileAtomic } from './atomic-write';
+import { writeFileAtomic } from '../../bundle/sandbox/atomic-write';
 import { readCurrentText, withBom, writeTarget } from './file-edits';
 import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';

@@ -14,7 +14,7 @@ import type { RuntimeContext } from '../../common/runtime-context';
 import type { VerifyTarget } from '../../common/verify-types';
 import { BundleError } from '../../bundle/errors';
 import { errorCode, MODEL_FIXABLE_CODES } from '../../bundle/file-errors';
-import { guardRead, secretOptionsOf } from '../../bundle/path-guard';
+import { guardRead, secretOptionsOf } from '../../bundle/sandbox/path-guard';
 import { readTextFile } from '../../bundle/text-content';
 import { findUnresolved, resolveVariables } from '../../bundle/variables';
 import { resolveWorkflow, type ResolvedWorkflow } from '../../bundle/workflow-loader';

@@ -17,7 +17,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { errorCode } from '../file-errors';
-import { isInside } from '../path-inside';
+import { isInside } from '../sandbox/path-inside';
 import { readTextFile } from '../text-content';
 import { MAX_SKILL_FILE_BYTES, parseSkillFile, type SkillDiagnostic, type SkillRecord } from './skill-file';
 

@@ -11,7 +11,7 @@
 import * as path from 'node:path';
 import type { BundleAgent } from '../bundle-loader';
 import { CORE_MODULE, exists } from '../bundle-layout';
-import { isInside } from '../path-inside';
+import { isInside } from '../sandbox/path-inside';
 import { parseYamlSafe } from '../safe-yaml';
 import { readTextFile } from '../text-content';
 import { resolveCentralConfig } from './bmad-config';

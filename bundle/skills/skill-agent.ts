@@ -20,7 +20,7 @@ import type { AgentCommand, AgentDefinition } from '../agent-schema';
 import { AgentDefinitionSchema } from '../agent-schema';
 import { exists } from '../bundle-layout';
 import { AgentParseError } from '../errors';
-import { isInside } from '../path-inside';
+import { isInside } from '../sandbox/path-inside';
 import { parseYamlSafe } from '../safe-yaml';
 import { readTextFile } from '../text-content';
 import { resolveCustomization } from './customize';

@@ -9,7 +9,7 @@ import { glob } from 'tinyglobby';
 import type { SystemMessage } from '../../common/messages';
 import type { SecretFileRule } from '../../common/runtime-context';
 import type { AgentDefinition } from '../agent-schema';
-import { guardRead } from '../path-guard';
+import { guardRead } from '../sandbox/path-guard';
 import { readTextFile } from '../text-content';
 import { resolveVariables } from '../variables';
 

@@ -10,7 +10,7 @@ import { executeWorkflowTool } from '../../activities/tools/execute-workflow';
 import { readFileTool } from '../../activities/tools/read-file';
 import { saveOutputTool } from '../../activities/tools/save-output';
 import { initializeAgent, type InitializeAgentInput } from '../../bundle/initialize-agent';
-import { guardRead } from '../../bundle/path-guard';
+import { guardRead } from '../../bundle/sandbox/path-guard';
 import { validateBundle } from '../../bundle/validate';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { makeBundle, makeTempDir, sourceAgent, writeTree } from '../unit/bundle/fixtures';

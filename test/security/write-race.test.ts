@@ -13,7 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolResult } from '../../common/messages';
-import * as pathGuard from '../../bundle/path-guard';
+import * as pathGuard from '../../bundle/sandbox/path-guard';
 import { saveOutputTool } from '../../activities/tools/save-output';
 import { listFiles, makeFixture, type Fixture } from '../unit/tools/fixture';
 

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { guardRead, guardWrite, isInside } from '../../../bundle/path-guard';
+import { guardRead, guardWrite, isInside } from '../../../bundle/sandbox/path-guard';
 import { SecurityViolationError } from '../../../bundle/errors';
 import { resolveVariables, pathVariables } from '../../../bundle/variables';
 

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { bmadRootOf, covers, layoutProtectedPaths, minimalPaths, protectedPathsOf, startFolders } from '../../../bundle/protected-paths';
+import { bmadRootOf, covers, layoutProtectedPaths, minimalPaths, protectedPathsOf, startFolders } from '../../../bundle/sandbox/protected-paths';
 import type { RuntimeContext } from '../../../common/runtime-context';
 
 const rel = (root: string, paths: string[]) => paths.map((p) => path.relative(root, p)).sort();

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { loadBundle } from '../../../bundle/bundle-loader';
 import { BundleError, BundleLoadError, CriticalActionError } from '../../../bundle/errors';
 import { initializeAgent, type InitializeAgentInput } from '../../../bundle/initialize-agent';
-import { UnsafeRootError } from '../../../bundle/path-guard';
+import { UnsafeRootError } from '../../../bundle/sandbox/path-guard';
 import { validateBundle } from '../../../bundle/validate';
 import { readFileTool } from '../../../activities/tools/read-file';
 import { saveOutputTool } from '../../../activities/tools/save-output';

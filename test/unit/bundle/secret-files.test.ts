@@ -1,4 +1,4 @@
-import { DEFAULT_SECRET_FILES, parseSecretFileRules, parseSecretFileSetting, secretMatch, secretOptionsOf } from '../../../bundle/secret-files';
+import { DEFAULT_SECRET_FILES, parseSecretFileRules, parseSecretFileSetting, secretMatch, secretOptionsOf } from '../../../bundle/sandbox/secret-files';
 import { initializeAgentForInspection } from '../../../bundle/initialize-agent';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';

@@ -10,7 +10,7 @@ import { agentHead, findAgent, loadBundle } from '../../../bundle/bundle-loader'
 import { AgentNotFoundError, AgentParseError, BundleLoadError } from '../../../bundle/errors';
 import { initializeAgent } from '../../../bundle/initialize-agent';
 import { inspectBundle } from '../../../bundle/inspect';
-import { protectingEntry } from '../../../bundle/protected-paths';
+import { protectingEntry } from '../../../bundle/sandbox/protected-paths';
 import { checkBundle } from '../../../bundle/validate';
 import { compiledAgent, makeInstalledTree, makeTempDir, SPEC_CONFIG, writeTree } from './fixtures';
 

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import type { ToolResult } from '../../../common/messages';
 import { SecurityViolationError } from '../../../bundle/errors';
 import { initializeAgent } from '../../../bundle/initialize-agent';
-import { guardRead } from '../../../bundle/path-guard';
+import { guardRead } from '../../../bundle/sandbox/path-guard';
 import { executeWorkflowTool } from '../../../activities/tools/execute-workflow';
 import { readFileTool } from '../../../activities/tools/read-file';
 import { saveOutputTool } from '../../../activities/tools/save-output';

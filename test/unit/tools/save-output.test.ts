@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { ToolResult } from '../../../common/messages';
-import { writeFileAtomic } from '../../../activities/tools/atomic-write';
+import { writeFileAtomic } from '../../../bundle/sandbox/atomic-write';
 import { TOOL_ACTIVITIES } from '../../../activities/tools/dispatch';
 import { ALREADY_APPENDED, saveOutputTool } from '../../../activities/tools/save-output';
 import { listFiles, makeFixture, writeTree, type Fixture } from './fixture';

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { saveOutputTool } from '../../../activities/tools/save-output';
-import { isEngineTempName, releaseTempName, reserveTempName, STALE_TEMP_AGE_MS } from '../../../activities/tools/stale-temp';
+import { isEngineTempName, releaseTempName, reserveTempName, STALE_TEMP_AGE_MS } from '../../../bundle/sandbox/stale-temp';
 import { makeFixture, type Fixture } from './fixture';
 
 const REPO = path.resolve(__dirname, '../../..');

@@ -34,9 +34,9 @@
  * folder), anything in an output folder that holds none of the above.
  */
 import * as path from 'node:path';
-import type { RuntimeContext } from '../common/runtime-context';
-import { AGENTS_FOLDER, BMAD_FOLDERS, BUNDLE_MARKERS, isBmadFolderName, CORE_MODULE, MODULE_MARKERS, SOURCE_MODULES_FOLDER, TREE_MARKERS } from './bundle-layout';
-import { BundleError } from './errors';
+import type { RuntimeContext } from '../../common/runtime-context';
+import { AGENTS_FOLDER, BMAD_FOLDERS, BUNDLE_MARKERS, isBmadFolderName, CORE_MODULE, MODULE_MARKERS, SOURCE_MODULES_FOLDER, TREE_MARKERS } from '../bundle-layout';
+import { BundleError } from '../errors';
 import { foldersBetween, isInside } from './path-inside';
 import { SECRET_FILES_OVERRIDE } from './secret-files';
 

@@ -13,7 +13,7 @@
 import { constants, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import { SecurityViolationError } from '../../bundle/errors';
+import { SecurityViolationError } from '../errors';
 import { CheckedDir, sameFile } from './dir-handle';
 import { releaseTempName, removeStaleTemps, reserveTempName } from './stale-temp';
 

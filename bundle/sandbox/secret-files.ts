@@ -26,8 +26,8 @@
  * through. See `secret-file-overrides.ts` for the reading, and the README's Security section.
  */
 import ignore, { type Ignore } from 'ignore';
-import type { RuntimeContext, SecretFileRule } from '../common/runtime-context';
-import { BundleError } from './errors';
+import type { RuntimeContext, SecretFileRule } from '../../common/runtime-context';
+import { BundleError } from '../errors';
 
 /** Where the project's own changes to the list live, relative to the project root. */
 export const SECRET_FILES_OVERRIDE = '.loopwright/secret-files';

@@ -20,7 +20,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { errorCode } from '../../bundle/file-errors';
+import { errorCode } from '../file-errors';
 import type { CheckedDir } from './dir-handle';
 
 /**

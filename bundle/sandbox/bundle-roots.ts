@@ -6,8 +6,8 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { BMAD_FOLDER, bmadFolderOf, CORE_MODULE, isDirectory } from './bundle-layout';
-import { BundleLoadError } from './errors';
+import { BMAD_FOLDER, bmadFolderOf, CORE_MODULE, isDirectory } from '../bundle-layout';
+import { BundleLoadError } from '../errors';
 import { isBroadRoot, isInside, UnsafeRootError } from './path-guard';
 
 /** The roots `checkRoots` looks at. */

@@ -19,9 +19,9 @@
 import { constants, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import { SecurityViolationError } from '../../bundle/errors';
-import { errorCode } from '../../bundle/file-errors';
-import { isInside } from '../../bundle/path-guard';
+import { SecurityViolationError } from '../errors';
+import { errorCode } from '../file-errors';
+import { isInside } from './path-guard';
 
 /** How a folder on the way is opened: a folder, never through a symlink in its last segment. */
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;

@@ -22,7 +22,7 @@
  *
  * Limits: the check and the later open are separate system calls. Readers open with
  * `openRegularFile` (see `text-content.ts`), which refuses a symlink swapped in between.
- * Writers (`activities/tools/atomic-write.ts`) create every folder and file through folder
+ * Writers (`bundle/sandbox/atomic-write.ts`) create every folder and file through folder
  * descriptors opened from the real root without following links, and check again after, so a
  * folder swapped for a symlink between the check and the write is refused, not written through.
  * A path that changes while it is being resolved here is resolved again, a bounded number of times.
@@ -30,8 +30,8 @@
 import { promises as fs, type Stats } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { BundleError, SecurityViolationError } from './errors';
-import { errorCode } from './file-errors';
+import { BundleError, SecurityViolationError } from '../errors';
+import { errorCode } from '../file-errors';
 import { isInside } from './path-inside';
 import { ProtectedFileError, protectingEntry } from './protected-paths';
 import { type SecretFileOptions, SecretFileError, secretMatch } from './secret-files';

@@ -12,13 +12,13 @@
  * protected path, see `protected-paths.ts`).
  */
 import * as path from 'node:path';
-import type { SecretFileRule } from '../common/runtime-context';
-import { BundleError, SecurityViolationError } from './errors';
-import { errorCode } from './file-errors';
+import type { SecretFileRule } from '../../common/runtime-context';
+import { BundleError, SecurityViolationError } from '../errors';
+import { errorCode } from '../file-errors';
 import { guardRead } from './path-guard';
 import { isInside } from './path-inside';
 import { parseSecretFileRules, parseSecretFileSetting, SECRET_FILES_OVERRIDE, SecretFilesConfigError } from './secret-files';
-import { readTextFile } from './text-content';
+import { readTextFile } from '../text-content';
 
 /** Largest `.loopwright/secret-files` read. */
 export const MAX_SECRET_FILES_BYTES = 64 * 1024;
