@@ -10,18 +10,12 @@ import type { ArgsOf, ToolParameters, ToolSpecBase } from '../../common/tools/to
 export type ParsedArgs<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /**
- * Validates `args` (an object, or the raw JSON text the model produced) against `schema`.
+ * Validates `args` (the call's arguments, already parsed from the model's JSON text once, by
+ * `callArguments` in common/tools/tool-spec.ts) against `schema`.
  * The error names each bad field, e.g. `Invalid arguments for read_file: file_path: expected a string, received number`.
  */
 export function parseToolArgs<S extends z.ZodType>(tool: string, schema: S, args: unknown): ParsedArgs<z.infer<S>> {
   let input = args;
-  if (typeof args === 'string') {
-    try {
-      input = JSON.parse(args);
-    } catch (error) {
-      return { ok: false, error: `Invalid arguments for ${tool}: not valid JSON (${(error as Error).message})` };
-    }
-  }
   if (input === undefined || input === null) input = {};
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return { ok: true, value: result.data };

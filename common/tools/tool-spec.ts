@@ -146,15 +146,6 @@ export function argsOf(call: { function: { name: string; arguments: string } }):
   return parsed.ok ? parsed.record : {};
 }
 
-/** A call's arguments as the model wrote them (JSON text), as a record (`{}` when they are not a JSON object). */
-export function parseArguments(text: string): Record<string, unknown> {
-  try {
-    return argumentRecord(JSON.parse(text));
-  } catch {
-    return {};
-  }
-}
-
 /** The value of `spec`'s target argument in `args`, when it is a string. */
 export function targetOf(spec: { target?: string } | undefined, args: Record<string, unknown>): string | undefined {
   const value = spec?.target === undefined ? undefined : args[spec.target];
