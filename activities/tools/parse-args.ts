@@ -4,18 +4,23 @@
  */
 import type { z } from 'zod';
 import { argsSchema } from '../../common/tool-definitions';
-import type { ArgsOf, ToolParameters, ToolSpecBase } from '../../common/tools/tool-spec';
+import { type ArgsOf, callArguments, type ToolParameters, type ToolSpecBase } from '../../common/tools/tool-spec';
 
 /** Either the typed arguments or a message that names what is wrong. */
 export type ParsedArgs<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /**
- * Validates `args` (the call's arguments, already parsed from the model's JSON text once, by
- * `callArguments` in common/tools/tool-spec.ts) against `schema`.
+ * Validates `args` against `schema`: the call's arguments as the engine parsed them (once, by
+ * `callArguments` in common/tools/tool-spec.ts), or JSON text, which goes through that same parser.
  * The error names each bad field, e.g. `Invalid arguments for read_file: file_path: expected a string, received number`.
  */
 export function parseToolArgs<S extends z.ZodType>(tool: string, schema: S, args: unknown): ParsedArgs<z.infer<S>> {
   let input = args;
+  if (typeof args === 'string') {
+    const parsed = callArguments({ function: { name: tool, arguments: args } });
+    if (!parsed.ok) return parsed;
+    input = parsed.value;
+  }
   if (input === undefined || input === null) input = {};
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return { ok: true, value: result.data };

@@ -44,7 +44,7 @@ describe('read_file', () => {
     });
     const notJson = await readFileTool(fx.ctx, '{"file_path": ');
     expect(notJson.success).toBe(false);
-    expect(notJson.error).toMatch(/^Invalid arguments for read_file: not valid JSON/);
+    expect(notJson.error).toMatch(/^Arguments for read_file are not valid JSON/);
   });
 
   test('read_file: a missing config variable gives the spec message with the sorted available variables', async () => {

@@ -97,8 +97,9 @@ describe('built-in tool definitions', () => {
     expect(parseArgsOf(readFile, { file_path: '' })).toEqual({ ok: false, error: 'Invalid arguments for read_file: file_path: must not be empty' });
     expect(parseArgsOf(saveOutput, { file_path: 'x' })).toEqual({ ok: false, error: 'Invalid arguments for save_output: content: required string is missing' });
     expect(parseArgsOf(saveOutput, { file_path: 'x', content: '' })).toEqual({ ok: true, value: { file_path: 'x', content: '' } });
-    // Arguments arrive parsed (callArguments parses the model's text once): text is not an argument object.
-    expect(parseArgsOf(saveOutput, '{"file_path":"x","content":""}')).toEqual({ ok: false, error: 'Invalid arguments for save_output: (arguments): expected object, received string' });
+    // JSON text goes through the engine's one parser, with its one error text.
+    expect(parseArgsOf(saveOutput, '{"file_path":"x","content":""}')).toEqual({ ok: true, value: { file_path: 'x', content: '' } });
+    expect(parseArgsOf(saveOutput, '{"file_path": ')).toEqual({ ok: false, error: expect.stringMatching(/^Arguments for save_output are not valid JSON \(.+\); send a JSON object$/) });
     expect(parseArgsOf(executeWorkflow, { workflow_path: 'w', user_input: [] })).toEqual({
       ok: false,
       error: 'Invalid arguments for execute_workflow: user_input: expected object, received array',
