@@ -9,6 +9,8 @@ import { withServerAddress } from './exit-codes';
 import type { CommandOutput } from './output';
 import { ensureTemporal, type TemporalTarget } from '../client/server/ensure-server';
 import { connectionOptions } from '../client/server/temporal-env';
+import { TemporalConfigError } from '../client/server/errors';
+import { msToNumber } from '@temporalio/common/lib/time';
 import { LoopwrightClient } from '../client/session-client';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
 import { tracingClientInterceptors, tracingFromEnv } from '../worker/tracing';
@@ -34,7 +36,7 @@ export async function openTemporal(
 ): Promise<TemporalSession> {
   const env = options.env ?? process.env;
   const target = await ensureTemporal({ env, log: (line) => out.error(line) });
-  const connectOptions = connectionOptions(target);
+  const connectOptions = { ...connectionOptions(target), ...connectTimeout(env) };
   // Traces when the OTEL_* variables ask for them: each client call starts a span (a child of the
   // command's span), so a `run` or `send` is the root of its trace.
   const tracing = await tracingFromEnv(env);
@@ -64,4 +66,24 @@ export async function openTemporal(
       }),
     close: () => connection.close(),
   };
+}
+
+/**
+ * `LOOPWRIGHT_CONNECT_TIMEOUT`: how long a command tries to reach the server before it says it
+ * cannot (milliseconds, or a duration such as `3s`; the SDK's 10 s when unset). Scripts that probe a
+ * server that may be down set it short.
+ */
+function connectTimeout(env: NodeJS.ProcessEnv): { connectTimeout?: number } {
+  const raw = env.LOOPWRIGHT_CONNECT_TIMEOUT?.trim();
+  if (!raw) return {};
+  let ms: number;
+  try {
+    ms = msToNumber(/^\d+$/.test(raw) ? Number(raw) : (raw as `${number}s`));
+  } catch {
+    ms = NaN;
+  }
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new TemporalConfigError(`Invalid LOOPWRIGHT_CONNECT_TIMEOUT: expected milliseconds or a duration such as 3s (got "${raw}")`, 'LOOPWRIGHT_CONNECT_TIMEOUT');
+  }
+  return { connectTimeout: ms };
 }

@@ -84,7 +84,7 @@ afterAll(async () => {
 
 test('cli: validate and inspect the example bundle; usage mistakes exit 2; an unreachable server exits 3', async () => {
   const { env } = freshEnv();
-  const unreachable = { ...env, TEMPORAL_ADDRESS: '127.0.0.1:9' };
+  const unreachable = { ...env, TEMPORAL_ADDRESS: '127.0.0.1:9', LOOPWRIGHT_CONNECT_TIMEOUT: '1s' };
   const [validate, inspect, unknown, missing, badValue, noServer] = await Promise.all([
     cli(['validate', 'bundles/requirements-facilitator'], env, { cwd: REPO_ROOT }),
     cli(['inspect', 'bundles/requirements-facilitator', 'facilitator'], env, { cwd: REPO_ROOT }),

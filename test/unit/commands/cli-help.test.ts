@@ -183,7 +183,8 @@ describe('a Temporal server that cannot be reached', () => {
     for (const name of Object.keys(process.env)) if (/^(TEMPORAL_|OTEL_)/.test(name)) set(name, undefined);
     const address = `127.0.0.1:${await closedPort()}`;
     set('TEMPORAL_ADDRESS', address);
-    // No setting shortens the client's connect deadline (10 s), so both wait it out, side by side.
+    // A short connect deadline (the SDK's is 10 s): both wait it out, side by side.
+    set('LOOPWRIGHT_CONNECT_TIMEOUT', '1s');
     const [{ code, stdout }, text] = await Promise.all([cli(['status', 'no-such-session', '--json']), cli(['send', 'no-such-session', 'hello'])]);
     expect(code).toBe(EXIT.UNREACHABLE);
     const failure = JSON.parse(stdout) as { error: string; type: string };
@@ -202,6 +203,7 @@ describe('a Temporal server that cannot be reached', () => {
     fs.writeFileSync(file, `[profile.staging]\naddress = "${address}"\n`);
     set('TEMPORAL_CONFIG_FILE', file);
     set('TEMPORAL_PROFILE', 'staging');
+    set('LOOPWRIGHT_CONNECT_TIMEOUT', '1000');
     const { code, stdout } = await cli(['status', 'no-such-session', '--json']);
     expect(code).toBe(EXIT.UNREACHABLE);
     expect(JSON.parse(stdout)).toMatchObject({ type: 'ServerUnreachable', error: expect.stringContaining(`cannot reach the Temporal server at ${address} (profile "staging" of ${file}): `) });
@@ -214,6 +216,17 @@ describe('a Temporal server that cannot be reached', () => {
     const { code, stdout } = await cli(['list', '--json']);
     expect(code).toBe(EXIT.UNREACHABLE);
     expect(JSON.parse(stdout)).toMatchObject({ type: 'TemporalConfigError', error: expect.stringContaining('TEMPORAL_ADDRESS') });
+  });
+
+  test('cli: a connect timeout that is not a duration exits 3 naming LOOPWRIGHT_CONNECT_TIMEOUT', async () => {
+    for (const name of Object.keys(process.env)) if (/^(TEMPORAL_|OTEL_)/.test(name)) set(name, undefined);
+    set('TEMPORAL_ADDRESS', `127.0.0.1:${await closedPort()}`);
+    for (const bad of ['soon', '-5', '0']) {
+      set('LOOPWRIGHT_CONNECT_TIMEOUT', bad);
+      const { code, stdout } = await cli(['status', 'no-such-session', '--json']);
+      expect(code).toBe(EXIT.UNREACHABLE);
+      expect(JSON.parse(stdout)).toEqual({ type: 'TemporalConfigError', error: `Invalid LOOPWRIGHT_CONNECT_TIMEOUT: expected milliseconds or a duration such as 3s (got "${bad}")` });
+    }
   });
 });
 
