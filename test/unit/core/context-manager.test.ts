@@ -270,7 +270,7 @@ describe('ContextManager: compaction', () => {
     expect(cm.view.summary).toBe(`Earlier: a skill was activated and questions asked.\n\n${SKILL_INSTRUCTIONS_NOTE}\n\n<skill_content name="tides">1. Read the tide table.</skill_content>`);
     // The activation itself is summarised away: no index of it is kept.
     expect(cm.view.keep).toBeUndefined();
-    expect(cm.view.from).toBeGreaterThan(3);
+    expect(cm.view.from).toBe(23);
   });
 
   test('context: with summaries off, or a summary that fails, the pruned view goes on', async () => {
