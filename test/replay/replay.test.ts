@@ -5,8 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { testWorkflowBundle } from '../support/workflow-bundle';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { bundlerLogger, WORKFLOWS_PATH } from '../../worker/create-worker';
+import { bundlerLogger } from '../../worker/create-worker';
 import { quietRuntime } from '../support/session-harness';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
@@ -16,7 +17,7 @@ let current: WorkflowBundleWithSourceMap;
 
 beforeAll(async () => {
   quietRuntime();
-  current = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger });
+  current = await testWorkflowBundle();
 }, 60_000);
 
 test('replay: there is at least one recorded history', () => {

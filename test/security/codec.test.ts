@@ -9,13 +9,14 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { testWorkflowBundle } from '../support/workflow-bundle';
 import { codecFromEnv, EncryptionCodec } from '../../codec/encryption-codec';
 import { startCodecServer } from '../../codec/codec-server';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import { type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
-import { bundlerLogger, createWorker, WORKFLOWS_PATH } from '../../worker/create-worker';
+import { createWorker } from '../../worker/create-worker';
 import { copyExampleBundle, quietRuntime } from '../support/session-harness';
 
 jest.setTimeout(120_000);
@@ -50,7 +51,7 @@ test('codec: no plaintext in history or database; the codec server decodes it; w
 
   const connection = await Connection.connect({ address: server.address });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger });
+  const workflowBundle = await testWorkflowBundle();
   const worker = await createWorker({
     connection: nativeConnection,
     taskQueue: 'codec',

@@ -6,11 +6,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { testWorkflowBundle } from './workflow-bundle';
 import { startTestTemporal, type TestTemporal } from './temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ActivitiesOptions } from '../../activities/session-activities';
-import { createWorker, bundlerLogger, WORKFLOWS_PATH } from '../../worker/create-worker';
+import { createWorker } from '../../worker/create-worker';
 import { type FakeOpenAI, startFakeOpenAI } from '../../fake-model/server';
 
 /** Folder of the example bundle in the repository. */
@@ -45,7 +46,7 @@ export async function startSessionHarness(options: { dbFile?: string } = {}): Pr
   const [server, fake, workflowBundle] = await Promise.all([
     startTestTemporal({ dbFile: options.dbFile }),
     startFakeOpenAI(),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger }),
+    testWorkflowBundle(),
   ]);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
