@@ -9,7 +9,8 @@
  * mixed identifiers, a user layer over a team one), and then, for EVERY skill with a
  * customize.toml, `_bmad/scripts/resolve_customization.py` is run and its JSON compared with
  * `resolveCustomization`; for the skills we override it runs once more with several `--key`s at
- * once (each run costs about 0.1 s of Python start-up, so no more runs than that).
+ * once. Those runs share one Python process (`pythonBatch`: the scripts run unchanged, each as
+ * `__main__` with its own arguments), so Python starts once per install, not once per run.
  * `resolve_config.py` is compared with `resolveCentralConfig` the same way. Python runs with the
  * machine's `python3`, which must have `tomllib` (3.11+); the suite fails, saying so, without it.
  */
@@ -285,6 +286,43 @@ function python(root: string, script: string, args: string[]): { json?: Customiz
   }
 }
 
+/**
+ * Runs many BMAD script invocations in one Python process (each `runpy.run_path` executes the
+ * unchanged script as `__main__` with its own argv, stdout and stderr), so the suite pays Python's
+ * start-up once instead of once per run; results in order, as `python` gives them.
+ */
+function pythonBatch(root: string, runs: { script: string; args: string[] }[]): { json?: CustomizationTable; status: number; stderr: string }[] {
+  const driver = [
+    'import io, json, os, runpy, sys, contextlib',
+    'runs = json.load(sys.stdin)',
+    'out = []',
+    'for script, args in runs:',
+    '    stdout, stderr, status = io.StringIO(), io.StringIO(), 0',
+    '    sys.argv = [script, *args]',
+    // As `python3 script.py` has it: the script's folder first on the import path (its helpers live there).
+    '    sys.path[0:0] = [os.path.dirname(script)]',
+    '    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):',
+    '        try:',
+    "            runpy.run_path(script, run_name='__main__')",
+    '        except SystemExit as e:',
+    '            status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)',
+    '    del sys.path[0]',
+    '    out.append([status, stdout.getvalue(), stderr.getvalue()])',
+    'json.dump(out, sys.__stdout__)',
+  ].join('\n');
+  const input = JSON.stringify(runs.map((run) => [path.join(root, '_bmad/scripts', run.script), run.args]));
+  const stdout = execFileSync('python3', ['-c', driver], {
+    cwd: root,
+    input,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8' },
+  });
+  return (JSON.parse(stdout) as [number, string, string][]).map(([status, out, stderr]) =>
+    status === 0 ? { json: JSON.parse(out) as CustomizationTable, status: 0, stderr: '' } : { status, stderr },
+  );
+}
+
 /** Copies an install to a temp folder and makes it writable (the corpus files are read only). */
 function copyInstall(version: string): string {
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `lw-bmad-custom-${version}-`)));
@@ -325,6 +363,9 @@ beforeAll(() => {
 describe.each(VERSIONS)('%s', (version) => {
   const skills = present ? skillsWithCustomization(version) : [];
   let root = '';
+  /** The script's answers computed in `beforeAll`, by their arguments. */
+  const scripted = new Map<string, ReturnType<typeof python>>();
+  const scriptFor = (args: string[]): ReturnType<typeof python> => scripted.get(args.join('\0')) ?? python(root, 'resolve_customization.py', args);
 
   beforeAll(() => {
     if (!present) return;
@@ -337,6 +378,16 @@ describe.each(VERSIONS)('%s', (version) => {
     }
     fs.writeFileSync(path.join(custom, 'config.toml'), CENTRAL_TEAM);
     fs.writeFileSync(path.join(custom, 'config.user.toml'), CENTRAL_USER);
+    // Every skill's script output, whole and (where overridden) by --key, in one Python process.
+    const runs = skills.flatMap((skill) => {
+      const skillRoot = path.join(root, '.claude/skills', skill);
+      return [
+        { script: 'resolve_customization.py', args: ['--skill', skillRoot] },
+        ...(OVERRIDES[skill] !== undefined ? [{ script: 'resolve_customization.py', args: ['--skill', skillRoot, ...KEYS.flatMap((key) => ['--key', key])] }] : []),
+      ];
+    });
+    const results = pythonBatch(root, runs);
+    runs.forEach((run, i) => scripted.set(run.args.join('\0'), results[i]!));
   });
 
   afterAll(() => {
@@ -351,7 +402,7 @@ describe.each(VERSIONS)('%s', (version) => {
 
     test.each(skills)('resolveCustomization: %s gives what the script gives (and by --key when overridden)', async (skill) => {
       const skillRoot = path.join(root, '.claude/skills', skill);
-      const whole = python(root, 'resolve_customization.py', ['--skill', skillRoot]);
+      const whole = scriptFor(['--skill', skillRoot]);
       expect(whole).toMatchObject({ status: 0 });
       const resolved = await resolveCustomization({ skillRoot, projectRoot: root });
       expect(resolved.values).toEqual(whole.json);
@@ -366,7 +417,7 @@ describe.each(VERSIONS)('%s', (version) => {
 
       // The script is slow to start (about 0.1 s), so `--key` is asked only where overrides make it interesting.
       if (OVERRIDES[skill] === undefined) return;
-      const byKey = python(root, 'resolve_customization.py', ['--skill', skillRoot, ...KEYS.flatMap((key) => ['--key', key])]);
+      const byKey = scriptFor(['--skill', skillRoot, ...KEYS.flatMap((key) => ['--key', key])]);
       expect(byKey).toMatchObject({ status: 0 });
       expect(selectKeys(resolved.values, KEYS)).toEqual(byKey.json);
       for (const key of ['agent', 'workflow']) {
