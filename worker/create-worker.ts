@@ -9,7 +9,8 @@ import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
 import { createBatchActivities } from '../activities/batch-activities';
 import type { CustomTool } from '../activities/tools/custom-tool';
-import { resolveWorkerSizing, sizingOptions, type WorkerSizing } from './worker-sizing';
+import { resolveWorkerSizing, sizingOptions, WorkerSizingError, type WorkerSizing } from './worker-sizing';
+import { msToNumber } from '@temporalio/common/lib/time';
 import { filesQueue } from '../common/files-host';
 import { localHostId } from './host-id';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
@@ -86,6 +87,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     defaultHeartbeatThrottleInterval: '100 milliseconds',
     shutdownGraceTime: '10 seconds',
     ...sizingOptions(resolveWorkerSizing(options.sizing, process.env, { traced: tracing !== undefined })),
+    ...stickyTimeout(process.env),
     // The build's traced bundle includes the interceptors; a bundle given by the caller is checked.
     ...(tracing ? await tracingWorkerOptions(tracing, code, WORKFLOWS_PATH, options.workflowBundle === undefined) : {}),
     ...options.overrides,
@@ -146,3 +148,22 @@ export const bundlerLogger = {
   warn: (message: string) => process.stderr.write(`${message}\n`),
   error: (message: string) => process.stderr.write(`${message}\n`),
 };
+
+/**
+ * `LOOPWRIGHT_STICKY_TIMEOUT`: how long a session's next step waits for the worker that holds it in
+ * its cache before any worker takes it (a duration such as `2s`, or milliseconds; the SDK's 10 s
+ * when unset). A worker killed without shutting down holds its sessions' steps that long; a shorter
+ * value moves them sooner, at the price of a replay elsewhere when a busy worker answers late.
+ */
+export function stickyTimeout(env: NodeJS.ProcessEnv): Pick<WorkerOptions, 'stickyQueueScheduleToStartTimeout'> {
+  const raw = env.LOOPWRIGHT_STICKY_TIMEOUT?.trim();
+  if (!raw) return {};
+  let ms = NaN;
+  try {
+    ms = msToNumber(/^\d+$/.test(raw) ? Number(raw) : (raw as `${number}s`));
+  } catch {
+    // not a duration: refused below
+  }
+  if (!Number.isFinite(ms) || ms < 1) throw new WorkerSizingError(`LOOPWRIGHT_STICKY_TIMEOUT must be milliseconds or a duration such as 2s, got "${raw}"`);
+  return { stickyQueueScheduleToStartTimeout: ms };
+}

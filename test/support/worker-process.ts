@@ -18,7 +18,9 @@ export interface WorkerProcess {
 /** Start `loopwright worker` and wait until it polls. */
 export async function startWorkerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<WorkerProcess> {
   const child = spawn(process.execPath, [BIN, 'worker'], {
-    env: { ...process.env, ...env },
+    // A worker killed with SIGKILL holds its sessions' next steps for the sticky timeout (10 s by
+    // default) before another worker may take them; tests that kill workers need not wait that long.
+    env: { ...process.env, LOOPWRIGHT_STICKY_TIMEOUT: '1s', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,4 +1,5 @@
 import { resolveWorkerSizing, sizingOptions, WorkerSizingError } from '../../worker/worker-sizing';
+import { stickyTimeout } from '../../worker/create-worker';
 
 test('worker sizing: defaults give every active session a model call and its parallel tools', () => {
   const sizing = resolveWorkerSizing({}, {});
@@ -24,4 +25,19 @@ test('worker sizing: a traced worker caches fewer sessions by default (each cost
   expect(resolveWorkerSizing({}, { LOOPWRIGHT_MAX_CACHED_SESSIONS: '800' }, { traced: true }).cachedSessions).toBe(800);
   expect(resolveWorkerSizing({ cachedSessions: 600 }, {}, { traced: true }).cachedSessions).toBe(600);
   expect(resolveWorkerSizing({}, {}, { traced: false }).cachedSessions).toBe(1000);
+});
+
+describe('LOOPWRIGHT_STICKY_TIMEOUT', () => {
+  test('unset leaves the SDK default; a duration or milliseconds set the sticky queue timeout', () => {
+    expect(stickyTimeout({})).toEqual({});
+    expect(stickyTimeout({ LOOPWRIGHT_STICKY_TIMEOUT: ' ' })).toEqual({});
+    expect(stickyTimeout({ LOOPWRIGHT_STICKY_TIMEOUT: '2s' })).toEqual({ stickyQueueScheduleToStartTimeout: 2000 });
+    expect(stickyTimeout({ LOOPWRIGHT_STICKY_TIMEOUT: '1500' })).toEqual({ stickyQueueScheduleToStartTimeout: 1500 });
+  });
+
+  test('a value that is not a positive duration names the variable', () => {
+    for (const bad of ['soon', '0', '-3s']) {
+      expect(() => stickyTimeout({ LOOPWRIGHT_STICKY_TIMEOUT: bad })).toThrow(new WorkerSizingError(`LOOPWRIGHT_STICKY_TIMEOUT must be milliseconds or a duration such as 2s, got "${bad}"`));
+    }
+  });
 });
