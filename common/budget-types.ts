@@ -1,23 +1,12 @@
 /** A session's token and cost budgets: what the user sets, and what the `state` query shows of them. */
 
+// Declared in the settings table (common/settings/session-settings.ts), with their doc text.
+export type { BudgetSettings } from './settings/session-settings';
+
 /** Price of a model, in the user's currency per million tokens. */
 export interface ModelPrice {
   input: number;
   output: number;
-}
-
-/** Budgets of a session; any left out is unlimited. */
-export interface BudgetSettings {
-  /** Prompt plus completion tokens one turn may use. */
-  turnTokens?: number;
-  /** Prompt plus completion tokens the whole session may use. */
-  sessionTokens?: number;
-  /** Cost the session may reach, priced by `prices`. */
-  sessionCost?: number;
-  /** Price per model name (`*` for any other); the cost budget needs the models used to be priced. */
-  prices?: Record<string, ModelPrice>;
-  /** Share of a budget at which the model and the user are warned (default 0.8). */
-  warnAt?: number;
 }
 
 /** How much of one budget is used. */

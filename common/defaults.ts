@@ -3,6 +3,15 @@
  * these constants, then environment variables, then per-session input.
  */
 
+/** Model used when neither the session nor `LOOPWRIGHT_MODEL` names one. */
+export const DEFAULT_MODEL = 'gpt-4o-mini';
+
+/**
+ * Longest reply, in tokens, a model call asks for unless the session says otherwise: room for a long
+ * document (about 6,000 words), and a stop for a model that runs away.
+ */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8192;
+
 /** Most model calls a single turn may make before it ends with `success: false`. */
 export const DEFAULT_MAX_ITERATIONS = 50;
 
@@ -47,3 +56,27 @@ export const DEFAULT_MAX_CONTINUATIONS = 2;
 
 /** Share of a budget at which the model and the user are warned. */
 export const DEFAULT_BUDGET_WARN_AT = 0.8;
+
+/** Longest one model call may take, retries aside (`timeouts.modelCall`). */
+export const DEFAULT_MODEL_CALL_TIMEOUT = '10 minutes';
+
+/** A model call whose worker sends no heartbeat for this long is retried elsewhere (`timeouts.modelHeartbeat`). */
+export const DEFAULT_MODEL_HEARTBEAT_TIMEOUT = '30 seconds';
+
+/** Longest one tool call may take (`timeouts.tool`). */
+export const DEFAULT_TOOL_TIMEOUT = '1 minute';
+
+/** Share of a turn's iterations at which the model is told once (`iterationWarning`; 0 turns it off). */
+export const DEFAULT_ITERATION_WARNING = 0.8;
+
+/** A turn ends `stuck` when the same call fails with the same error this many times (`maxRepeatedFailures`). */
+export const DEFAULT_MAX_REPEATED_FAILURES = 3;
+
+/** Attempts (act, then verify) a turn makes at most before it ends with the failed report. */
+export const DEFAULT_VERIFY_ATTEMPTS = 3;
+
+/** Default deepest chain of delegations (a session at depth 0 may start children at 1 and grandchildren at 2). */
+export const DEFAULT_DELEGATION_MAX_DEPTH = 2;
+
+/** Default most delegations one turn may make. */
+export const DEFAULT_DELEGATION_MAX_CHILDREN = 8;

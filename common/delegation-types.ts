@@ -3,29 +3,14 @@
  * which runs as a child session workflow. Pure data, shared by the workflow, the worker and clients.
  */
 
+// Declared in the settings table (common/settings/session-settings.ts), with their doc text.
+export type { DelegatedBy, DelegationSettings } from './settings/session-settings';
+
 /** Sessions that may delegate (the `delegate_task` tool, child sessions, forwarded approvals). */
 export const DELEGATION_PATCH = 'loopwright-delegation';
 
-/** Default deepest chain of delegations (a session at depth 0 may start children at 1 and grandchildren at 2). */
-export const DEFAULT_DELEGATION_MAX_DEPTH = 2;
-
-/** Default most delegations one turn may make. */
-export const DEFAULT_DELEGATION_MAX_CHILDREN = 8;
-
-/** Who a session may delegate to, and how far. */
-export interface DelegationSettings {
-  /** Offer `delegate_task` when the agent has someone to call (default true). */
-  enabled?: boolean;
-  /**
-   * The agents that may be called, by id or `*` pattern (`bmm/*`); default the agent's `delegates:`
-   * in bundle.yaml, else every other agent of the bundle. An agent never calls itself.
-   */
-  agents?: string[];
-  /** Deepest chain of delegations (default 2; 0 refuses every call). */
-  maxDepth?: number;
-  /** Most delegations per turn (default 8). */
-  maxChildren?: number;
-}
+// Kept with the other defaults (the settings table reads them there).
+export { DEFAULT_DELEGATION_MAX_CHILDREN, DEFAULT_DELEGATION_MAX_DEPTH } from './defaults';
 
 /** An agent a session may delegate to, as agent initialisation found it. */
 export interface DelegateAgent {
@@ -33,17 +18,6 @@ export interface DelegateAgent {
   id: string;
   name: string;
   title: string;
-}
-
-/** Set on a child session by its parent: who started it, for which call, and how deep it is. */
-export interface DelegatedBy {
-  workflowId: string;
-  /** The parent's `delegate_task` call. */
-  callId: string;
-  /** The parent's agent id. */
-  agent: string;
-  /** 1 for a child of a top session, 2 for a grandchild, ... */
-  depth: number;
 }
 
 /** What a `delegate_task` call returns to the model. */

@@ -5,9 +5,13 @@
 import type { AssistantMessage, ChatMessage, TokenUsage, ToolDefinition, ToolResult } from './messages';
 import type { ModelView } from './model-view';
 import type { TranscriptRef, TranscriptSlice } from './transcript';
+import type { ModelSettings } from './settings/session-settings';
 
-/** Model used when neither the session nor `LOOPWRIGHT_MODEL` names one. */
-export const DEFAULT_MODEL = 'gpt-4o-mini';
+// Declared in the settings table (common/settings/session-settings.ts), with their doc text.
+export type { ModelSettings, TokenLimitParameter } from './settings/session-settings';
+
+// Defaults of the session's settings, kept with the others (the settings table reads them there).
+export { DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_MODEL } from './defaults';
 
 /**
  * Largest model reply (the normalised AssistantMessage as JSON, in UTF-8 bytes) the activity
@@ -30,37 +34,6 @@ export const REPLY_BODY_FACTOR = 4;
  * it, so a compressed reply that inflates to gigabytes costs the worker a few MB.
  */
 export const DEFAULT_MAX_REPLY_BODY_BYTES = DEFAULT_MAX_REPLY_BYTES * REPLY_BODY_FACTOR;
-
-/**
- * Longest reply, in tokens, a model call asks for unless the session says otherwise: room for a long
- * document (about 6,000 words), and a stop for a model that runs away.
- */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 8192;
-
-/** The request's parameter for the output limit: reasoning models and OpenAI's API take `max_completion_tokens`. */
-export type TokenLimitParameter = 'max_tokens' | 'max_completion_tokens';
-
-/** Sampling and request settings of a session's model calls; recorded in history with each call. */
-export interface ModelSettings {
-  /** Most tokens one reply may have (default DEFAULT_MAX_OUTPUT_TOKENS). */
-  maxOutputTokens?: number;
-  /** How the limit is sent; default: `max_completion_tokens` to OpenAI's API or with `reasoningEffort`, else `max_tokens`. */
-  tokenParameter?: TokenLimitParameter;
-  temperature?: number;
-  /** `reasoning_effort` of reasoning models. */
-  reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
-  /** `tool_choice` when tools are offered (default `auto`). */
-  toolChoice?: 'auto' | 'required' | 'none';
-  /** Extra fields merged into the request body, for servers that need them (never overriding model, messages or tools). */
-  extraBody?: Record<string, unknown>;
-  /** Send an earlier reply's `reasoning_content` back to the server (default false: several servers refuse it). */
-  sendReasoning?: boolean;
-  /**
-   * Ask for a streamed reply and show it while it is written (see stream-types.ts): the reply is
-   * assembled exactly as an unstreamed one. A server that refuses to stream is asked again without.
-   */
-  stream?: boolean;
-}
 
 /** Input of the `callModel` activity: the whole transcript so far and the tools the model may call. */
 export interface ModelCallInput {

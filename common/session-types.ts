@@ -1,15 +1,14 @@
 import type { AgentPin } from './pins';
-import type { McpServerConfig } from './offered-tools';
 import type { SystemMessage, TokenUsage, ToolDefinition } from './messages';
-import type { ModelSettings } from './model-call';
 import type { RuntimeContext } from './runtime-context';
-import type { BudgetSettings, BudgetState } from './budget-types';
+import type { BudgetState } from './budget-types';
 
 export type { BudgetChange, BudgetSettings, BudgetState, BudgetUse, ModelPrice } from './budget-types';
 export type { ContinuedSession, PendingTurn } from './continued-types';
-import type { ContinuedSession } from './continued-types';
-import type { CommandCheck, VerificationReport, VerifySettings } from './verify-types';
-import type { DelegateAgent, DelegatedBy, DelegationSettings } from './delegation-types';
+import type { CommandCheck, VerificationReport } from './verify-types';
+import type { DelegateAgent } from './delegation-types';
+// The session's input and its groups of settings are inferred from the settings table.
+export type { ApprovalPolicy, ApprovalSettings, ContextSettings, ContinueAsNewSettings, SessionInput, SessionTimeouts } from './settings/session-settings';
 
 /** Where a session is now; the `state` query returns it. */
 export type SessionStatus =
@@ -45,19 +44,6 @@ export type TurnStatus =
   /** The document the turn saved still failed its checklist after the last attempt; `verification` holds the report. */
   | 'failed_verification';
 
-/** Which tool calls need a human yes before they run. */
-export type ApprovalPolicy = 'none' | 'writes' | 'all' | string[];
-
-/** Approvals of a session. */
-export interface ApprovalSettings {
-  /** `none` (the client API's and `run --once`'s default), `writes` (= save_output; chat's default), `all`, or tool names. */
-  policy?: ApprovalPolicy;
-  /** How long a call waits for an answer (Temporal duration); unset waits for as long as it takes. */
-  timeout?: string;
-  /** What happens when the timeout passes (default `deny`). */
-  onTimeout?: 'approve' | 'deny';
-}
-
 /** A tool call waiting for the user's yes or no. */
 export interface PendingApproval {
   callId: string;
@@ -70,137 +56,6 @@ export interface PendingApproval {
   since: number;
   /** Asked by a child session (delegation): its agent, workflow and own call id; `callId` is `<delegate call>/<its call>`. */
   delegate?: { agent: string; workflowId: string; callId: string };
-}
-
-/** Input of the session workflow. */
-export interface SessionInput {
-  /** Bundle folder (or installed BMAD project) as seen by the worker. */
-  bundlePath: string;
-  /** Agent id, file name or manifest id within the bundle. */
-  agentId: string;
-  /** A first user message; the session runs a turn for it right away. */
-  firstMessage?: string;
-  /** End the session after the first turn (a one-shot run). Requires `firstMessage`. */
-  oneShot?: boolean;
-  /** Most model calls per turn (default 50). */
-  maxIterations?: number;
-  /** Model name for this session (else the worker's `LOOPWRIGHT_MODEL`). */
-  model?: string;
-  /** Folders `save_output` may write to (else the bundle's configured output folder). Trusted: the user's own setting. */
-  outputRoots?: string[];
-  /**
-   * `{project-root}` of a stand-alone bundle, absolute: the folder the user works in (the command
-   * line records its working folder here when the session starts). An installed BMAD tree keeps the
-   * folder that holds `bmad/`. Trusted: the user's own setting.
-   */
-  projectRoot?: string;
-  /** Accept `/`, the home folder or a parent of it as the project root (refused by default). */
-  allowBroadProjectRoot?: boolean;
-  /** Offer the user's own Agent Skills too (`~/.agents/skills`, `~/.claude/skills`, ...), after the project's. */
-  userSkills?: boolean;
-  /** More Agent Skills folders (absolute), after the project's and before the user's. */
-  skillFolders?: string[];
-  /** Let tools read and write secret files (credentials, keys, .env*, .git/...; see the README); refused by default. */
-  allowSecretFiles?: boolean;
-  /**
-   * This session's own secret-file rules, one gitignore-style line each, applied after the default
-   * list and the project's `.loopwright/secret-files`: `*.secret` adds a pattern, `!docs/demo.pem`
-   * lets a default through. A line that is not a pattern fails initialisation, naming it.
-   */
-  secretFiles?: string[];
-  /** Let tools read files with more than one hard link (a path check cannot see where they point); refused by default. */
-  allowHardLinks?: boolean;
-  /** Fail at initialisation when a file a critical action names is missing (default: warn and go on). */
-  strict?: boolean;
-  /** End the session after this long without a message (Temporal duration string, default 24 hours). */
-  idleTimeout?: string;
-  /** Activity timeouts (Temporal duration strings such as '30 seconds'). */
-  timeouts?: SessionTimeouts;
-  /** Tool calls that wait for a human yes (default none). */
-  approval?: ApprovalSettings;
-  /** Offer the model `ask_question` and `task_completion` (default true). */
-  loopBreakers?: boolean;
-  /**
-   * Inline reads (default true): the model-call activity runs the reply's built-in read-only tool
-   * calls that need no approval right after the reply and returns their results with it, so an
-   * iteration that only reads is one activity. False: every read runs as its own local activity
-   * (one history marker and Web UI entry per read).
-   */
-  inlineReads?: boolean;
-  /**
-   * The tools the model is offered, by name or pattern (`*` for any run of characters, e.g.
-   * `github__*` for every tool of the MCP server `github`); default: the agent's `tools:` in
-   * bundle.yaml, else every built-in, custom and MCP tool the worker has.
-   */
-  tools?: string[];
-  /** MCP servers of this session, added to (and winning over) the project's `.mcp.json`. */
-  mcpServers?: Record<string, McpServerConfig>;
-  /** Read the project's `.mcp.json` (default true). */
-  projectMcpConfig?: boolean;
-  /** MCP tools that run without approval, by name or pattern (`server__*`); read-only ones never wait. */
-  allowTools?: string[];
-  /** Tell the model once when this share of the turn's iterations is used (default 0.8; 0 turns it off). */
-  iterationWarning?: number;
-  /** End a turn `stuck` when the same call fails with the same error this many times (default 3). */
-  maxRepeatedFailures?: number;
-  /**
-   * Start from another session's conversation: its transcript `[0, to)` (the first `turns` turns),
-   * read from run `runId` and checked against `hash`. Set by `SessionHandle.branch`.
-   */
-  branchFrom?: { workflowId: string; runId: string; to: number; hash: string; turns: number };
-  /**
-   * The host whose workers hold the bundle and project (see common/files-host.ts): activities that
-   * touch files run only there; model calls on any worker. Absent: any worker (one machine, or a
-   * shared file system). `run` and `chat` record this machine's host id.
-   */
-  filesHost?: string;
-  /** Upsert the Loopwright* search attributes (set by the client when the namespace has them registered). */
-  searchAttributes?: boolean;
-  /** When a run hands over to a fresh one (continue-as-new); defaults keep well below Temporal's warnings. */
-  continueAsNew?: ContinueAsNewSettings;
-  /** Output limit, temperature, reasoning effort, tool choice and extra body fields of every model call. */
-  modelSettings?: ModelSettings;
-  /** Models tried in order when a call keeps failing for a reason a retry on the same model cannot fix (not found, refused access, unprocessable). */
-  fallbackModels?: string[];
-  /** How often a reply cut off at the output limit is continued and joined (default 2; 0: the turn ends `truncated`). */
-  maxContinuations?: number;
-  /** The model's context window and when the model's view of the transcript is compacted. */
-  context?: ContextSettings;
-  /** Token and cost budgets per turn and per session (default none). */
-  budget?: BudgetSettings;
-  /** The verify phase: documents a workflow's checklist checks are verified after they are saved (default on, 3 attempts). */
-  verify?: VerifySettings;
-  /** Delegation to other agents of the bundle (`delegate_task`): who may be called, how deep, how many per turn. */
-  delegation?: DelegationSettings;
-  /** Set on a child session by the session that delegated to it. */
-  delegatedBy?: DelegatedBy;
-  /** Set by the session itself when it continues as new: what the next run carries over. */
-  continued?: ContinuedSession;
-}
-
-/**
- * Thresholds on what one run adds to its history. A run continues as new once it passes one, at a
- * point where no turn is running or between two iterations of a long turn.
- */
-export interface ContinueAsNewSettings {
-  /** History bytes a run may add (default 4 MB; Temporal warns at 10 MB and stops a run at 50 MB). */
-  maxHistoryBytes?: number;
-  /** History events a run may add (default 4,000; Temporal warns at 10,240 and stops at 51,200). */
-  maxHistoryEvents?: number;
-}
-
-/** The context window and its compaction. */
-export interface ContextSettings {
-  /** The model's context window in tokens (default: what the server reports, else DEFAULT_CONTEXT_WINDOW). */
-  window?: number;
-  /** Compact once the next prompt would pass this share of the window less the output reserve (default 0.8). */
-  compactAt?: number;
-  /** Latest exchanges (model replies with their tool results) that are never pruned or summarised (default 3). */
-  keepRecent?: number;
-  /** Summarise the oldest part with a model call once pruning is not enough (default true). */
-  summarize?: boolean;
-  /** Longest summary in tokens (default 1024, at most a tenth of the window). */
-  summaryTokens?: number;
 }
 
 /** One compaction of the model's view: what it did and what it cost. */
@@ -239,18 +94,6 @@ export interface ContextState {
 export interface PendingQuestion {
   callId: string;
   question: string;
-}
-
-/** Activity timeouts of a session; each has a default suited to a hosted model. */
-export interface SessionTimeouts {
-  /** Longest one model call may take, retries aside (default 10 minutes). */
-  modelCall?: string;
-  /** A model call whose worker sends no heartbeat for this long is retried elsewhere (default 30 seconds). */
-  modelHeartbeat?: string;
-  /** Longest one tool call may take (default 1 minute). */
-  tool?: string;
-  /** How long a file activity waits for a worker of the files host before the session says it waits (default 15 seconds; it then waits on, longer each time). */
-  filesWait?: string;
 }
 
 /** What agent initialisation hands the workflow; recorded in history, so replay never re-reads the bundle. */

@@ -8,11 +8,14 @@ import type { RuntimeContext } from './runtime-context';
 import type { ModelSettings } from './model-call';
 import type { TokenUsage } from './messages';
 
+// Declared in the settings table (common/settings/session-settings.ts), with its doc text.
+export type { VerifySettings } from './settings/session-settings';
+
 /** The `patched` marker of the verify phase (sessions recorded before it never verify). */
 export const VERIFY_PATCH = 'loopwright-verify';
 
-/** Attempts (act, then verify) a turn makes at most before it ends with the failed report. */
-export const DEFAULT_VERIFY_ATTEMPTS = 3;
+// Kept with the other defaults (the settings table reads it there).
+export { DEFAULT_VERIFY_ATTEMPTS } from './defaults';
 
 /** Most items of one checklist the activity sends the model and reports (longer ones are cut, with a warning). */
 export const MAX_CHECKLIST_ITEMS = 200;
@@ -22,14 +25,6 @@ export const MAX_REPORTED_ITEMS = 200;
 
 /** Longest note of one item, in characters. */
 export const MAX_ITEM_NOTE_CHARS = 500;
-
-/** The session's verify setting: on unless `enabled: false`. */
-export interface VerifySettings {
-  /** Verify documents that a checklist checks (default true). */
-  enabled?: boolean;
-  /** Act-and-verify attempts per document before the turn ends failed (default DEFAULT_VERIFY_ATTEMPTS, 1-10). */
-  maxAttempts?: number;
-}
 
 /**
  * What to check. Paths are as the session knows them: absolute (the workflow loader resolved them)
