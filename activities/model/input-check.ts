@@ -1,25 +1,27 @@
 /**
  * Checks of the model activities' inputs. A malformed input is a bug in the caller (the workflow),
- * so it fails at once, non-retryable, naming the field.
+ * so it fails at once, non-retryable, naming the field. The model settings are checked by the
+ * session's settings table (common/settings/session-settings.ts), the rules the workflow checked
+ * them by when the session started, letting through fields a newer workflow may send.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { MODEL_BAD_REQUEST, type ModelFailureDetails } from '../../common/model-call';
+import { MODEL_BAD_REQUEST, type ModelFailureDetails, type ModelSettings } from '../../common/model-call';
+import { objectOf } from '../../common/settings/kinds';
+import { isGroup } from '../../common/settings/setting';
+import { SESSION_SETTINGS } from '../../common/settings/session-settings';
 
 const messageSchema = z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']) }).loose();
 
-export const settingsSchema = z
-  .object({
-    maxOutputTokens: z.number().int().positive().optional(),
-    tokenParameter: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    reasoningEffort: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
-    toolChoice: z.enum(['auto', 'required', 'none']).optional(),
-    extraBody: z.record(z.string(), z.unknown()).optional(),
-    sendReasoning: z.boolean().optional(),
-    stream: z.boolean().optional(),
-  })
-  .loose();
+const modelSettingsGroup = SESSION_SETTINGS.modelSettings.kind;
+if (!isGroup(modelSettingsGroup)) throw new Error('modelSettings is not a group of settings');
+const modelSettings = objectOf<ModelSettings>('object', modelSettingsGroup.fields, false);
+
+/** `ModelSettings`, by the settings table's rules; a problem is an issue at its field (`settings.temperature`). */
+export const settingsSchema = z.custom<ModelSettings>().superRefine((value, ctx) => {
+  const found = modelSettings.check(value);
+  if (found) ctx.addIssue({ code: 'custom', message: found.reason, path: found.at === '' ? [] : found.at.split('.') });
+});
 
 export const viewSchema = z
   .object({
