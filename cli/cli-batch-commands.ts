@@ -7,8 +7,10 @@ import type { Command } from 'commander';
 import { addModelSettingOptions, addSandboxOptions, addToolOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, SESSION_ENV, SESSION_SETTINGS_ENV, TOOL_SETTINGS_ENV } from './cli-support';
 import type { BatchOptions } from './commands/batch-command';
 import type { JsonOption } from './commands/command-support';
-import { collect, positiveInt } from './commands/option-values';
+import { positiveInt } from './commands/option-values';
+import { settingOption } from './setting-flags';
 import type { ScheduleCreateOptions } from './commands/schedule-commands';
+import { DEFAULT_MAX_ITERATIONS, DEFAULT_MODEL } from '../common/defaults';
 
 /** Register `batch` and `schedule` on `program`. */
 export function addBatchCommands(program: Command, invocation: Invocation): void {
@@ -28,13 +30,14 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
     .option('--concurrency <n>', 'sessions at once', positiveInt, 4)
     .option('--headless', 'run every item headless (as run --headless): its result line carries the JSON status; blocked or no status counts as failed')
     .option('--id <id>', 'workflow id of the batch (default: loopwright-batch-<agent>-<time>); its sessions are <id>-<index>')
-    .option('--max-iterations <n>', 'most model calls in each turn (default: 50)', positiveInt)
-    .option('--model <model>', 'model for the sessions (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)')
+    .addOption(settingOption('maxIterations', { help: `most model calls in each turn (default: ${DEFAULT_MAX_ITERATIONS})` }))
+    .addOption(settingOption('model', { help: `model for the sessions (default: LOOPWRIGHT_MODEL, else ${DEFAULT_MODEL})` }))
     .option('--json', 'print one JSON object with the summary {batchId, total, ok, failed, cancelled, byStatus, usage, outputPath, ...}')
     .option('--no-check', 'skip loading the bundle here first')
-    .option('--project-root <dir>', 'the {project-root} of a stand-alone bundle (default: this folder)')
-    .option('--output-root <dir>', "a folder save_output may write to (repeatable; replaces the bundle's output_folder)", collect)
-    .option('--strict', 'fail when a file a critical action names is missing (default: warn)')
+    .addOption(settingOption('projectRoot'))
+    // --output names the result file here: the folders save_output may write to are --output-root.
+    .addOption(settingOption('outputRoots', { flags: '--output-root <dir>' }))
+    .addOption(settingOption('strict'))
     .option('--continue-after <n>', 'continue the batch workflow as new after n items per run (default: 500)', positiveInt);
   batch.options.find((o) => o.long === '--continue-after')?.hideHelp();
   addToolOptions(addModelSettingOptions(batch))
@@ -61,8 +64,8 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
     .option('--every <duration>', 'an interval: 30m, 1h, 1d')
     .option('--cron <expr>', 'a cron expression: "0 9 * * MON-FRI"')
     .option('--paused', 'create it paused')
-    .option('--max-iterations <n>', 'most model calls in a turn (default: 50)', positiveInt)
-    .option('--model <model>', 'model for the sessions')
+    .addOption(settingOption('maxIterations'))
+    .addOption(settingOption('model', { help: 'model for the sessions' }))
     .option('--no-check', 'skip loading the bundle here first')
     .option('--json', 'print one JSON object {name, created, paused}');
   addToolOptions(addModelSettingOptions(addSandboxOptions(create)))

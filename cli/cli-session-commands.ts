@@ -5,7 +5,8 @@
  */
 import type { Command } from 'commander';
 import type { ChatOptions } from './commands/chat-command';
-import { approvalPolicy, positiveInt, positiveNumber, wholeNumber } from './commands/option-values';
+import { positiveInt, positiveNumber, wholeNumber } from './commands/option-values';
+import { settingOption } from './setting-flags';
 import type { BudgetOptions, RunOptions } from './commands/session-commands';
 import type { JsonOption } from './commands/command-support';
 import type { ListOptions } from './commands/session-views';
@@ -25,11 +26,11 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .argument('<agent>', 'the agent id')
     .argument('<message>', 'the first message: a command such as *intake, a number, or text')
     .option('--json', 'print one JSON object {workflowId, success, status, response, iterations} (and error, type on failure)')
-    .option('--once', 'end the session after this turn (a one-shot run)')
+    .addOption(settingOption('oneShot'))
     .option('--headless', "a one-shot run without an interactive user: the agent (and a skill's headless mode) works without asking and ends with a JSON status; exit 0 complete, 4 partial, 1 blocked or no status")
     .option('--detach', 'return once started; a worker (`loopwright worker`) runs the session')
-    .option('--max-iterations <n>', 'most model calls in a turn (default: 50)', positiveInt)
-    .option('--model <model>', 'model for this session (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)')
+    .addOption(settingOption('maxIterations'))
+    .addOption(settingOption('model'))
     .option('--id <id>', 'workflow id (default: loopwright-<agent>-<random>)')
     .option('--no-check', 'skip loading the bundle here first (when it exists only where the worker runs)');
   addToolOptions(addModelSettingOptions(addSandboxOptions(run)))
@@ -61,9 +62,9 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .argument('[bundle]', 'the bundle folder (not when rejoining with --id)')
     .argument('[agent]', 'the agent id')
     .option('--id <id>', 'rejoin session <id> (or, with <bundle> <agent>, the id of the new session)')
-    .option('--approve <policy>', 'tool calls that wait for /approve: none, writes, all, or a comma-separated list of tools', approvalPolicy, 'writes')
-    .option('--max-iterations <n>', 'most model calls in a turn (default: 50)', positiveInt)
-    .option('--model <model>', 'model for this session (default: LOOPWRIGHT_MODEL, else gpt-4o-mini)');
+    .addOption(settingOption('approval.policy', { default: 'writes' }))
+    .addOption(settingOption('maxIterations'))
+    .addOption(settingOption('model'));
   addToolOptions(addModelSettingOptions(addSandboxOptions(chat)))
     .addHelpText(
       'after',

@@ -10,6 +10,7 @@ import { collect, port, serverPort } from './commands/option-values';
 import type { JsonOption } from './commands/command-support';
 import { CONNECTION_ENV, execute, helpDetails, type Invocation, UI_ENV } from './cli-support';
 import { onSignalGracefully } from './exit-on-signal';
+import { settingOption } from './setting-flags';
 import type * as ServerModule from '../client/server/server-command';
 
 /** Register the worker, server and bundle commands on `program`, in the order the root help lists them. */
@@ -107,8 +108,8 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     .option('--json', 'print one JSON object')
     .option('--list-tools', 'list every tool a session would be offered, as a worker lists them: starts the project\'s MCP servers to ask them')
     .option('--tool-module <module>', 'custom tools to list with --list-tools, as loopwright worker --tool-module (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
-    .option('--user-skills', "also your own Agent Skills (~/.agents/skills, ~/.claude/skills, ...), as run --user-skills offers them")
-    .option('--skills-folder <dir>', 'a folder of Agent Skills besides the project\'s, as run --skills-folder (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .addOption(settingOption('userSkills', { help: "also your own Agent Skills (~/.agents/skills, ~/.claude/skills, ...), as run --user-skills offers them" }))
+    .addOption(settingOption('skillFolders', { help: "a folder of Agent Skills besides the project's, as run --skills-folder (repeatable)" }))
     .addHelpText('after', helpDetails(['loopwright inspect bundles/requirements-facilitator facilitator', 'loopwright inspect . --list-tools --tool-module ./tools.js'], []))
     .action(async (bundle: string, agent: string | undefined, options: JsonOption & { listTools?: boolean; toolModule?: string[]; userSkills?: boolean; skillsFolder?: string[] }) => {
       const { inspectCommand } = await import('./commands/inspect');

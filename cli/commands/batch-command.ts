@@ -12,12 +12,12 @@ import { withWorker } from '../in-process-worker';
 import { type CommandOutput, UsageError } from '../output';
 import { openTemporal } from '../temporal-session';
 import { type JsonOption, webUiLink, workerNotice } from './command-support';
-import { checkBundleLocally, type SandboxOptions, sandboxSettings } from './session-commands';
-import { type ModelSettingOptions, modelSessionSettings } from './session-settings';
-import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';
+import { checkBundleLocally, sandboxSettings } from './session-commands';
+import { modelSessionSettings } from './session-settings';
+import { toolSessionSettings } from './tool-settings';
 
-/** Options of `loopwright batch`. */
-export interface BatchOptions extends Omit<SandboxOptions, 'output'>, ModelSettingOptions, ToolSettingOptions, JsonOption {
+/** Options of `loopwright batch`; the setting flags' values besides (see the settings table). */
+export interface BatchOptions extends JsonOption {
   input: string;
   /** The result file. */
   output?: string;

@@ -13,16 +13,16 @@ import { withWorker } from '../in-process-worker';
 import { type CommandOutput, UsageError } from '../output';
 import { onSignalGracefully, setRejoinHint } from '../exit-on-signal';
 import { SessionRejectedError, type SessionHandle } from '../../client/session-client';
-import { type SandboxOptions, sandboxSettings } from './session-commands';
-import { type ModelSettingOptions, modelSessionSettings } from './session-settings';
-import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';
+import { sandboxSettings } from './session-commands';
+import { modelSessionSettings } from './session-settings';
+import { toolSessionSettings } from './tool-settings';
 import { CHAT_HELP, describeMessage, newBudgetWarnings, parseBudgetArgs, turnEndLines } from './chat-text';
 import { budgetLines, formatCompaction, stateDetailLines } from './session-text';
 import { openTemporal } from '../temporal-session';
 import { type LiveReply, startLiveReply } from './live-reply';
 
-/** Options of `loopwright chat`. */
-export interface ChatOptions extends SandboxOptions, ModelSettingOptions, ToolSettingOptions {
+/** Options of `loopwright chat`; the setting flags' values besides (see the settings table). */
+export interface ChatOptions {
   /** Rejoin this session (without a bundle and agent), or the id of the new one. */
   id?: string;
   /** Tool calls that wait for /approve (default `writes`). */

@@ -3,7 +3,6 @@
  * commands, opening messages and system prompt) without calling a model, and lists every problem
  * met (missing files, refusals, variables that do not resolve) as warnings.
  */
-import * as path from 'node:path';
 import { inspectBundle, listProject, type BundleInspection, type ProjectListing } from '../../bundle/inspect';
 import { BundleError } from '../../bundle/errors';
 import type { CommandOutput } from '../output';
@@ -11,6 +10,7 @@ import type { ListToolsResult } from '../../common/offered-tools';
 import { CustomToolError } from '../../activities/tools/custom-tool';
 import { ToolModuleError } from '../../worker/tool-modules';
 import { listAgentTools, listedToolLines } from './inspect-tools';
+import { settingsFromOptions } from './settings-from-options';
 
 /**
  * Runs the command; resolves to the exit status: 0 the agent was shown (with its warnings, if any,
@@ -24,10 +24,8 @@ export async function inspectCommand(
 ): Promise<number> {
   let inspection: BundleInspection;
   let listed: ListToolsResult | undefined;
-  const skills = {
-    ...(options.userSkills ? { userSkills: true } : {}),
-    ...(options.skillsFolder?.length ? { skillFolders: options.skillsFolder.map((dir) => path.resolve(dir)) } : {}),
-  };
+  // The skill settings as run's flags give them (the settings table's userSkills and skillFolders).
+  const skills = settingsFromOptions(options, ['userSkills', 'skillFolders']);
   try {
     // A project with several agents and no agent named: what it offers, not an error.
     if (agentId === undefined && !options.listTools) {

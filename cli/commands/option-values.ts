@@ -1,11 +1,14 @@
 /**
  * Parsers of option and argument values for the command line. A bad value throws commander's
  * InvalidArgumentError, which names the option or argument and exits with the usage status.
- * Loaded with the command line itself (for `--help` too), so it imports nothing else.
+ * `FLAG_PARSERS` holds the ones the settings table's flags name (common/settings/setting.ts).
+ * Loaded with the command line itself (for `--help` too), so it imports nothing of the command line.
  */
 import { InvalidArgumentError } from 'commander';
-import type { ModelSettings } from '../../common/model-call';
 import type { ApprovalPolicy, ModelPrice } from '../../common/session-types';
+import { orList } from '../../common/settings/kinds';
+import type { FlagParsers } from '../../common/settings/setting';
+import { APPROVAL_POLICIES } from '../../common/settings/session-settings';
 import { TOOL_PATTERN, TOOL_PATTERN_RULE } from '../../common/tool-patterns';
 
 /** A whole number >= 1 (iteration limits, turn numbers, list sizes). */
@@ -38,9 +41,10 @@ export function serverPort(raw: string): number {
 
 /** Which tool calls wait for approval: none, writes, all, or a comma-separated list of tools. */
 export function approvalPolicy(raw: string): ApprovalPolicy {
-  if (raw === 'none' || raw === 'writes' || raw === 'all') return raw;
+  const policy = APPROVAL_POLICIES.find((p) => p === raw);
+  if (policy !== undefined) return policy;
   const tools = raw.split(',').map((t) => t.trim()).filter(Boolean);
-  if (tools.length === 0) throw new InvalidArgumentError('Expected none, writes, all or a comma-separated list of tools.');
+  if (tools.length === 0) throw new InvalidArgumentError(`Expected ${APPROVAL_POLICIES.join(', ')} or a comma-separated list of tools.`);
   return tools;
 }
 
@@ -70,16 +74,13 @@ export function openFraction(raw: string): number {
   return value;
 }
 
-/** Reasoning effort of reasoning models. */
-export function reasoningEffort(raw: string): NonNullable<ModelSettings['reasoningEffort']> {
-  if (raw === 'minimal' || raw === 'low' || raw === 'medium' || raw === 'high') return raw;
-  throw new InvalidArgumentError('Expected minimal, low, medium or high.');
-}
-
-/** `tool_choice` of the model calls. */
-export function toolChoice(raw: string): NonNullable<ModelSettings['toolChoice']> {
-  if (raw === 'auto' || raw === 'required' || raw === 'none') return raw;
-  throw new InvalidArgumentError('Expected auto, required or none.');
+/** A parser of one of `values` (`--reasoning-effort`, `--tool-choice`): `Expected a, b or c.` otherwise. */
+export function oneOfValues<V extends string>(values: readonly V[]): (raw: string) => V {
+  return (raw) => {
+    const value = values.find((v) => v === raw);
+    if (value === undefined) throw new InvalidArgumentError(`Expected ${orList(values)}.`);
+    return value;
+  };
 }
 
 /** A JSON object (extra fields of the model request). */
@@ -158,3 +159,28 @@ export function agentPatternList(raw: string): string[] {
   if (bad !== undefined) throw new InvalidArgumentError(`"${bad}": an agent id or pattern takes letters, digits, _, -, ., / and *.`);
   return items;
 }
+
+/** A parser of a flag value: `flag` parses each use (a repeatable one adds to `previous`), `env` its environment variable's value. */
+export interface FlagParser<T> {
+  flag: (raw: string, previous: T | undefined) => T;
+  /** For a repeatable flag, the variable's value as a whole (`LOOPWRIGHT_FALLBACK_MODELS=a,b`); else the flag's parser. */
+  env?: (raw: string) => T;
+}
+
+/** The parsers the settings table's flags name, by name. */
+export const FLAG_PARSERS: { readonly [P in keyof FlagParsers]: FlagParser<FlagParsers[P]> } = {
+  positiveInt: { flag: positiveInt },
+  wholeNumber: { flag: wholeNumber },
+  positiveNumber: { flag: positiveNumber },
+  temperature: { flag: temperature },
+  openFraction: { flag: openFraction },
+  verifyAttempts: { flag: verifyAttempts },
+  jsonObject: { flag: jsonObject },
+  collect: { flag: collect, env: (raw) => [raw] },
+  models: { flag: models, env: modelList },
+  price: { flag: price },
+  toolPatternList: { flag: toolPatternList },
+  toolPatterns: { flag: toolPatterns, env: toolPatternList },
+  agentPatternList: { flag: agentPatternList },
+  approvalPolicy: { flag: approvalPolicy },
+};

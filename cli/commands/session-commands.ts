@@ -12,15 +12,15 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { BudgetChange, BudgetState, SessionInput, TurnResult } from '../../common/session-types';
 import { EXIT, reportFailure } from '../exit-codes';
 import { hasLongLivedWorker, withWorker } from '../in-process-worker';
-import { filesHostSetting } from './files-host-option';
 import { type CommandOutput, UsageError } from '../output';
 import { watchProgress } from '../progress';
 import type { SessionHandle } from '../../client/session-client';
 import { setRejoinHint } from '../exit-on-signal';
 import { openTemporal } from '../temporal-session';
 import { type JsonOption, updateCommand, webUiLink, withSession, workerNotice } from './command-support';
-import { type ModelSettingOptions, modelSessionSettings } from './session-settings';
-import { type ToolSettingOptions, toolSessionSettings } from './tool-settings';
+import { modelSessionSettings } from './session-settings';
+import { settingsFromOptions } from './settings-from-options';
+import { toolSessionSettings } from './tool-settings';
 import { budgetLines, formatCompaction, turnExitCode, turnFailed, turnFailureType, turnNotes, turnStatusMessage } from './session-text';
 import { startLiveReply } from './live-reply';
 import { HEADLESS_STATUS_MISSING, HEADLESS_STATUS_MISSING_TEXT, headlessMessage, parseHeadlessStatus } from '../../common/headless';
@@ -29,24 +29,11 @@ export type { JsonOption } from './command-support';
 export { webUiLink } from './command-support';
 export type { ListOptions } from './session-views';
 
-/** The flags that set a session's project and sandbox (run and chat), as the command line parses them. */
-export interface SandboxOptions {
-  projectRoot?: string;
-  output?: string[];
-  strict?: boolean;
-  allowBroadProjectRoot?: boolean;
-  /** `--user-skills`, `--skills-folder <dir>`. */
-  userSkills?: boolean;
-  skillsFolder?: string[];
-  allowSecretFiles?: boolean;
-  secretFiles?: string[];
-  allowHardLinks?: boolean;
-  /** `--files-host`: a host id, or `any`. */
-  filesHost?: string;
-}
+/** The flags that set a session's project and sandbox (run and chat), as commander parsed them (see the settings table's `sandbox` flags). */
+export type SandboxOptions = object;
 
-/** Options of `loopwright run`. */
-export interface RunOptions extends SandboxOptions, ModelSettingOptions, ToolSettingOptions, JsonOption {
+/** Options of `loopwright run`; the setting flags' values besides (see the settings table). */
+export interface RunOptions extends JsonOption {
   once?: boolean;
   detach?: boolean;
   maxIterations?: number;
@@ -171,25 +158,13 @@ export type SandboxSettings = Pick<
 >;
 
 /**
- * `{project-root}` is the folder the command runs in (or --project-root), recorded as an absolute,
- * symlink-free path so that the worker's own folder never matters and replay sees the same value.
+ * The sandbox settings of the options (the settings table's `sandbox` flags): `{project-root}` is
+ * the folder the command runs in (or --project-root), recorded as an absolute, symlink-free path so
+ * that the worker's own folder never matters and replay sees the same value; the files host is this
+ * machine unless `--files-host` says otherwise.
  */
 export function sandboxSettings(options: SandboxOptions): SandboxSettings {
-  const root = path.resolve(options.projectRoot ?? process.cwd());
-  if (!fs.existsSync(root)) throw new UsageError(`--project-root ${options.projectRoot}: no such folder`);
-  const projectRoot = fs.realpathSync(root);
-  return {
-    projectRoot,
-    ...(options.output?.length ? { outputRoots: options.output.map((o) => path.resolve(projectRoot, o)) } : {}),
-    ...(options.strict ? { strict: true } : {}),
-    ...(options.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
-    ...(options.userSkills ? { userSkills: true } : {}),
-    ...(options.skillsFolder?.length ? { skillFolders: options.skillsFolder.map((dir) => path.resolve(dir)) } : {}),
-    ...(options.allowSecretFiles ? { allowSecretFiles: true } : {}),
-    ...(options.secretFiles?.length ? { secretFiles: options.secretFiles } : {}),
-    ...(options.allowHardLinks ? { allowHardLinks: true } : {}),
-    ...filesHostSetting(options.filesHost),
-  };
+  return settingsFromOptions(options, 'sandbox') as SandboxSettings;
 }
 
 
