@@ -85,8 +85,8 @@ function wantsJson(argv: readonly string[]): boolean {
   return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
 }
 
-/** The program: every command, its help, and output routed to `invocation.out`. */
-function buildProgram(invocation: Invocation): Command {
+/** The program: every command, its help, and output routed to `invocation.out` (scripts/gen-settings-doc.ts reads its flags). */
+export function buildProgram(invocation: Invocation): Command {
   const { out } = invocation;
   const program = new Command('loopwright')
     .description('Run BMAD-style agent bundles as durable Temporal workflows.')
