@@ -2,25 +2,35 @@
  * The session workflow's code for test workers, bundled (webpack, seconds on 2 cores) once for as
  * long as the sources stay the same instead of once per test file: the bundle is kept in
  * `node_modules/.cache/loopwright-test/` under a hash of what goes into it (workflows/, common/,
- * the lockfile). Workflow code imports nothing else of ours (the layer rule in eslint.config.js).
+ * the lockfile, which fixes the interceptor packages a traced bundle adds). Workflow code imports
+ * nothing else of ours (the layer rule in eslint.config.js).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { bundlerLogger, WORKFLOWS_PATH } from '../../worker/create-worker';
+import { tracingWorkflowInterceptorModules } from '../../worker/tracing';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CACHE = path.join(ROOT, 'node_modules', '.cache', 'loopwright-test');
 
-/** The workflow code of `workflows/`, bundled once per version of its sources. */
-export async function testWorkflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  const file = path.join(CACHE, `workflow-bundle-${sourceHash()}.json`);
+/**
+ * The workflow code of `workflows/`, bundled once per version of its sources; `traced`: with the
+ * tracing interceptors (`tracingWorkflowInterceptorModules()`), as a traced worker runs it.
+ */
+export async function testWorkflowBundle(options: { traced?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  const kind = options.traced ? 'traced-workflow-bundle-' : 'workflow-bundle-';
+  const file = path.join(CACHE, `${kind}${sourceHash()}.json`);
   if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8')) as WorkflowBundleWithSourceMap;
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: bundlerLogger });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    ...(options.traced ? { workflowInterceptorModules: tracingWorkflowInterceptorModules() } : {}),
+    logger: bundlerLogger,
+  });
   fs.mkdirSync(CACHE, { recursive: true });
   // Written aside and renamed: a reader never sees half a bundle. Older versions go.
-  for (const old of fs.readdirSync(CACHE)) if (old.startsWith('workflow-bundle-')) fs.rmSync(path.join(CACHE, old), { force: true });
+  for (const old of fs.readdirSync(CACHE)) if (old.startsWith(kind)) fs.rmSync(path.join(CACHE, old), { force: true });
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, JSON.stringify(bundle));
   fs.renameSync(temp, file);

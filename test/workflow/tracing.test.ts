@@ -9,11 +9,12 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
-import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { testWorkflowBundle } from '../support/workflow-bundle';
 import { LoopwrightClient } from '../../client/session-client';
 import { fault, text, toolCalls } from '../../fake-model/server';
-import { bundlerLogger, createWorker, WORKFLOWS_PATH } from '../../worker/create-worker';
-import { bundleCanTrace, inCommandSpan, tracingClientInterceptors, tracingResource, tracingWorkflowInterceptorModules } from '../../worker/tracing';
+import { createWorker } from '../../worker/create-worker';
+import { bundleCanTrace, inCommandSpan, tracingClientInterceptors, tracingResource } from '../../worker/tracing';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
 
 jest.setTimeout(90_000);
@@ -33,7 +34,7 @@ let bundleCopy: ReturnType<typeof copyExampleBundle>;
 beforeAll(async () => {
   [h, tracedBundle] = await Promise.all([
     startSessionHarness(),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: tracingWorkflowInterceptorModules(), logger: bundlerLogger }),
+    testWorkflowBundle({ traced: true }),
   ]);
   bundleCopy = copyExampleBundle('lw-trace-');
 }, 120_000);
