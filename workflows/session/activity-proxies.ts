@@ -12,6 +12,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
+import { DEFAULT_MODEL_CALL_TIMEOUT, DEFAULT_MODEL_HEARTBEAT_TIMEOUT, DEFAULT_TOOL_TIMEOUT } from '../../common/defaults';
 import type { Duration } from '@temporalio/common';
 import type { SessionActivities, ToolActivityFunction } from '../../common/activity-types';
 import type { ListToolsInput, ListToolsResult, McpCallInput } from '../../common/offered-tools';
@@ -58,8 +59,8 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
   // timeout and so that an interrupt reaches the HTTP request. The activity marks 4xx errors
   // non-retryable and passes Retry-After through `nextRetryDelay`; this policy shapes the rest.
   const model = proxyActivities<Pick<SessionActivities, 'callModel' | 'callModelV2' | 'summarizeContext'>>({
-    startToCloseTimeout: (timeouts.modelCall ?? '10 minutes') as Duration,
-    heartbeatTimeout: (timeouts.modelHeartbeat ?? '30 seconds') as Duration,
+    startToCloseTimeout: (timeouts.modelCall ?? DEFAULT_MODEL_CALL_TIMEOUT) as Duration,
+    heartbeatTimeout: (timeouts.modelHeartbeat ?? DEFAULT_MODEL_HEARTBEAT_TIMEOUT) as Duration,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
   });
   // Asking the server for the model's window never fails (unknown is an answer); it is quick.
@@ -82,15 +83,15 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
   // An MCP call has its own per-call timeout on the worker (the server's `timeout`, default 60 s);
   // the activity's bounds it from outside. A server that cannot be started is retried briefly.
   const mcp = fileActivities<Pick<SessionActivities, 'callMcpTool'>>({
-    startToCloseTimeout: (timeouts.tool ?? '10 minutes') as Duration,
+    startToCloseTimeout: (timeouts.tool ?? MCP_CALL_TIMEOUT) as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
   });
   // Verifying is a model call like the turn's, but an answer that is not the asked-for JSON is
   // retried only a few times: after that the turn ends "not verified" instead of waiting on.
   const verify = fileActivities<{ verifyDocument(input: VerifyInput): Promise<VerifyResult> }>({
-    startToCloseTimeout: (timeouts.modelCall ?? '10 minutes') as Duration,
-    heartbeatTimeout: (timeouts.modelHeartbeat ?? '30 seconds') as Duration,
+    startToCloseTimeout: (timeouts.modelCall ?? DEFAULT_MODEL_CALL_TIMEOUT) as Duration,
+    heartbeatTimeout: (timeouts.modelHeartbeat ?? DEFAULT_MODEL_HEARTBEAT_TIMEOUT) as Duration,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5, ...notRegistered },
   });
   // A few small reads on the files host: quick, and a failure only skips the check (see pins.ts).
@@ -122,6 +123,9 @@ type FileProxy = <A extends object>(options: ActivityOptions) => ActivityInterfa
  * which no retry on the same task queue would cure soon, so the call fails at once with a result
  * that says so (see tool-calls.ts).
  */
+/** An MCP call's bound when the session sets no tool timeout: the server's own per-call timeout (default 60 s) acts first. */
+const MCP_CALL_TIMEOUT = '10 minutes';
+
 const NOT_REGISTERED = { nonRetryableErrorTypes: ['NotFoundError'] };
 
 /** Tools heartbeat, so an interrupt reaches one that is stuck (a blocking read) within seconds. */
@@ -133,7 +137,7 @@ function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<S
   // Tools report expected failures as results; retries are for unexpected ones (I/O errors, a
   // lost worker). Reads are cheap to repeat but pointless to repeat often.
   const quick = fileActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    startToCloseTimeout: (timeouts.tool ?? DEFAULT_TOOL_TIMEOUT) as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
   });
@@ -142,26 +146,26 @@ function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<S
   // locally. Model calls and writes stay normal activities (a local model call would be repeated
   // after a crash and could not be interrupted quickly).
   const localQuick = proxyLocalActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    startToCloseTimeout: (timeouts.tool ?? DEFAULT_TOOL_TIMEOUT) as Duration,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
   });
   // Tools whose result must not be lost (a finished document) are retried longer.
   const persistent = fileActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    startToCloseTimeout: (timeouts.tool ?? DEFAULT_TOOL_TIMEOUT) as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
   });
   const customQuick = fileActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    startToCloseTimeout: (timeouts.tool ?? DEFAULT_TOOL_TIMEOUT) as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
   });
   const customLocal = proxyLocalActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    startToCloseTimeout: (timeouts.tool ?? DEFAULT_TOOL_TIMEOUT) as Duration,
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 3, ...notRegistered },
   });
   const customPersistent = fileActivities<Record<string, ToolActivityFunction>>({
-    startToCloseTimeout: (timeouts.tool ?? '1 minute') as Duration,
+    startToCloseTimeout: (timeouts.tool ?? DEFAULT_TOOL_TIMEOUT) as Duration,
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8, ...notRegistered },
   });

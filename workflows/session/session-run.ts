@@ -18,7 +18,15 @@ import {
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
-import { DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_HISTORY_BYTES, DEFAULT_MAX_HISTORY_EVENTS, DEFAULT_MAX_ITERATIONS, MAX_USER_MESSAGE_BYTES } from '../../common/defaults';
+import {
+  DEFAULT_IDLE_TIMEOUT,
+  DEFAULT_ITERATION_WARNING,
+  DEFAULT_MAX_HISTORY_BYTES,
+  DEFAULT_MAX_HISTORY_EVENTS,
+  DEFAULT_MAX_ITERATIONS,
+  DEFAULT_MAX_REPEATED_FAILURES,
+  MAX_USER_MESSAGE_BYTES,
+} from '../../common/defaults';
 import { AGENT_INIT_FAILED, BAD_INPUT, CONTINUED_AS_NEW, TOO_LARGE } from '../../common/failure-types';
 import type { InitializeResult, PendingTurn, SessionInput, SessionResult, SessionState, TurnResult } from '../../common/session-types';
 import { HashedTranscript, utf8Length } from '../../common/transcript';
@@ -135,7 +143,12 @@ export class SessionRun implements SessionRuntime {
     // A run that starts from another's transcript answers "still loading" until it holds it.
     this.transcriptLoading = Boolean(carried || input.branchFrom);
     const rules = this.features.humanLoop
-      ? { warnAt: input.iterationWarning ?? 0.8, maxRepeatedFailures: input.maxRepeatedFailures ?? 3, interactive: !input.oneShot, loopBreakers: input.loopBreakers !== false }
+      ? {
+          warnAt: input.iterationWarning ?? DEFAULT_ITERATION_WARNING,
+          maxRepeatedFailures: input.maxRepeatedFailures ?? DEFAULT_MAX_REPEATED_FAILURES,
+          interactive: !input.oneShot,
+          loopBreakers: input.loopBreakers !== false,
+        }
       : undefined;
     this.limits = new TurnLimits(this.state.maxIterations, rules, carried?.pendingTurn, (limit) => {
       this.state.maxIterations = limit;

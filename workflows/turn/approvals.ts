@@ -7,12 +7,16 @@ import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow'
 import { BAD_INPUT } from '../../common/failure-types';
 import type { ToolCall } from '../../common/messages';
 import type { ApprovalPolicy, PendingApproval, SessionInput, SessionState } from '../../common/session-types';
+import type { APPROVAL_ON_TIMEOUT } from '../../common/settings/session-settings';
 import { offeredOf, type SessionTool } from '../../common/offered-tools';
 import { TOOL_SPECS, toolSpec } from '../../common/tools';
 import { argsOf, contentOf, modesOf, replacedOf, targetOf } from '../../common/tools/tool-spec';
 import { utf8Length } from '../../common/transcript';
 import { approveUpdate, decideApprovalsSignal, denyUpdate } from '../../common/contract/session-definitions';
 import type { ApprovalDecision, TurnApprovals } from './turn';
+
+/** What an approval that times out decides. */
+type ApprovalOnTimeout = (typeof APPROVAL_ON_TIMEOUT)[number];
 
 /** What the approval controls need from their session. */
 export interface ApprovalHost {
@@ -86,7 +90,7 @@ export function approvalControls(host: ApprovalHost): TurnApprovals {
   };
 }
 
-export function approvalSettings(input: SessionInput): { policy: ApprovalPolicy; timeout: string | undefined; onTimeout: 'approve' | 'deny' } {
+export function approvalSettings(input: SessionInput): { policy: ApprovalPolicy; timeout: string | undefined; onTimeout: ApprovalOnTimeout } {
   return { policy: input.approval?.policy ?? 'none', timeout: input.approval?.timeout, onTimeout: input.approval?.onTimeout ?? 'deny' };
 }
 
