@@ -16,14 +16,7 @@ import { toToolActivity } from './tools/activity-wrapper';
 
 /** Calls one tool of one server (the worker's connection pool). */
 export interface McpToolCaller {
-  callTool(
-    server: string,
-    config: McpServerConfig,
-    projectRoot: string,
-    tool: string,
-    args: unknown,
-    options: { signal?: AbortSignal; retrySafe: boolean },
-  ): Promise<ToolResult>;
+  callTool(server: string, config: McpServerConfig, projectRoot: string, tool: string, args: unknown, options: { signal?: AbortSignal; retrySafe: boolean }): Promise<ToolResult>;
 }
 
 /** Argument names that hold a path a file server would open. */

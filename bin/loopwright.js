@@ -25,7 +25,10 @@ require(path.join(base, 'cli', 'exit-on-signal')).installExitOnSignal();
 const { exitWhenFlushed } = require(path.join(base, 'cli', 'exit-flushed'));
 require(path.join(base, 'cli', 'cli'))
   .main(process.argv.slice(2))
-  .then((code) => exitWhenFlushed(code), (err) => {
-    process.stderr.write(`${err && err.stack ? err.stack : String(err)}\n`);
-    exitWhenFlushed(1);
-  });
+  .then(
+    (code) => exitWhenFlushed(code),
+    (err) => {
+      process.stderr.write(`${err && err.stack ? err.stack : String(err)}\n`);
+      exitWhenFlushed(1);
+    },
+  );

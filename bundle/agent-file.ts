@@ -55,11 +55,7 @@ export interface ReadAgent {
  * the installer's templates found inside `root`. `file` is the name errors and the definition give
  * (default `realPath`).
  */
-export async function readAgentFile(
-  realPath: string,
-  root: string,
-  options: { allowHardLinks?: boolean; file?: string } = {},
-): Promise<ReadAgent> {
+export async function readAgentFile(realPath: string, root: string, options: { allowHardLinks?: boolean; file?: string } = {}): Promise<ReadAgent> {
   const text = await readTextFile(realPath, MAX_AGENT_FILE_BYTES, undefined, { allowHardLinks: options.allowHardLinks === true });
   const file = options.file ?? realPath;
   if (!isYamlAgentFile(file)) return { agent: parseAgent(text.content, file), files: [realPath] };

@@ -33,14 +33,7 @@
  * length, the XML's depth and element count, each text's length and the number of critical actions.
  */
 import * as path from 'node:path';
-import {
-  AgentDefinitionSchema,
-  type AgentCommand,
-  type AgentDefinition,
-  type CommandTarget,
-  type CommandTargetKind,
-  commandTarget,
-} from './agent-schema';
+import { AgentDefinitionSchema, type AgentCommand, type AgentDefinition, type CommandTarget, type CommandTargetKind, commandTarget } from './agent-schema';
 import { AgentParseError, LimitExceededError } from './errors';
 import { MAX_AGENT_CHARS, MAX_AGENT_TEXT_CHARS, MAX_CRITICAL_ACTIONS } from './limits';
 import { childElements, firstChild, readElement, textOf, XmlLimitError, XmlSyntaxError, type XmlElement } from './xml-reader';
@@ -121,12 +114,7 @@ export function parseAgent(text: string, file: string): AgentDefinition {
  */
 export function checkSizes(agent: Omit<AgentDefinition, 'dialect'>, file: string): void {
   if (agent.criticalActions.length > MAX_CRITICAL_ACTIONS) {
-    throw new LimitExceededError(
-      `Agent file ${file} has ${agent.criticalActions.length} critical actions`,
-      'MAX_CRITICAL_ACTIONS',
-      MAX_CRITICAL_ACTIONS,
-      { file, field: 'criticalActions' },
-    );
+    throw new LimitExceededError(`Agent file ${file} has ${agent.criticalActions.length} critical actions`, 'MAX_CRITICAL_ACTIONS', MAX_CRITICAL_ACTIONS, { file, field: 'criticalActions' });
   }
   const texts: [string, string][] = [
     ...Object.entries(agent.persona).map(([part, text]): [string, string] => [`persona.${part}`, text]),
@@ -254,7 +242,10 @@ export function ruleLines(rules: XmlElement): string[] {
  * removed, trailing spaces and blank edge lines dropped. Keeps line structure (lists in steps).
  */
 export function tidy(text: string): string {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.trimEnd());
+  const lines = text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((l) => l.trimEnd());
   let startsOnNewLine = false;
   while (lines.length > 0 && lines[0].trim() === '') {
     lines.shift();

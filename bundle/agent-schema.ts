@@ -34,9 +34,7 @@ export const SKILL_TARGET_PREFIX = 'skill:';
  */
 export function commandTarget(kind: CommandTargetKind, value: string): CommandTarget {
   const trimmed = value.trim();
-  return trimmed.startsWith(SKILL_TARGET_PREFIX) && trimmed.length > SKILL_TARGET_PREFIX.length
-    ? { kind: 'skill', value: trimmed.slice(SKILL_TARGET_PREFIX.length).trim() }
-    : { kind, value };
+  return trimmed.startsWith(SKILL_TARGET_PREFIX) && trimmed.length > SKILL_TARGET_PREFIX.length ? { kind: 'skill', value: trimmed.slice(SKILL_TARGET_PREFIX.length).trim() } : { kind, value };
 }
 
 /**

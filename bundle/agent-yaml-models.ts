@@ -177,7 +177,7 @@ const BUILTIN_HANDLERS: Record<CommandTargetKind, string> = {
   workflow: [
     'An item with workflow="path/to/workflow.yaml":',
     '1. Load the workflow engine {core-root}/tasks/workflow.xml and read all of it: it says how every BMAD workflow runs.',
-    '2. Give it the item\'s workflow.yaml path as its workflow-config.',
+    "2. Give it the item's workflow.yaml path as its workflow-config.",
     '3. Follow its instructions exactly, step by step.',
     '4. Save the output after each workflow step; never save several steps at once.',
     '5. A path of "todo" means the workflow is not written yet: tell the user so.',
@@ -189,18 +189,9 @@ const BUILTIN_HANDLERS: Record<CommandTargetKind, string> = {
     '3. Find the document to check from the checklist, or ask the user which one it is.',
   ].join('\n'),
   exec: ['An item with exec="path/to/file.md":', 'Load that whole file and carry out its instructions exactly as written; do not improvise.'].join('\n'),
-  action: [
-    'An item with action="#id": run the prompt of this agent whose id is "id".',
-    'An item with any other action text: carry out that text directly as an instruction.',
-  ].join('\n'),
-  data: [
-    'An item with data="path/to/file" (JSON, YAML, CSV, XML...):',
-    'Load and parse that file first, and use it as {data} in what the item does next.',
-  ].join('\n'),
-  tmpl: [
-    'An item with tmpl="path/to/template.md":',
-    'Load that markdown template (its placeholders are written {{like_this}}) and use it as {template} in the item\'s other handlers.',
-  ].join('\n'),
+  action: ['An item with action="#id": run the prompt of this agent whose id is "id".', 'An item with any other action text: carry out that text directly as an instruction.'].join('\n'),
+  data: ['An item with data="path/to/file" (JSON, YAML, CSV, XML...):', 'Load and parse that file first, and use it as {data} in what the item does next.'].join('\n'),
+  tmpl: ['An item with tmpl="path/to/template.md":', "Load that markdown template (its placeholders are written {{like_this}}) and use it as {template} in the item's other handlers."].join('\n'),
   skill: 'An item with skill="name": activate that Agent Skill with the activate_skill tool and follow its instructions.',
 };
 

@@ -123,9 +123,7 @@ class YamlAgentReader {
 
     const personaText = (key: string) => tidy(this.string(persona[key], ['agent', 'persona', key]) ?? '');
     const principles = this.principles(persona.principles);
-    const actions = this.list(agent.critical_actions, ['agent', 'critical_actions']).map((value, i) =>
-      tidy(this.requiredString(value, ['agent', 'critical_actions', i])),
-    );
+    const actions = this.list(agent.critical_actions, ['agent', 'critical_actions']).map((value, i) => tidy(this.requiredString(value, ['agent', 'critical_actions', i])));
     const { commands, kinds } = this.menu(agent.menu);
     const prompts = this.list(agent.prompts, ['agent', 'prompts']).map((value, i) => {
       const at: Path = ['agent', 'prompts', i];
@@ -202,11 +200,7 @@ class YamlAgentReader {
       };
     });
     const has = (cmd: string) => items.some((c) => c.cmd === cmd);
-    const commands = [
-      ...(has(HELP_COMMAND.cmd) ? [] : [{ ...HELP_COMMAND, targets: [] }]),
-      ...items,
-      ...(has(EXIT_COMMAND.cmd) ? [] : [{ ...EXIT_COMMAND, targets: [] }]),
-    ];
+    const commands = [...(has(HELP_COMMAND.cmd) ? [] : [{ ...HELP_COMMAND, targets: [] }]), ...items, ...(has(EXIT_COMMAND.cmd) ? [] : [{ ...EXIT_COMMAND, targets: [] }])];
     return { commands, kinds };
   }
 

@@ -102,11 +102,7 @@ export async function findInstalledTree(start: string): Promise<string | undefin
 
 /** Whether `dir` holds one of `BUNDLE_MARKERS`. */
 export async function looksLikeBundle(dir: string): Promise<boolean> {
-  return (
-    (await exists(path.join(dir, MANIFEST_FILE))) ||
-    (await exists(path.join(dir, CONFIG_FILE))) ||
-    (await isDirectory(path.join(dir, AGENTS_FOLDER)))
-  );
+  return (await exists(path.join(dir, MANIFEST_FILE))) || (await exists(path.join(dir, CONFIG_FILE))) || (await isDirectory(path.join(dir, AGENTS_FOLDER)));
 }
 
 export async function exists(p: string): Promise<boolean> {

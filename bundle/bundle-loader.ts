@@ -43,19 +43,7 @@ import * as path from 'node:path';
 import { agentIdOfFile } from './agent-file';
 import { parseManifest, readManifestFile, type BundleManifest } from './bundle-manifest';
 import { AgentNotFoundError, BundleError, BundleLoadError, SecurityViolationError } from './errors';
-import {
-  AGENTS_FOLDER,
-  bmadFolderOf,
-  CONFIG_FILE,
-  CORE_MODULE,
-  exists,
-  findInstalledTree,
-  hasModules,
-  isBmadFolderName,
-  looksLikeBundle,
-  MANIFEST_FILE,
-  moduleNames,
-} from './bundle-layout';
+import { AGENTS_FOLDER, bmadFolderOf, CONFIG_FILE, CORE_MODULE, exists, findInstalledTree, hasModules, isBmadFolderName, looksLikeBundle, MANIFEST_FILE, moduleNames } from './bundle-layout';
 import { checkRoots, coreFolder, realBmadFolder, realDirectory, realProjectRoot } from './sandbox/bundle-roots';
 import { agentHead, scanAgents, type ShadowedAgent } from './agent-scan';
 import { guardRead, isInside } from './sandbox/path-guard';
@@ -151,7 +139,6 @@ export async function loadBundle(bundlePath: string, options: LoadBundleOptions 
 export { availableIds, listedId } from './agent-ids';
 export { BUILTIN_SKILLS_AGENT } from './skills/bundle-skills';
 
-
 async function locateBundle(bundlePath: string, options: LoadBundleOptions): Promise<BundleInfo> {
   const start = await realDirectory(bundlePath);
 
@@ -230,9 +217,7 @@ export function matchAgent(bundle: Pick<BundleInfo, 'kind' | 'bundleRoot' | 'mod
   }
   if (matches.length === 0) throw new AgentNotFoundError(agentId, availableIds(bundle));
   if (matches.length > 1) {
-    throw new BundleLoadError(
-      `Agent id is ambiguous: ${agentId}\nMatching agents: ${matches.map((a) => `${a.module}/${a.id}`).join(', ')}`,
-    );
+    throw new BundleLoadError(`Agent id is ambiguous: ${agentId}\nMatching agents: ${matches.map((a) => `${a.module}/${a.id}`).join(', ')}`);
   }
   return matches[0];
 }

@@ -32,7 +32,9 @@ export const ManifestAgentSchema = z.object({
    * The agents this one may hand tasks to (`delegate_task`), by id or `*` pattern; default every
    * other agent of the bundle. A session's own list (`SessionInput.delegation.agents`) replaces it.
    */
-  delegates: z.array(z.string().regex(/^[A-Za-z0-9_.*/-]{1,200}$/, { error: (issue) => `an agent id or pattern takes letters, digits, _, -, ., / and *, got ${JSON.stringify(issue.input)}` })).optional(),
+  delegates: z
+    .array(z.string().regex(/^[A-Za-z0-9_.*/-]{1,200}$/, { error: (issue) => `an agent id or pattern takes letters, digits, _, -, ., / and *, got ${JSON.stringify(issue.input)}` }))
+    .optional(),
 });
 export type ManifestAgent = z.infer<typeof ManifestAgentSchema>;
 

@@ -245,10 +245,7 @@ class CriticalActionRun {
     if (this.ctx.strict && !this.ctx.keepGoing) throw new CriticalActionError(instruction, error, { file: this.ctx.agentFile });
     const stops = this.ctx.strict === true;
     if (stops) this.wouldStop = true;
-    this.report(
-      `[Critical Action] Could not load file: ${shown} (${why})`,
-      `Critical action: could not load ${shown} (${why})${stops ? '; a session stops here (strict)' : ''}`,
-    );
+    this.report(`[Critical Action] Could not load file: ${shown} (${why})`, `Critical action: could not load ${shown} (${why})${stops ? '; a session stops here (strict)' : ''}`);
   }
 
   /** A problem that stops a session: throws, unless `keepGoing` (then a warning, and a message when a file was named). */

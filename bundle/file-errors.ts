@@ -43,12 +43,7 @@ export class NotAFileError extends BundleError {
   readonly kind?: string;
 
   constructor(file: string, kind?: string) {
-    super(
-      kind === undefined || kind === 'a folder'
-        ? `Not a file: ${file}`
-        : `Not a regular file: ${file} is ${kind}; only regular files can be read`,
-      { file },
-    );
+    super(kind === undefined || kind === 'a folder' ? `Not a file: ${file}` : `Not a regular file: ${file} is ${kind}; only regular files can be read`, { file });
     if (kind !== undefined) this.kind = kind;
   }
 }

@@ -271,8 +271,7 @@ async function chooseWriteRoots(
       const real = await resolveRealPath(path.resolve(projectRoot, root));
       if (!path.isAbsolute(root) && !isInside(real, projectRoot)) {
         throw new UnsafeRootError(
-          `The output root "${root}" is taken from the project root ${projectRoot} but leads out of it (to ${real}) ` +
-            `through a symlink; give an absolute path to write outside the project`,
+          `The output root "${root}" is taken from the project root ${projectRoot} but leads out of it (to ${real}) ` + `through a symlink; give an absolute path to write outside the project`,
           real,
           { field: 'outputRoots' },
         );
@@ -292,16 +291,11 @@ async function chooseWriteRoots(
   }
   const real = await resolveRealPath(target);
   if (!isInside(real, projectRoot)) {
-    throw new UnsafeRootError(
-      `${what} is reached through a symlink that leads outside the project root ${projectRoot} (to ${real}): ${widen}`,
-      target,
-      details,
-    );
+    throw new UnsafeRootError(`${what} is reached through a symlink that leads outside the project root ${projectRoot} (to ${real}): ${widen}`, target, details);
   }
   if (protectingEntry(real, protectedPaths) !== undefined) {
     throw new UnsafeRootError(
-      `${what} lies inside the bundle's own files (${real}); save_output never writes there. ` +
-        `Point it at a folder of its own, such as {project-root}/docs`,
+      `${what} lies inside the bundle's own files (${real}); save_output never writes there. ` + `Point it at a folder of its own, such as {project-root}/docs`,
       target,
       details,
     );

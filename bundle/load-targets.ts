@@ -232,8 +232,31 @@ function segmentRunEnd(text: string, i: number): number {
  * lower case, without surrounding `*` (Markdown emphasis) nor a trailing `:` or `,`.
  */
 const READ_FILLERS = new Set([
-  'a', 'all', 'an', 'and', 'complete', 'completely', 'content', 'contents', 'document', 'entire', 'entirely',
-  'file', 'files', 'from', 'full', 'fully', 'in', 'into', 'load', 'memory', 'of', 'permanent', 'the', 'this', 'whole',
+  'a',
+  'all',
+  'an',
+  'and',
+  'complete',
+  'completely',
+  'content',
+  'contents',
+  'document',
+  'entire',
+  'entirely',
+  'file',
+  'files',
+  'from',
+  'full',
+  'fully',
+  'in',
+  'into',
+  'load',
+  'memory',
+  'of',
+  'permanent',
+  'the',
+  'this',
+  'whole',
 ]);
 
 /** Characters that may open or close a file token after "Read" (quotes, Markdown code and emphasis). */
@@ -381,4 +404,3 @@ export class ExpansionBudget {
     return value;
   }
 }
-

@@ -150,7 +150,10 @@ async function workflowReads(file: string, input: LoaderReadsInput, covered: rea
 function namesOnlyProtectedFiles(text: string, inTree: boolean): boolean {
   const inside = inTree ? /^(?:\{installed_path\}\/|\{core-root\}\/|\{project-root\}\/bmad\/|false$|null$|~$|$)/ : /^(?:\{installed_path\}\/|false$|null$|~$|$)/;
   for (const match of text.matchAll(/^(?:config_source|instructions|template|installed_path)[ \t]*:[ \t]*(.*)$/gm)) {
-    const value = match[1].replace(/[ \t]+#.*$/, '').trim().replace(/^(["'])(.*)\1$/, '$2');
+    const value = match[1]
+      .replace(/[ \t]+#.*$/, '')
+      .trim()
+      .replace(/^(["'])(.*)\1$/, '$2');
     if (!inside.test(value)) return false;
   }
   return true;

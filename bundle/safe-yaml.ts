@@ -21,15 +21,7 @@
  */
 import { Composer, isMap, isPair, isScalar, isSeq, LineCounter, Parser, type CST, type Document } from 'yaml';
 import { LimitExceededError, YamlSyntaxError } from './errors';
-import {
-  MAX_YAML_ALIASES,
-  MAX_YAML_ANCHORS,
-  MAX_YAML_BYTES,
-  MAX_YAML_DEPTH,
-  MAX_YAML_ENTRIES,
-  MAX_YAML_TOKENS,
-  YAML_MAX_ALIAS_COUNT,
-} from './limits';
+import { MAX_YAML_ALIASES, MAX_YAML_ANCHORS, MAX_YAML_BYTES, MAX_YAML_DEPTH, MAX_YAML_ENTRIES, MAX_YAML_TOKENS, YAML_MAX_ALIAS_COUNT } from './limits';
 
 /**
  * Parses the YAML `text` of `file` into plain data (`null` for an empty file). Throws

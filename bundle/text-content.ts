@@ -38,12 +38,7 @@ export interface OpenFileOptions {
  * grew) or `BinaryFileError`; file-system errors (ENOENT...) pass through unchanged. An aborted
  * `signal` stops it before the file is opened and between chunks of the read (an AbortError).
  */
-export async function readTextFile(
-  realPath: string,
-  maxBytes: number,
-  signal?: AbortSignal,
-  options: OpenFileOptions = {},
-): Promise<{ content: string; size: number }> {
+export async function readTextFile(realPath: string, maxBytes: number, signal?: AbortSignal, options: OpenFileOptions = {}): Promise<{ content: string; size: number }> {
   signal?.throwIfAborted();
   const { handle, stat } = await openRegularFile(realPath, options);
   try {

@@ -52,7 +52,11 @@ export async function checkTools(bundle: BundleInfo, projectRoot: string = bundl
       });
     }
     if (agent.tools.length === 0) {
-      checks.warnings.push({ file: manifest, field: `agents.${index}.tools`, message: `an empty list: the agent is offered no tool but the loop-breaking ones (${LOOP_TOOL_NAMES.join(', ')}), unless a session gives its own list` });
+      checks.warnings.push({
+        file: manifest,
+        field: `agents.${index}.tools`,
+        message: `an empty list: the agent is offered no tool but the loop-breaking ones (${LOOP_TOOL_NAMES.join(', ')}), unless a session gives its own list`,
+      });
     }
   }
   const mcp = await readMcpServersFile(projectRoot);

@@ -62,10 +62,7 @@ export interface ValidationReport {
  * The user's settings a session would run with (see `InitializeAgentInput`), so the bundle is
  * checked against the same roots: `projectRoot`, `outputRoots`, `allowBroadProjectRoot`, ...
  */
-export type ValidateOptions = Pick<
-  InitializeAgentInput,
-  'projectRoot' | 'outputRoots' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'secretFiles' | 'allowHardLinks'
->;
+export type ValidateOptions = Pick<InitializeAgentInput, 'projectRoot' | 'outputRoots' | 'allowBroadProjectRoot' | 'allowSecretFiles' | 'secretFiles' | 'allowHardLinks'>;
 
 /** Checks the bundle at `bundlePath`; an empty list means no problem was found. */
 export async function validateBundle(bundlePath: string, options: ValidateOptions = {}): Promise<Problem[]> {
@@ -143,8 +140,7 @@ class Validation {
       // The same guard and reader as a session: inside the bundle, a regular file.
       const real = await guardAgentFile(entry.file, this.bundle.bundleRoot, {});
       if (real === undefined) throw new BundleLoadError(`Agent file not found: ${entry.file}`, { file: entry.file, field: 'file' });
-      agent = (await readAgentFile(real, this.bundle.bundleRoot, { allowHardLinks: this.options.allowHardLinks === true, file: entry.file }))
-        .agent;
+      agent = (await readAgentFile(real, this.bundle.bundleRoot, { allowHardLinks: this.options.allowHardLinks === true, file: entry.file })).agent;
     } catch (error) {
       this.add(problemFrom(error, file, 'agent'));
       return undefined;
@@ -405,8 +401,6 @@ async function findWorkflowFiles(dir: string): Promise<string[]> {
     if (errorCode(error) === 'ENOENT') return [];
     throw error;
   }
-  const files = entries
-    .filter((e) => e.isFile() && (e.name === 'workflow.yaml' || e.name === 'workflow.yml'))
-    .map((e) => path.join(e.parentPath ?? e.path, e.name));
+  const files = entries.filter((e) => e.isFile() && (e.name === 'workflow.yaml' || e.name === 'workflow.yml')).map((e) => path.join(e.parentPath ?? e.path, e.name));
   return Promise.all(files.sort().map((f) => fs.realpath(f)));
 }

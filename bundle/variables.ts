@@ -118,11 +118,7 @@ export function findUnresolved(text: string): string[] {
  * Keys in `PROTECTED_VARIABLES` are ignored too. Returns only the config's keys, resolved; the
  * caller merges them over `base`.
  */
-export function resolveConfigVariables(
-  config: Record<string, unknown>,
-  base: Record<string, string>,
-  options: ResolveOptions = {},
-): Record<string, string> {
+export function resolveConfigVariables(config: Record<string, unknown>, base: Record<string, string>, options: ResolveOptions = {}): Record<string, string> {
   const own = scalarEntries(config);
   const resolver = new Resolver(mergeSiblings(base, own), options, base);
   const out: Record<string, string> = {};
@@ -153,11 +149,7 @@ export function resolveConfigVariables(
  * workflow's own `config_source` first (`resolveVariables(String(obj.config_source), vars)`), read
  * and parse that file, then call this with `{ configSource: resolveConfigVariables(parsed, vars) }`.
  */
-export function resolveWithSiblings<T extends Record<string, unknown>>(
-  obj: T,
-  vars: Record<string, string>,
-  options: ResolveOptions = {},
-): T {
+export function resolveWithSiblings<T extends Record<string, unknown>>(obj: T, vars: Record<string, string>, options: ResolveOptions = {}): T {
   const nested = obj.variables;
   const fromVariables = isPlainObject(nested) ? scalarEntries(nested) : {};
   const siblings = { ...fromVariables, ...scalarEntries(obj) };
@@ -224,8 +216,7 @@ class Resolver {
   text(text: string, chain: string[]): string {
     if (!text.includes('{')) return text;
     return text.replace(TOKEN, (whole: string, configKey: string | undefined, name: string | undefined) => {
-      const value =
-        configKey !== undefined ? this.configReference(whole, configKey, chain) : this.plain(whole, name as string, chain);
+      const value = configKey !== undefined ? this.configReference(whole, configKey, chain) : this.plain(whole, name as string, chain);
       if (value !== whole) this.count(value.length, whole);
       return value;
     });
@@ -246,11 +237,7 @@ class Resolver {
     if (chain.includes(id)) throw new VariableCycleError([...chain.slice(chain.indexOf(id)), id]);
     if (chain.length >= MAX_VARIABLE_DEPTH) {
       const shown = [...chain.slice(0, 3), '...', ...chain.slice(-2), id];
-      throw new LimitExceededError(
-        `Variable chain too long: ${shown.join(' -> ')} (${chain.length + 1} links)`,
-        'MAX_VARIABLE_DEPTH',
-        MAX_VARIABLE_DEPTH,
-      );
+      throw new LimitExceededError(`Variable chain too long: ${shown.join(' -> ')} (${chain.length + 1} links)`, 'MAX_VARIABLE_DEPTH', MAX_VARIABLE_DEPTH);
     }
   }
 

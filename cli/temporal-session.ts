@@ -30,10 +30,7 @@ export interface TemporalSession {
 }
 
 /** Connect to the configured Temporal server, starting the embedded one when none is configured or running. */
-export async function openTemporal(
-  out: CommandOutput,
-  options: { env?: NodeJS.ProcessEnv; taskQueue?: string } = {},
-): Promise<TemporalSession> {
+export async function openTemporal(out: CommandOutput, options: { env?: NodeJS.ProcessEnv; taskQueue?: string } = {}): Promise<TemporalSession> {
   const env = options.env ?? process.env;
   const target = await ensureTemporal({ env, log: (line) => out.error(line) });
   const connectOptions = { ...connectionOptions(target), ...connectTimeout(env) };

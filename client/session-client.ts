@@ -76,13 +76,11 @@ export class LoopwrightClient {
 
   /** Whether the namespace has the Loopwright* search attributes registered (asked once per client). */
   hasSearchAttributes(): Promise<boolean> {
-    this.searchAttributesKnown ??= this.client.connection.operatorService
-      .listSearchAttributes({ namespace: this.client.options.namespace })
-      .then(
-        (response) => SESSION_SEARCH_ATTRIBUTES.every(({ name }) => name in (response.customAttributes ?? {})),
-        // Not allowed to ask (some clouds), or an older server: sessions simply do not upsert them.
-        () => false,
-      );
+    this.searchAttributesKnown ??= this.client.connection.operatorService.listSearchAttributes({ namespace: this.client.options.namespace }).then(
+      (response) => SESSION_SEARCH_ATTRIBUTES.every(({ name }) => name in (response.customAttributes ?? {})),
+      // Not allowed to ask (some clouds), or an older server: sessions simply do not upsert them.
+      () => false,
+    );
     return this.searchAttributesKnown;
   }
 
@@ -137,10 +135,16 @@ export class LoopwrightClient {
   }
 
   /** Start a batch: one one-shot session per line of a JSONL file (batch-client.ts); reattaches to a running batch of that id. `batch(id)`: a handle on one. */
-  startBatch(options: StartBatchOptions): Promise<BatchHandle> { return startBatch(this, options); }
-  batch(workflowId: string): BatchHandle { return new BatchHandle(this.client.workflow.getHandle(workflowId)); }
+  startBatch(options: StartBatchOptions): Promise<BatchHandle> {
+    return startBatch(this, options);
+  }
+  batch(workflowId: string): BatchHandle {
+    return new BatchHandle(this.client.workflow.getHandle(workflowId));
+  }
   /** Schedules of one-shot sessions, on Temporal Schedules (schedule-client.ts). */
-  get schedules(): LoopwrightSchedules { return new LoopwrightSchedules(this); }
+  get schedules(): LoopwrightSchedules {
+    return new LoopwrightSchedules(this);
+  }
 
   /** A handle on an existing session. */
   session(workflowId: string): SessionHandle {
@@ -290,10 +294,7 @@ export class SessionHandle {
       reason: `loopwright rewind to the end of turn ${turn}`,
       workflowTaskFinishEventId: next.eventId,
       requestId: randomUUID(),
-      resetReapplyExcludeTypes: [
-        temporal.api.enums.v1.ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL,
-        temporal.api.enums.v1.ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_UPDATE,
-      ],
+      resetReapplyExcludeTypes: [temporal.api.enums.v1.ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_SIGNAL, temporal.api.enums.v1.ResetReapplyExcludeType.RESET_REAPPLY_EXCLUDE_TYPE_UPDATE],
     });
     return { runId: response.runId ?? '' };
   }
@@ -370,10 +371,9 @@ export class SessionRejectedError extends Error {
 function checkMessageSize(message: string): void {
   const bytes = utf8Length(message);
   if (bytes > MAX_USER_MESSAGE_BYTES) {
-    throw new SessionRejectedError(
-      `The message is ${bytes} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes; send a shorter message or put the text in a file the agent can read`,
-      { type: TOO_LARGE },
-    );
+    throw new SessionRejectedError(`The message is ${bytes} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes; send a shorter message or put the text in a file the agent can read`, {
+      type: TOO_LARGE,
+    });
   }
 }
 
@@ -395,5 +395,11 @@ function rejection(err: unknown): unknown {
 }
 
 function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'agent';
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 40) || 'agent'
+  );
 }

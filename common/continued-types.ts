@@ -62,4 +62,3 @@ export interface ContinuedSession {
   /** The document waiting to be verified, and the running turn's report. */
   verify?: VerifyCarry;
 }
-

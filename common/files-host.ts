@@ -29,6 +29,9 @@ export function filesQueue(taskQueue: string, host: string): string {
 
 /** A host name made into a host id (`My Laptop.local` → `My-Laptop.local`); `localhost` when nothing is left. */
 export function toHostId(name: string): string {
-  const id = name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 100);
+  const id = name
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 100);
   return id === '' ? 'localhost' : id;
 }

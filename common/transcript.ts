@@ -68,16 +68,8 @@ export interface TranscriptPage extends TranscriptSlice {
  * message object's keys happen to be ordered after a round trip through JSON.
  */
 export function canonicalMessage(message: ChatMessage): string {
-  const toolCalls =
-    message.role === 'assistant' && message.tool_calls
-      ? message.tool_calls.map((c) => [c.id, c.type, c.function.name, c.function.arguments])
-      : null;
-  return JSON.stringify([
-    message.role,
-    message.content ?? null,
-    message.role === 'tool' ? message.tool_call_id : null,
-    toolCalls,
-  ]);
+  const toolCalls = message.role === 'assistant' && message.tool_calls ? message.tool_calls.map((c) => [c.id, c.type, c.function.name, c.function.arguments]) : null;
+  return JSON.stringify([message.role, message.content ?? null, message.role === 'tool' ? message.tool_call_id : null, toolCalls]);
 }
 
 /** The chain hash after appending `message` to a transcript whose hash is `previous`. */

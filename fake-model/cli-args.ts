@@ -1,8 +1,7 @@
 /** Command-line options of the fake model server's own command (cli.ts). */
 import type { ContextErrorStyle } from './limits';
 
-export const CLI_USAGE =
-  'cli.ts [--port N] [--model NAME] [--context-window N] [--max-output-tokens N] [--context-error-style openai|llamacpp] [--llama-props]';
+export const CLI_USAGE = 'cli.ts [--port N] [--model NAME] [--context-window N] [--max-output-tokens N] [--context-error-style openai|llamacpp] [--llama-props]';
 
 /** Parsed command-line options. */
 export interface CliOptions {

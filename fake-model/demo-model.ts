@@ -53,15 +53,10 @@ function replyToTool(messages: ChatMessage[], last: ToolMessage): ReturnType<Res
       user_name: String(config.user_name ?? 'you'),
       date: /^\d{4}-\d{2}-\d{2}$/.test(String(config.date)) ? String(config.date) : new Date().toISOString().slice(0, 10),
     });
-    return toolCalls([
-      { name: 'save_output', arguments: { file_path: '{output_folder}/requirements-{date}.md', content: document } },
-    ]);
+    return toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/requirements-{date}.md', content: document } }]);
   }
   if (call === 'save_output') {
-    return text(
-      `Step 6: Save the document — done. I wrote your first requirements to ${String(result.path)} ` +
-        `(${String(result.size)} bytes). Read it through and tell me what to change.`,
-    );
+    return text(`Step 6: Save the document — done. I wrote your first requirements to ${String(result.path)} ` + `(${String(result.size)} bytes). Read it through and tell me what to change.`);
   }
   return text('Loaded.');
 }

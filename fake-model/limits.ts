@@ -85,9 +85,7 @@ export function contextErrorBody(style: ContextErrorStyle, contextWindow: number
   }
   return {
     error: {
-      message:
-        `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ${promptTokens} tokens. ` +
-        'Please reduce the length of the messages.',
+      message: `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ${promptTokens} tokens. ` + 'Please reduce the length of the messages.',
       type: 'invalid_request_error',
       param: 'messages',
       code: 'context_length_exceeded',

@@ -201,13 +201,7 @@ class FakeOpenAIServer implements FakeOpenAI {
     await closed;
   }
 
-  private waitFor(
-    event: keyof FakeOpenAIEvents,
-    current: () => RecordedRequest[],
-    n: number,
-    timeoutMs: number,
-    what: string,
-  ): Promise<RecordedRequest[]> {
+  private waitFor(event: keyof FakeOpenAIEvents, current: () => RecordedRequest[], n: number, timeoutMs: number, what: string): Promise<RecordedRequest[]> {
     return new Promise((resolve, reject) => {
       if (current().length >= n) return resolve(current());
       const onEvent = (): void => {
@@ -355,13 +349,7 @@ class FakeOpenAIServer implements FakeOpenAI {
     }
   }
 
-  private respondStatus(
-    res: ServerResponse,
-    record: RecordedRequest,
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ): void {
+  private respondStatus(res: ServerResponse, record: RecordedRequest, status: number, body: unknown, headers: Record<string, string> = {}): void {
     record.status = status;
     this.sendJson(res, status, body, { ...this.requestIdHeader(record), ...headers });
   }

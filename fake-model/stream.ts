@@ -125,13 +125,7 @@ function firstContentChunk(chunks: readonly WireChunk[]): number {
  * `record.firstChunkAt` says when the first content or tool-call chunk was written;
  * `record.status` is set to 200 once the stream has ended. A closed connection stops the sending.
  */
-export function sendStream(
-  res: ServerResponse,
-  record: RecordedRequest,
-  completion: WireChatCompletion,
-  rate: StreamRate,
-  headers: Record<string, string>,
-): void {
+export function sendStream(res: ServerResponse, record: RecordedRequest, completion: WireChatCompletion, rate: StreamRate, headers: Record<string, string>): void {
   const includeUsage = record.body?.stream_options?.include_usage === true;
   const chunks = completionChunks(completion, includeUsage, rate.chunkChars);
   const events = [...chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n'];

@@ -118,9 +118,7 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
   // own warnings (payload size limits, which the 10 KB turn reaches) are forwarded to this logger,
   // which writes to stderr: printed to stdout by Core, they would break `--json`.
   Runtime.install({
-    logger: new DefaultLogger('WARN', (entry) =>
-      process.stderr.write(`bench: ${entry.level.toLowerCase()}: ${entry.message} ${compactMeta(entry.meta)}\n`),
-    ),
+    logger: new DefaultLogger('WARN', (entry) => process.stderr.write(`bench: ${entry.level.toLowerCase()}: ${entry.message} ${compactMeta(entry.meta)}\n`)),
     telemetryOptions: { logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } } },
   });
 
@@ -154,11 +152,7 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     const fake = await startFakeOpenAI({ responder: benchResponder });
     cleanup.push('fake model server', () => fake.close());
     progress('starting a Loopwright worker in this process');
-    const durable = await startDurableBench(
-      { bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, modelBaseURL: fake.baseURL, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS },
-      server,
-      cleanup,
-    );
+    const durable = await startDurableBench({ bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, modelBaseURL: fake.baseURL, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS }, server, cleanup);
     return (fast = { fake, durable });
   };
 
@@ -210,10 +204,7 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     cleanup.push('slow fake model server', () => slow.close());
     const taskQueue = `loopwright-bench-concurrency-${process.pid}`;
     progress('concurrency: starting a worker process');
-    const worker = await startWorkerProcess(
-      { temporalAddress: server.address, taskQueue, modelBaseURL: slow.baseURL, model: MODEL, env: WORKER_SLOTS_ENV },
-      cleanup,
-    );
+    const worker = await startWorkerProcess({ temporalAddress: server.address, taskQueue, modelBaseURL: slow.baseURL, model: MODEL, env: WORKER_SLOTS_ENV }, cleanup);
     const rssAtStart = worker.memory().rssBytes;
     report.concurrency = await measureConcurrency(
       {
@@ -334,8 +325,7 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART].join('|')}[,...]] [--levels 10,100,1000]` +
-  ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
+  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART].join('|')}[,...]] [--levels 10,100,1000]` + ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */
 function parseOptions(argv: string[]): Options {
@@ -361,7 +351,10 @@ function parseOptions(argv: string[]): Options {
   } catch (err) {
     return fail(err instanceof Error ? err.message : String(err));
   }
-  const only = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const only = (values.only ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   for (const part of only) if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART) fail(`unknown part ${part}`);
   const count = (name: string, raw: string | undefined, fallback: number, min: number) => {
     if (raw === undefined) return fallback;

@@ -33,14 +33,16 @@ export function renderSettingsDoc(): string {
     '',
     `<!-- Generated from common/settings/session-settings.ts by \`${SETTINGS_DOC_COMMAND}\`; do not edit by hand. -->`,
     '',
-    'A session\'s settings are the fields of its input, `SessionInput`: what `LoopwrightClient.start` (and batches and',
+    "A session's settings are the fields of its input, `SessionInput`: what `LoopwrightClient.start` (and batches and",
     'schedules) take. The commands that start sessions set many of them with flags; some flags take their default from',
     'an environment variable (a flag given wins; an empty variable counts as unset). A setting left out gets its default.',
     'A setting inside a group is written with its group: `modelSettings.temperature` is `{ modelSettings: { temperature } }`.',
     '',
     '| Setting | Type | Default | Flag | Environment | What it does |',
     '| --- | --- | --- | --- | --- | --- |',
-    ...rows.filter(({ path: at }) => !isInternal(at)).map(({ path: at, setting }) => row([code(at), typeText(setting), defaultText(setting), flags.get(at) ?? '', setting.flag?.env ? code(setting.flag.env.name) : '', setting.doc])),
+    ...rows
+      .filter(({ path: at }) => !isInternal(at))
+      .map(({ path: at, setting }) => row([code(at), typeText(setting), defaultText(setting), flags.get(at) ?? '', setting.flag?.env ? code(setting.flag.env.name) : '', setting.doc])),
     '',
     '## Set by Loopwright itself',
     '',

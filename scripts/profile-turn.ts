@@ -40,8 +40,7 @@ async function main(turns: number, iterations: number, cleanup: CleanupStack): P
   // Monotonic microseconds, the clock of a .cpuprofile's timestamps: the timed window to analyse.
   process.stdout.write(`timed window (us): ${from} ${process.hrtime.bigint() / 1000n}\n`);
   process.stdout.write(
-    `turn median ${median(times).toFixed(1)} ms (${(median(times) / iterations).toFixed(2)} ms/it); ` +
-      `worker CPU ${(cpuMs / (turns * iterations)).toFixed(2)} ms/it (from send to result)\n`,
+    `turn median ${median(times).toFixed(1)} ms (${(median(times) / iterations).toFixed(2)} ms/it); ` + `worker CPU ${(cpuMs / (turns * iterations)).toFixed(2)} ms/it (from send to result)\n`,
   );
 }
 

@@ -52,17 +52,18 @@ async function main(): Promise<void> {
     if (verify) await recordVerifySession(loopwright, h.fake, name, chain);
     if (skills) await recordSkillsSession(loopwright, h.fake, name, chain);
     const session = context ? await recordContextSession(loopwright, h.fake, bundle.bundle, name, chain) : undefined;
-    if (!session && !tools && !verify && !skills) h.fake.enqueue(
-      toolCalls([
-        { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
-        { id: 'call_2', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } },
-        { id: 'call_3', name: 'no_such_tool', arguments: {} },
-      ]),
-      toolCalls([{ id: 'call_4', name: 'save_output', arguments: { file_path: '{output_folder}/fixture.md', content: '# Fixture\n' } }]),
-      text('Saved.'),
-      hang(),
-      text('Resumed.'),
-    );
+    if (!session && !tools && !verify && !skills)
+      h.fake.enqueue(
+        toolCalls([
+          { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
+          { id: 'call_2', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } },
+          { id: 'call_3', name: 'no_such_tool', arguments: {} },
+        ]),
+        toolCalls([{ id: 'call_4', name: 'save_output', arguments: { file_path: '{output_folder}/fixture.md', content: '# Fixture\n' } }]),
+        text('Saved.'),
+        hang(),
+        text('Resumed.'),
+      );
     if (!session && !tools && !verify && !skills) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
     const workflowId = `fixture-${name}`;
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
@@ -73,11 +74,7 @@ async function main(): Promise<void> {
     runs.sort();
     if (chain && runs.length < 2) throw new Error('the session did not continue as new');
     for (const [i, runId] of runs.entries()) {
-      const json = execFileSync(
-        cli.path,
-        ['workflow', 'show', '--address', h.server.address, '--workflow-id', workflowId, '--run-id', runId, '--output', 'json'],
-        { encoding: 'utf8' },
-      );
+      const json = execFileSync(cli.path, ['workflow', 'show', '--address', h.server.address, '--workflow-id', workflowId, '--run-id', runId, '--output', 'json'], { encoding: 'utf8' });
       const file = path.join(dir, runs.length === 1 ? `${name}.json` : `${name}-run${i + 1}.json`);
       fs.writeFileSync(file, json.endsWith('\n') ? json : `${json}\n`);
       console.log(`wrote ${file} (${(JSON.parse(json) as { events: unknown[] }).events.length} events)`);

@@ -68,8 +68,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const activities = {
     // The batch workflow's file and follow-up activities (see workflows/batch/batch.ts).
     ...createBatchActivities({ client }),
-    ...(options.activities ??
-      createActivities({ client, hostId, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] })),
+    ...(options.activities ?? createActivities({ client, hostId, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] })),
   };
   const worker = await Worker.create({
     connection: options.connection,

@@ -17,12 +17,4 @@ export { createActivities, type ActivitiesOptions, type McpConnections } from '.
 export { defineTool, ToolError, CustomToolError, type CustomTool, type CustomToolOptions, type ToolContext } from '../activities/tools/custom-tool';
 export { LoopwrightPlugin, type LoopwrightPluginOptions } from './plugin';
 export { dataConverterFromEnv } from '../codec/encryption-codec';
-export {
-  tracingFromEnv,
-  tracingClientInterceptors,
-  tracingWorkflowInterceptorModules,
-  flushTracing,
-  shutdownTracing,
-  TracingConfigError,
-  type TracingOptions,
-} from './tracing';
+export { tracingFromEnv, tracingClientInterceptors, tracingWorkflowInterceptorModules, flushTracing, shutdownTracing, TracingConfigError, type TracingOptions } from './tracing';

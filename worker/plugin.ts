@@ -35,7 +35,7 @@ export class LoopwrightPlugin extends SimplePlugin {
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const base = super.configureWorker(options);
     if (base.connection === undefined) {
-      throw new Error('LoopwrightPlugin needs the worker\'s connection option: sessions read their transcripts through a client on it');
+      throw new Error("LoopwrightPlugin needs the worker's connection option: sessions read their transcripts through a client on it");
     }
     // Activities read session transcripts through a client on the worker's own connection.
     const client = new Client({ connection: base.connection, ...(base.namespace ? { namespace: base.namespace } : {}), ...(base.dataConverter ? { dataConverter: base.dataConverter } : {}) });

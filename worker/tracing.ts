@@ -19,16 +19,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
-import {
-  type Context,
-  type ContextManager,
-  diag,
-  type DiagLogger,
-  DiagLogLevel,
-  ROOT_CONTEXT,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
+import { type Context, type ContextManager, diag, type DiagLogger, DiagLogLevel, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
@@ -130,7 +121,9 @@ function checkedUrl(name: string, url: string): string {
 /** The resource of Loopwright's spans: the SDK's defaults, `OTEL_RESOURCE_ATTRIBUTES`, and the service name. */
 export async function tracingResource(serviceName: string = DEFAULT_SERVICE_NAME): Promise<Resource> {
   const { Resource, envDetectorSync } = await import('@opentelemetry/resources');
-  return Resource.default().merge(envDetectorSync.detect()).merge(new Resource({ 'service.name': serviceName }));
+  return Resource.default()
+    .merge(envDetectorSync.detect())
+    .merge(new Resource({ 'service.name': serviceName }));
 }
 
 /** Build the span processor and resource the settings ask for (not yet installed). */
@@ -428,7 +421,10 @@ function installErrorLogger(): void {
   const once = (message: string, ...args: unknown[]): void => {
     if (said) return;
     said = true;
-    const detail = args.map((arg) => (arg instanceof Error ? arg.message : typeof arg === 'string' ? arg : '')).filter(Boolean).join(' ');
+    const detail = args
+      .map((arg) => (arg instanceof Error ? arg.message : typeof arg === 'string' ? arg : ''))
+      .filter(Boolean)
+      .join(' ');
     process.stderr.write(`OpenTelemetry: ${message}${detail ? ` ${detail}` : ''} (further tracing errors are not shown)\n`);
   };
   const logger: DiagLogger = { error: once, warn: once, info: () => undefined, debug: () => undefined, verbose: () => undefined };

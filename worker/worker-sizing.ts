@@ -45,11 +45,7 @@ export const DEFAULT_CACHED_SESSIONS = 1_000;
 export const DEFAULT_CACHED_SESSIONS_TRACED = 250;
 
 /** Sizing from `options`, then the environment, then defaults (`traced`: the worker traces workflows). */
-export function resolveWorkerSizing(
-  options: Partial<WorkerSizing> = {},
-  env: NodeJS.ProcessEnv = process.env,
-  defaults: { traced?: boolean } = {},
-): WorkerSizing {
+export function resolveWorkerSizing(options: Partial<WorkerSizing> = {}, env: NodeJS.ProcessEnv = process.env, defaults: { traced?: boolean } = {}): WorkerSizing {
   const pick = (key: keyof WorkerSizing, fallback: number, min: number): number => {
     const explicit = options[key];
     const raw = explicit ?? (env[ENV[key]] === undefined || env[ENV[key]] === '' ? undefined : Number(env[ENV[key]]));

@@ -8,12 +8,5 @@ export { mcpToolName } from './mcp-names';
 export { toListedTools, toolParameters, toToolResult, type McpListedTool, type McpToolAnnotations, type McpToolListing } from './mcp-result';
 export { McpServerError, STDERR_TAIL_BYTES } from './mcp-connection';
 export { abortReason, type McpCallOptions, type McpProgress } from './mcp-call';
-export {
-  DEFAULT_CALL_TIMEOUT_MS,
-  DEFAULT_CONNECT_TIMEOUT_MS,
-  DEFAULT_IDLE_MS,
-  McpPool,
-  type McpConnectionInfo,
-  type McpPoolOptions,
-} from './mcp-pool';
+export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_MS, McpPool, type McpConnectionInfo, type McpPoolOptions } from './mcp-pool';
 export { closeDefaultMcpPool, defaultMcpPool } from './default-pool';

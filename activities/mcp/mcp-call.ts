@@ -40,13 +40,7 @@ export type CallOutcome = { kind: 'result'; result: ToolResult } | { kind: 'stop
  * Calls `tool` on `connection`. `stoppedBefore` is set (the stderr of the server then, maybe empty)
  * when this is the second try after the server went away during the first.
  */
-export async function callOnConnection(
-  connection: McpConnection,
-  tool: string,
-  args: unknown,
-  options: McpCallOptions & { timeoutMs: number },
-  stoppedBefore?: string,
-): Promise<CallOutcome> {
+export async function callOnConnection(connection: McpConnection, tool: string, args: unknown, options: McpCallOptions & { timeoutMs: number }, stoppedBefore?: string): Promise<CallOutcome> {
   const server = connection.server;
   const input = toArguments(args);
   if (typeof input === 'string') return { kind: 'result', result: { success: false, error: `Invalid arguments for ${server} tool ${tool}: ${input}` } };
@@ -73,8 +67,7 @@ export async function callOnConnection(
       const stderr = connection.stderr();
       const message =
         stoppedBefore === undefined
-          ? `MCP server ${server} stopped during ${tool}; the call may or may not have taken effect.` +
-            ' Check before calling it again (the server is started again on the next call).'
+          ? `MCP server ${server} stopped during ${tool}; the call may or may not have taken effect.` + ' Check before calling it again (the server is started again on the next call).'
           : `MCP server ${server} stopped during ${tool} again, after being started again for a second try.`;
       return { kind: 'stopped', result: { success: false, error: connection.redact(withStderr(message, stderr)) }, stderr };
     }

@@ -76,7 +76,10 @@ class Tail {
 
   text(): string {
     // A cut may split a character: drop what is left of it.
-    return this.buffer.toString('utf8').replace(/^\uFFFD+/, '').trim();
+    return this.buffer
+      .toString('utf8')
+      .replace(/^\uFFFD+/, '')
+      .trim();
   }
 }
 

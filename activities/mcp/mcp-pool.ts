@@ -125,18 +125,11 @@ export class McpPool {
    * reached, `McpConfigError` for a variable with no value, and the signal's reason when aborted
    * (the server is told with `notifications/cancelled`).
    */
-  async callTool(
-    server: string,
-    config: McpServerConfig,
-    projectRoot: string,
-    tool: string,
-    args: unknown,
-    options: McpCallOptions,
-  ): Promise<ToolResult> {
+  async callTool(server: string, config: McpServerConfig, projectRoot: string, tool: string, args: unknown, options: McpCallOptions): Promise<ToolResult> {
     const timeoutMs = options.timeoutMs ?? config.timeout ?? DEFAULT_CALL_TIMEOUT_MS;
     let stoppedBefore: string | undefined;
     // A connection found gone before the call was sent is replaced without counting as a try.
-    for (let unsent = 0; ; ) {
+    for (let unsent = 0; ;) {
       const lease = await this.acquire(server, config, projectRoot, options.signal);
       try {
         const outcome = await callOnConnection(lease.connection, tool, args, { ...options, timeoutMs }, stoppedBefore);
@@ -193,10 +186,7 @@ export class McpPool {
       // Expanded at each connect, so the pool never keeps a token longer than a connection.
       const expanded = expandServerVariables(server, config, this.env);
       const fresh: Entry = { key, server, busy: 0 };
-      fresh.opening = McpConnection.open(
-        { server, config, expanded, cwd },
-        { connectTimeoutMs: this.connectTimeoutMs, clientInfo: this.clientInfo, onClose: () => this.forget(fresh) },
-      ).then(
+      fresh.opening = McpConnection.open({ server, config, expanded, cwd }, { connectTimeoutMs: this.connectTimeoutMs, clientInfo: this.clientInfo, onClose: () => this.forget(fresh) }).then(
         (connection) => {
           fresh.connection = connection;
           fresh.opening = undefined;

@@ -82,9 +82,7 @@ export function toListedTools(server: string, tools: readonly Tool[]): McpToolLi
  */
 export function toolParameters(inputSchema: unknown): Record<string, unknown> {
   const schema: Record<string, unknown> =
-    typeof inputSchema === 'object' && inputSchema !== null && !Array.isArray(inputSchema)
-      ? (JSON.parse(JSON.stringify(inputSchema)) as Record<string, unknown>)
-      : {};
+    typeof inputSchema === 'object' && inputSchema !== null && !Array.isArray(inputSchema) ? (JSON.parse(JSON.stringify(inputSchema)) as Record<string, unknown>) : {};
   delete schema.$schema;
   schema.type = 'object';
   if (typeof schema.properties !== 'object' || schema.properties === null) schema.properties = {};

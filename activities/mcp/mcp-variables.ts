@@ -29,23 +29,14 @@ export type VariableSource = Readonly<Record<string, string | undefined>>;
  * Expands the variables of every server in `servers` from `env`. A variable that is not set and has
  * no default throws `McpConfigError` naming the server, the field and the variable (never a value).
  */
-export function expandVariables(
-  servers: Record<string, McpServerConfig>,
-  env: VariableSource = process.env,
-  source = DEFAULT_SOURCE,
-): Record<string, McpServerConfig> {
+export function expandVariables(servers: Record<string, McpServerConfig>, env: VariableSource = process.env, source = DEFAULT_SOURCE): Record<string, McpServerConfig> {
   const expanded: Record<string, McpServerConfig> = {};
   for (const [name, config] of Object.entries(servers)) expanded[name] = expandServerVariables(name, config, env, source).config;
   return expanded;
 }
 
 /** Expands one server's variables; see `expandVariables`. Also returns the secrets of its configuration. */
-export function expandServerVariables(
-  server: string,
-  config: McpServerConfig,
-  env: VariableSource = process.env,
-  source = DEFAULT_SOURCE,
-): ExpandedServer {
+export function expandServerVariables(server: string, config: McpServerConfig, env: VariableSource = process.env, source = DEFAULT_SOURCE): ExpandedServer {
   const secrets = new Set<string>();
   const expand = (value: string, field: string): string =>
     value.replace(VARIABLE, (_match, name: string, fallback: string | undefined) => {
@@ -53,11 +44,10 @@ export function expandServerVariables(
       // As in the shell: `:-` takes the default when the variable is unset or empty.
       const value = set !== undefined && (fallback === undefined || set !== '') ? set : fallback;
       if (value === undefined) {
-        throw new McpConfigError(
-          `Invalid MCP server ${server}: ${field} uses the variable ${name}, which is not set in the worker's environment` +
-            ` (set it, or give a default: \${${name}:-...})`,
-          { file: source, field: `mcpServers.${server}.${field}` },
-        );
+        throw new McpConfigError(`Invalid MCP server ${server}: ${field} uses the variable ${name}, which is not set in the worker's environment` + ` (set it, or give a default: \${${name}:-...})`, {
+          file: source,
+          field: `mcpServers.${server}.${field}`,
+        });
       }
       secrets.add(value);
       return value;

@@ -99,9 +99,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     fetch: limitedFetch(config.maxReplyBodyBytes),
     logger: redactingLogger(config.secrets),
   });
-  const transcripts = options.transcriptSource
-    ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env))
-    : undefined;
+  const transcripts = options.transcriptSource ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env)) : undefined;
   const runs = new RunCache();
   const inlineReader = options.inlineReads ? new InlineReader(options.inlineReads, runs) : undefined;
 
@@ -187,7 +185,11 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
           const outcome = await inlineReader.run(input.transcript, inline, calls, context.cancellationSignal);
           const ran = outcome.toolResults;
           // Every call ran here: the session will append exactly their tool messages after the reply.
-          if (ran?.every((r) => r !== null)) transcripts.recordToolMessages(input.transcript, calls.map((c, i) => toolMessage(c.id, ran[i]!)));
+          if (ran?.every((r) => r !== null))
+            transcripts.recordToolMessages(
+              input.transcript,
+              calls.map((c, i) => toolMessage(c.id, ran[i]!)),
+            );
           return { ...result, ...outcome };
         }
         return result;

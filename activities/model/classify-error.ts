@@ -146,8 +146,7 @@ function fromStatus(error: APIError, status: number, context: ClassifyContext, r
   const model = context.model ? ` '${context.model}'` : '';
   const base = context.baseURL ? ` (now ${context.baseURL})` : '';
   const server = `The model server answered ${status}: ${said}`;
-  const fail = (type: ModelFailureType, hint: string, nonRetryable: boolean): ApplicationFailure =>
-    failure(type, `${server}. ${hint}`, nonRetryable, details, redact);
+  const fail = (type: ModelFailureType, hint: string, nonRetryable: boolean): ApplicationFailure => failure(type, `${server}. ${hint}`, nonRetryable, details, redact);
 
   // Before the plain 400: the same prompt would fail the same way on every attempt; the workflow
   // recovers by compacting the model's view, not by retrying the activity.
@@ -155,10 +154,7 @@ function fromStatus(error: APIError, status: number, context: ClassifyContext, r
     const sizes = contextSizes(error.error, [bodyMessage, error.message]);
     details.contextWindow = sizes.contextWindow;
     details.promptTokens = sizes.promptTokens;
-    const facts = [
-      sizes.contextWindow !== null ? `window ${sizes.contextWindow} tokens` : null,
-      sizes.promptTokens !== null ? `prompt ${sizes.promptTokens} tokens` : null,
-    ].filter((f) => f !== null);
+    const facts = [sizes.contextWindow !== null ? `window ${sizes.contextWindow} tokens` : null, sizes.promptTokens !== null ? `prompt ${sizes.promptTokens} tokens` : null].filter((f) => f !== null);
     return fail(
       MODEL_CONTEXT_LENGTH_EXCEEDED,
       `The session's transcript is too long for the model${model}${facts.length > 0 ? ` (${facts.join(', ')})` : ''}. ` +
@@ -202,14 +198,7 @@ function fromStatus(error: APIError, status: number, context: ClassifyContext, r
  * and the server, not only the provider's words), each string of the details (servers echo keys in
  * error types and codes too), and the cause's message and stack.
  */
-function failure(
-  type: ModelFailureType,
-  message: string,
-  nonRetryable: boolean,
-  details: ModelFailureDetails,
-  redact: Redact,
-  cause?: Error,
-): ApplicationFailure {
+function failure(type: ModelFailureType, message: string, nonRetryable: boolean, details: ModelFailureDetails, redact: Redact, cause?: Error): ApplicationFailure {
   const safeDetails = redactDetails(details, redact);
   if (cause) {
     cause.message = redact(cause.message);
@@ -265,8 +254,7 @@ export function contextSizes(body: unknown, texts: readonly unknown[]): { contex
     if (typeof text !== 'string') continue;
     const plain = text.slice(0, MAX_SIZE_TEXT);
     contextWindow ??= numberAfter(plain, /maximum context length is (\d{1,12}) tokens/i);
-    promptTokens ??=
-      numberAfter(plain, /resulted in (\d{1,12}) tokens/i) ?? numberAfter(plain, /\((\d{1,12}) in the messages/i) ?? numberAfter(plain, /you requested (\d{1,12}) tokens/i);
+    promptTokens ??= numberAfter(plain, /resulted in (\d{1,12}) tokens/i) ?? numberAfter(plain, /\((\d{1,12}) in the messages/i) ?? numberAfter(plain, /you requested (\d{1,12}) tokens/i);
   }
   return { contextWindow, promptTokens };
 }

@@ -75,9 +75,7 @@ export async function requestCompletion(client: ChatCompletionsClient, config: R
     // A reply too large to record would be requested again on every retry, each one paid for.
     checkReplySize(reply.message, config.maxReplyBytes);
     if (reply.usageFixed) {
-      context.metricMeter
-        .createCounter('loopwright_model_usage_fixed', 'fields', 'Usage fields of model replies that were not sane numbers and were replaced')
-        .add(reply.usageFixed, { model });
+      context.metricMeter.createCounter('loopwright_model_usage_fixed', 'fields', 'Usage fields of model replies that were not sane numbers and were replaced').add(reply.usageFixed, { model });
     }
     return { reply, durationMs: Math.round(performance.now() - started) };
   } catch (err) {

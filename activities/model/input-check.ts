@@ -64,7 +64,15 @@ export const refInputSchema = optionsSchema.extend({
   toolsKey: z.string().min(1).optional(),
   transcript: transcriptRefSchema,
   delta: deltaSchema.optional(),
-  inline: z.object({ tools: z.array(z.string()), context: z.object({ bundleRoot: z.string().min(1) }).loose().optional() }).optional(),
+  inline: z
+    .object({
+      tools: z.array(z.string()),
+      context: z
+        .object({ bundleRoot: z.string().min(1) })
+        .loose()
+        .optional(),
+    })
+    .optional(),
 });
 
 export const summarizeInputSchema = z.object({

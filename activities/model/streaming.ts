@@ -201,9 +201,7 @@ export class ChunkJoiner implements StreamSoFar {
   }
 
   text(): { preview: string; total: number } {
-    return this.contentChars > 0 || this.refusalChars === 0
-      ? { preview: this.contentPreview, total: this.contentChars }
-      : { preview: this.refusalPreview, total: this.refusalChars };
+    return this.contentChars > 0 || this.refusalChars === 0 ? { preview: this.contentPreview, total: this.contentChars } : { preview: this.refusalPreview, total: this.refusalChars };
   }
 
   reasoningChars(): number {
@@ -217,9 +215,7 @@ export class ChunkJoiner implements StreamSoFar {
 
   /** The joined chat completion, as an unstreamed request would have returned it. */
   completion(): Record<string, unknown> {
-    const choices = [...this.choices.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([index, parts]) => ({ index, message: joinedMessage(parts), finish_reason: parts.finishReason, logprobs: null }));
+    const choices = [...this.choices.entries()].sort(([a], [b]) => a - b).map(([index, parts]) => ({ index, message: joinedMessage(parts), finish_reason: parts.finishReason, logprobs: null }));
     return {
       ...(this.id !== undefined ? { id: this.id } : {}),
       object: 'chat.completion',

@@ -28,7 +28,7 @@ export const SUMMARY_TOOL_RESULT_CHARS = 1_500;
 export const SUMMARY_SYSTEM_PROMPT =
   `${SUMMARY_PROMPT_MARKER} You summarise the earlier part of a conversation between a user and an AI agent that uses tools, ` +
   'so that the agent can continue the work from your summary alone: the messages summarised are removed from its context. ' +
-  'Write a faithful, compact summary that keeps: the user\'s goals and instructions (in their own words where it matters); ' +
+  "Write a faithful, compact summary that keeps: the user's goals and instructions (in their own words where it matters); " +
   'decisions made and why; facts learnt; files read and written, with their paths; open questions; and what was about to happen next. ' +
   'Use only what the conversation says: invent nothing, and do not answer or continue the conversation yourself. ' +
   'Write the summary only, with no preamble.';

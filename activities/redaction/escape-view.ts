@@ -46,7 +46,7 @@ function bytesView(text: string): TextView {
   const start = new Int32Array(bytes.length);
   const end = new Int32Array(bytes.length);
   let at = 0;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const point = text.codePointAt(i)!;
     const units = point > 0xffff ? 2 : 1;
     const size = point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
@@ -70,7 +70,7 @@ function decodeLayer(view: TextView): TextView {
   const start = new Int32Array(input.length);
   const end = new Int32Array(input.length);
   let n = 0;
-  for (let i = 0; i < input.length; ) {
+  for (let i = 0; i < input.length;) {
     const escape = escapeAt(input, i);
     if (!escape) {
       out[n] = input.charCodeAt(i);

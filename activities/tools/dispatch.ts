@@ -29,15 +29,14 @@ export const TOOLS = Object.fromEntries(TOOL_IMPLEMENTATIONS.map((tool) => [tool
  * once when its activity is cancelled, and returns an error result instead of one too large for a
  * Temporal payload. The worker registers these.
  */
-export const TOOL_ACTIVITIES = Object.fromEntries(
-  TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, toToolActivity(tool.spec.name, tool.run)]),
-) as Record<ToolName, ToolActivity>;
+export const TOOL_ACTIVITIES = Object.fromEntries(TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, toToolActivity(tool.spec.name, tool.run)])) as Record<ToolName, ToolActivity>;
 
 /** Runs the tool `name` with `args`; an unknown name gives `{success: false, error: 'Unknown tool: <name>'}`. */
 /** The same wrappers for running inside another activity (inline reads, in the model call). */
-export const INLINE_TOOL_ACTIVITIES = Object.fromEntries(
-  TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, toToolActivity(tool.spec.name, tool.run, { inline: true })]),
-) as Record<ToolName, ToolActivity>;
+export const INLINE_TOOL_ACTIVITIES = Object.fromEntries(TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, toToolActivity(tool.spec.name, tool.run, { inline: true })])) as Record<
+  ToolName,
+  ToolActivity
+>;
 
 export async function executeTool(ctx: RuntimeContext, name: string, args: unknown): Promise<ToolResult> {
   if (!Object.prototype.hasOwnProperty.call(TOOLS, name)) return { success: false, error: `Unknown tool: ${name}` };

@@ -16,8 +16,7 @@ import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';
 
 /** The note of a retried edit that an earlier attempt already made. */
-export const ALREADY_EDITED =
-  'old_text is no longer in the file and new_text is (an earlier attempt of this call made the edit before its result was lost); nothing was changed again.';
+export const ALREADY_EDITED = 'old_text is no longer in the file and new_text is (an earlier attempt of this call made the edit before its result was lost); nothing was changed again.';
 
 /**
  * Runs `edit_file` for the session `ctx`: returns `{success: true, path, size, replacements}`

@@ -22,10 +22,7 @@ export async function executeWorkflowTool(ctx: RuntimeContext, args: unknown): P
   if (!parsed.ok) return { success: false, error: parsed.error };
   try {
     const workflow = await loadWorkflow(parsed.value.workflow_path, ctx);
-    const warnings = [
-      ...workflow.warnings.map((w) => `${w.key}: ${w.message}`),
-      ...workflow.unresolved.map((u) => `${u.key}: ${spellVariable(u.variable)} has no value`),
-    ];
+    const warnings = [...workflow.warnings.map((w) => `${w.key}: ${w.message}`), ...workflow.unresolved.map((u) => `${u.key}: ${spellVariable(u.variable)} has no value`)];
     return {
       success: true,
       workflow_name: workflow.name,

@@ -113,7 +113,11 @@ const COMPARED_CHARS = 400;
 export function notFoundHint(text: string, oldText: string, newText: string): string {
   const lines = text.split('\n');
   const hints: string[] = [];
-  const anchor = oldText.split('\n').map((line) => line.trim()).find((line) => line !== '') ?? oldText.trim();
+  const anchor =
+    oldText
+      .split('\n')
+      .map((line) => line.trim())
+      .find((line) => line !== '') ?? oldText.trim();
   const squeeze = (s: string): string => s.replace(/\s+/g, ' ').trim();
   const best = closestLine(lines, anchor);
   if (squeeze(oldText) !== '' && squeeze(text).includes(squeeze(oldText))) {

@@ -19,8 +19,7 @@ import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';
 
 /** The note of a retried append whose content an earlier attempt already added. */
-export const ALREADY_APPENDED =
-  'The file already ended with this content (an earlier attempt of this call appended it before its result was lost); nothing was appended again.';
+export const ALREADY_APPENDED = 'The file already ended with this content (an earlier attempt of this call appended it before its result was lost); nothing was appended again.';
 
 /**
  * Runs `save_output` for the session `ctx`: returns `{success: true, path, size}` (`path` is the

@@ -143,7 +143,10 @@ function addXml(line: string, section: string | undefined, items: ChecklistItem[
 
 /** A heading's text without emphasis markers around the whole of it. */
 function cleanHeading(text: string): string | undefined {
-  const trimmed = text.trim().replace(/^(\*\*|__)(.*)\1$/, '$2').trim();
+  const trimmed = text
+    .trim()
+    .replace(/^(\*\*|__)(.*)\1$/, '$2')
+    .trim();
   return trimmed === '' ? undefined : trimmed;
 }
 

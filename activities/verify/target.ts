@@ -54,12 +54,7 @@ export async function locateTarget(target: VerifyTarget, ctx: RuntimeContext): P
 }
 
 /** One path: as given (resolved strictly), else from the workflow's config. */
-function pick(
-  role: 'checklist' | 'document',
-  given: string | undefined,
-  workflow: ResolvedWorkflow | undefined,
-  vars: Record<string, string>,
-): Found<{ path: string; label: string }> {
+function pick(role: 'checklist' | 'document', given: string | undefined, workflow: ResolvedWorkflow | undefined, vars: Record<string, string>): Found<{ path: string; label: string }> {
   if (given !== undefined) {
     let resolved: string;
     try {

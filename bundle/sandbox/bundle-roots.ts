@@ -43,12 +43,7 @@ export async function realBmadFolder(projectRoot: string): Promise<string> {
   const link = (await bmadFolderOf(projectRoot)) ?? path.join(projectRoot, BMAD_FOLDER);
   const bmad = await fs.realpath(link);
   if (!isInside(bmad, projectRoot, true)) {
-    throw new UnsafeRootError(
-      `The bmad folder ${link} is a symlink that leads out of the project ${projectRoot} ` +
-        `(to ${bmad}); point loopwright at the real tree instead`,
-      link,
-      { file: link },
-    );
+    throw new UnsafeRootError(`The bmad folder ${link} is a symlink that leads out of the project ${projectRoot} ` + `(to ${bmad}); point loopwright at the real tree instead`, link, { file: link });
   }
   return bmad;
 }
@@ -62,12 +57,7 @@ export async function coreFolder(bmad: string, projectRoot: string): Promise<str
   if (!(await isDirectory(core))) return undefined;
   const real = await fs.realpath(core);
   if (!isInside(real, bmad, true)) {
-    throw new UnsafeRootError(
-      `The core folder ${core} is a symlink that leads out of the project ${projectRoot} (to ${real}); ` +
-        `a root must lie inside the project`,
-      core,
-      { file: core },
-    );
+    throw new UnsafeRootError(`The core folder ${core} is a symlink that leads out of the project ${projectRoot} (to ${real}); ` + `a root must lie inside the project`, core, { file: core });
   }
   return real;
 }

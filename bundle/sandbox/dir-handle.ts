@@ -140,11 +140,7 @@ export class CheckedDir {
       if (now !== this.path) throw new SecurityViolationError('outside-roots');
       return;
     }
-    const [real, stat, mine] = await Promise.all([
-      fs.realpath(this.path).catch(() => undefined),
-      fs.lstat(this.path).catch(() => undefined),
-      this.handle.stat(),
-    ]);
+    const [real, stat, mine] = await Promise.all([fs.realpath(this.path).catch(() => undefined), fs.lstat(this.path).catch(() => undefined), this.handle.stat()]);
     if (real !== this.path || stat === undefined || !sameFile(stat, mine)) throw new SecurityViolationError('outside-roots');
   }
 

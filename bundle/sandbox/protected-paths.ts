@@ -51,20 +51,7 @@ export const SKILLS_FOLDER = 'skills';
  * Entries of a stand-alone bundle folder that hold the bundle itself (a BMAD module's layout), so
  * `save_output` never writes there even when the output folder contains them.
  */
-export const BUNDLE_OWN_ENTRIES = [
-  'config.yaml',
-  'config.yml',
-  'bundle.yaml',
-  'bundle.yml',
-  'agents',
-  'workflows',
-  'tasks',
-  'templates',
-  'data',
-  'checklists',
-  'teams',
-  '_cfg',
-];
+export const BUNDLE_OWN_ENTRIES = ['config.yaml', 'config.yml', 'bundle.yaml', 'bundle.yml', 'agents', 'workflows', 'tasks', 'templates', 'data', 'checklists', 'teams', '_cfg'];
 
 /** The `BUNDLE_OWN_ENTRIES` of the stand-alone bundle folder `bundleRoot`, as absolute paths. */
 export function bundleOwnEntries(bundleRoot: string): string[] {

@@ -68,18 +68,53 @@ export const DEFAULT_SECRET_FILES: readonly SecretFileGroup[] = [
   {
     what: 'a credentials file',
     patterns: [
-      '.netrc', '_netrc', '.pgpass', '.my.cnf', '.mylogin.cnf', '.git-credentials', '.gitcookies', '.htpasswd', '.vault-token',
-      '.credentials', 'credentials', 'credentials.json', 'credentials.toml', 'credentials.yml', 'credentials.yaml', 'credentials.xml',
-      '*_accessKeys.csv', '*credentials.csv', 'secrets.json', 'secrets.yml', 'secrets.yaml', 'secrets.toml', 'auth.json',
-      'client_secret*.json', 'service-account*.json', '*-service-account.json', 'application_default_credentials.json',
+      '.netrc',
+      '_netrc',
+      '.pgpass',
+      '.my.cnf',
+      '.mylogin.cnf',
+      '.git-credentials',
+      '.gitcookies',
+      '.htpasswd',
+      '.vault-token',
+      '.credentials',
+      'credentials',
+      'credentials.json',
+      'credentials.toml',
+      'credentials.yml',
+      'credentials.yaml',
+      'credentials.xml',
+      '*_accessKeys.csv',
+      '*credentials.csv',
+      'secrets.json',
+      'secrets.yml',
+      'secrets.yaml',
+      'secrets.toml',
+      'auth.json',
+      'client_secret*.json',
+      'service-account*.json',
+      '*-service-account.json',
+      'application_default_credentials.json',
     ],
   },
   {
     what: "a cloud command-line tool's credentials or settings",
     patterns: [
-      '**/.aws/**', '**/.azure/**', '**/.config/gcloud/**', '**/.oci/**', '**/.bluemix/**', '**/.ibmcloud/**',
-      '**/.config/doctl/**', '**/.config/hcloud/**', '**/.config/gh/hosts.yml', '**/.config/hub', '**/.config/rclone/rclone.conf',
-      '**/.config/configstore/firebase-tools.json', '.boto', '.s3cfg', '.passwd-s3fs',
+      '**/.aws/**',
+      '**/.azure/**',
+      '**/.config/gcloud/**',
+      '**/.oci/**',
+      '**/.bluemix/**',
+      '**/.ibmcloud/**',
+      '**/.config/doctl/**',
+      '**/.config/hcloud/**',
+      '**/.config/gh/hosts.yml',
+      '**/.config/hub',
+      '**/.config/rclone/rclone.conf',
+      '**/.config/configstore/firebase-tools.json',
+      '.boto',
+      '.s3cfg',
+      '.passwd-s3fs',
     ],
   },
   {
@@ -89,9 +124,22 @@ export const DEFAULT_SECRET_FILES: readonly SecretFileGroup[] = [
   {
     what: "a package manager's credentials file",
     patterns: [
-      '.npmrc', '.yarnrc.yml', '.pypirc', 'pip.conf', 'pip.ini', '**/.gem/credentials', '**/.cargo/credentials', '**/.cargo/credentials.toml',
-      '**/.m2/settings.xml', '**/.m2/settings-security.xml', '**/.gradle/gradle.properties', '**/.composer/auth.json',
-      '**/.nuget/**/NuGet.Config', '**/.bundle/config', '**/.ivy2/.credentials', '**/.sbt/.credentials',
+      '.npmrc',
+      '.yarnrc.yml',
+      '.pypirc',
+      'pip.conf',
+      'pip.ini',
+      '**/.gem/credentials',
+      '**/.cargo/credentials',
+      '**/.cargo/credentials.toml',
+      '**/.m2/settings.xml',
+      '**/.m2/settings-security.xml',
+      '**/.gradle/gradle.properties',
+      '**/.composer/auth.json',
+      '**/.nuget/**/NuGet.Config',
+      '**/.bundle/config',
+      '**/.ivy2/.credentials',
+      '**/.sbt/.credentials',
     ],
   },
   {
@@ -303,12 +351,7 @@ export class SecretFilesConfigError extends BundleError {
 
   constructor(where: { file?: string; setting?: string }, line: number | undefined, text: string | undefined, problem: string) {
     const setting = where.setting ?? 'secretFiles';
-    const place =
-      line === undefined
-        ? (where.file ?? `the session setting ${setting}`)
-        : where.file !== undefined
-          ? `${where.file}, line ${line}`
-          : `the session setting ${setting}[${line - 1}]`;
+    const place = line === undefined ? (where.file ?? `the session setting ${setting}`) : where.file !== undefined ? `${where.file}, line ${line}` : `the session setting ${setting}[${line - 1}]`;
     const shown = text === undefined ? '' : `${JSON.stringify(text)}: `;
     super(`Invalid secret-file rule${line === undefined ? 's' : ''} in ${place}: ${shown}${problem}`, {
       ...(where.file !== undefined ? { file: where.file } : {}),

@@ -18,17 +18,7 @@ import * as path from 'node:path';
 import { CORE_MODULE } from '../bundle-layout';
 import { MAX_YAML_BYTES } from '../limits';
 import { parseYamlSafe } from '../safe-yaml';
-import {
-  CustomizationError,
-  isTable,
-  mergeLayerFiles,
-  readLayerText,
-  selectKeys,
-  pathExists,
-  realOrResolved,
-  type CustomizationTable,
-  type LayerReadOptions,
-} from './customize';
+import { CustomizationError, isTable, mergeLayerFiles, readLayerText, selectKeys, pathExists, realOrResolved, type CustomizationTable, type LayerReadOptions } from './customize';
 
 /** The central config's layers, relative to `_bmad/`, in merge order (the first is required). */
 export const CENTRAL_CONFIG_LAYERS: readonly string[] = ['config.toml', 'config.user.toml', 'custom/config.toml', 'custom/config.user.toml'];

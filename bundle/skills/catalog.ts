@@ -22,9 +22,7 @@ export interface SkillCatalogOptions {
 
 /** The skills the model may see: those without `disable-model-invocation`, sorted by name (then file, for equal names). */
 export function visibleSkills<T extends SkillRecord>(skills: readonly T[]): T[] {
-  return skills
-    .filter((skill) => !skill.disableModelInvocation)
-    .sort((a, b) => compare(a.name, b.name) || compare(a.file, b.file));
+  return skills.filter((skill) => !skill.disableModelInvocation).sort((a, b) => compare(a.name, b.name) || compare(a.file, b.file));
 }
 
 function compare(a: string, b: string): number {
@@ -43,7 +41,7 @@ export function skillCatalog(skills: readonly SkillRecord[], options: SkillCatal
     'SKILLS:',
     'The following skills provide specialized instructions for specific tasks. ' +
       `When a task matches a skill's description, call ${options.toolName} with the skill's name to load its full instructions; ` +
-      "relative paths in a skill resolve from its directory.",
+      'relative paths in a skill resolve from its directory.',
     '<available_skills>',
     ...visible.map((skill) => `<skill><name>${xmlText(skill.name)}</name><description>${xmlText(skill.description)}</description></skill>`),
     '</available_skills>',
@@ -62,12 +60,14 @@ export function catalogTokens(skills: readonly SkillRecord[], options: SkillCata
  * characters, which XML does not allow, removed.
  */
 export function xmlText(text: string): string {
-  return text
-    .replace(/\s+/g, ' ')
-    .trim()
-    // eslint-disable-next-line no-control-regex -- removing control characters is the point.
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;');
+  return (
+    text
+      .replace(/\s+/g, ' ')
+      .trim()
+      // eslint-disable-next-line no-control-regex -- removing control characters is the point.
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g, '')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+  );
 }

@@ -88,16 +88,11 @@ export interface ResolvedCustomization<V = CustomizationTable> {
  * for a layer that is not a regular file (`NotAFileError`), is hard-linked or binary.
  */
 export async function resolveCustomization(options: ResolveCustomizationOptions & { key?: undefined }): Promise<ResolvedCustomization>;
-export async function resolveCustomization(
-  options: ResolveCustomizationOptions & { key: string },
-): Promise<ResolvedCustomization<CustomizationValue | undefined>>;
+export async function resolveCustomization(options: ResolveCustomizationOptions & { key: string }): Promise<ResolvedCustomization<CustomizationValue | undefined>>;
 export async function resolveCustomization(options: ResolveCustomizationOptions): Promise<ResolvedCustomization<CustomizationValue | undefined>>;
 export async function resolveCustomization(options: ResolveCustomizationOptions): Promise<ResolvedCustomization<CustomizationValue | undefined>> {
   const skillRoot = await realOrResolved(options.skillRoot);
-  const projectRoot =
-    options.projectRoot !== undefined
-      ? await realOrResolved(options.projectRoot)
-      : ((await findProjectRoot(skillRoot)) ?? (await findProjectRoot(process.cwd())));
+  const projectRoot = options.projectRoot !== undefined ? await realOrResolved(options.projectRoot) : ((await findProjectRoot(skillRoot)) ?? (await findProjectRoot(process.cwd())));
   const skillName = options.skillName ?? path.basename(skillRoot);
   // The name becomes a file name in `_bmad/custom/`: it must not lead anywhere else.
   if (skillName === '' || skillName === '.' || skillName === '..' || /[/\\\0]/.test(skillName)) {
@@ -107,9 +102,7 @@ export async function resolveCustomization(options: ResolveCustomizationOptions)
   const { values, files } = await mergeLayerFiles(
     [
       { file: path.join(skillRoot, 'customize.toml'), required: true },
-      ...(customDir === undefined
-        ? []
-        : [{ file: path.join(customDir, `${skillName}.toml`) }, { file: path.join(customDir, `${skillName}.user.toml`) }]),
+      ...(customDir === undefined ? [] : [{ file: path.join(customDir, `${skillName}.toml`) }, { file: path.join(customDir, `${skillName}.user.toml`) }]),
     ],
     options,
   );

@@ -103,11 +103,7 @@ export async function projectSkills(projectRoot: string, options: ProjectSkillsO
 }
 
 /** The agents table of the project's central config (`[agents.<name>]`: module, name, title), when it has one. */
-async function configuredAgentModules(
-  projectRoot: string,
-  bmadRoot: string | undefined,
-  warnings: string[],
-): Promise<Record<string, { module?: string; name?: string; title?: string }>> {
+async function configuredAgentModules(projectRoot: string, bmadRoot: string | undefined, warnings: string[]): Promise<Record<string, { module?: string; name?: string; title?: string }>> {
   if (bmadRoot === undefined || !(await exists(path.join(bmadRoot, 'config.toml')))) return {};
   let config: Record<string, unknown>;
   try {

@@ -106,9 +106,7 @@ export function skillBody(text: string): string {
 }
 
 /** The outcome of reading front matter as YAML: the mapping, or why not; `repaired` when the colon fallback was needed. */
-export type FrontMatterData =
-  | { ok: true; data: Record<string, unknown>; repaired: boolean }
-  | { ok: false; message: string; line?: number };
+export type FrontMatterData = { ok: true; data: Record<string, unknown>; repaired: boolean } | { ok: false; message: string; line?: number };
 
 /**
  * Parses front-matter YAML with the project's bounded parser. With `lenient`, YAML that does not

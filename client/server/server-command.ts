@@ -30,11 +30,7 @@ const stateFolder = (stateDir: string | undefined, env: NodeJS.ProcessEnv): stri
  * until `signal` aborts (the command line aborts it on SIGINT and SIGTERM), or detached. Resolves
  * with the exit status: 0, or 1 when it could not start, was already running, or exited on its own.
  */
-export async function serverStart(
-  options: ServerStartOptions,
-  out: CommandOutput,
-  context: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {},
-): Promise<number> {
+export async function serverStart(options: ServerStartOptions, out: CommandOutput, context: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}): Promise<number> {
   const env = context.env ?? process.env;
   const stateDir = stateFolder(options.stateDir, env);
   const port = options.port ?? EMBEDDED_PORT;

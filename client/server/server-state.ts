@@ -91,7 +91,7 @@ export async function terminateProcess(pid: number, graceMs = 10_000): Promise<'
   signal('SIGTERM');
   for (const deadline = Date.now() + graceMs; Date.now() < deadline; await sleep(50)) if (!isProcessAlive(pid)) return 'terminated';
   signal('SIGKILL');
-  for (const deadline = Date.now() + 5_000; isProcessAlive(pid) && Date.now() < deadline; ) await sleep(20);
+  for (const deadline = Date.now() + 5_000; isProcessAlive(pid) && Date.now() < deadline;) await sleep(20);
   return 'killed';
 }
 

@@ -85,9 +85,7 @@ export function connectionOptions({ address, tls, apiKey, metadata }: Connection
  * TEMPORAL_TLS must be a boolean (envconfig would take any other word for false).
  */
 function cleanEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const vars = Object.fromEntries(
-    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[1].trim() !== '' || entry[0].startsWith('TEMPORAL_GRPC_META_'))),
-  );
+  const vars = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[1].trim() !== '' || entry[0].startsWith('TEMPORAL_GRPC_META_'))));
   for (const [old, name] of Object.entries(OLD_NAMES)) if (vars[old] !== undefined) vars[name] ??= vars[old];
   const flag = vars.TEMPORAL_TLS?.trim().toLowerCase();
   if (flag !== undefined && !['1', 't', 'true', '0', 'f', 'false'].includes(flag)) {

@@ -48,9 +48,7 @@ export const agentPatterns: Kind<string[]> = {
     const found = stringList.check(value);
     if (found) return found;
     const bad = (value as string[]).findIndex((entry) => !/^[A-Za-z0-9_.*/-]{1,200}$/.test(entry));
-    return bad < 0
-      ? undefined
-      : { at: String(bad), reason: `an agent id or pattern takes letters, digits, _, -, ., / and * (at most 200 characters), got ${describe((value as string[])[bad])}` };
+    return bad < 0 ? undefined : { at: String(bad), reason: `an agent id or pattern takes letters, digits, _, -, ., / and * (at most 200 characters), got ${describe((value as string[])[bad])}` };
   },
 };
 

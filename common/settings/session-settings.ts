@@ -40,23 +40,7 @@ import {
 } from '../defaults';
 import { FILES_WAIT_NOTICE_MS } from '../files-host';
 import type { ContinuedSession } from '../continued-types';
-import {
-  boolean,
-  duration,
-  fraction,
-  jsonObject,
-  lineList,
-  nonEmptyString,
-  numberIn,
-  oneOf,
-  oneOfOrList,
-  orList,
-  positiveWholeNumber,
-  string,
-  stringList,
-  wholeNumber,
-  wholeNumberIn,
-} from './kinds';
+import { boolean, duration, fraction, jsonObject, lineList, nonEmptyString, numberIn, oneOf, oneOfOrList, orList, positiveWholeNumber, string, stringList, wholeNumber, wholeNumberIn } from './kinds';
 import { agentPatterns, hostId, mcpServers, partialObject, prices } from './session-kinds';
 import { group, type GroupValue, setting } from './setting';
 
@@ -103,9 +87,7 @@ export const SESSION_SETTINGS = {
   projectRoot: setting({
     kind: nonEmptyString,
     defaultText: 'the command line records the folder it runs in',
-    doc:
-      '`{project-root}` of a stand-alone bundle, absolute: the folder the user works in. An installed BMAD tree keeps the folder that ' +
-      "holds `bmad/`. Trusted: the user's own setting.",
+    doc: '`{project-root}` of a stand-alone bundle, absolute: the folder the user works in. An installed BMAD tree keeps the folder that ' + "holds `bmad/`. Trusted: the user's own setting.",
     flag: { flags: '--project-root <dir>', help: 'the {project-root} of a stand-alone bundle (default: this folder)', convert: 'projectRoot', group: 'sandbox' },
   }),
   allowBroadProjectRoot: setting({

@@ -78,8 +78,7 @@ interface FlagBase {
  * values one of them) and, with a converter, made into the setting's value. A boolean setting's
  * flag sets only the value that is not the setting's default.
  */
-export type Flag<T = unknown> = FlagBase &
-  ({ readonly parse?: ParserFor<T>; readonly convert?: undefined } | { readonly convert: ConverterFor<T>; readonly parse?: keyof FlagParsers });
+export type Flag<T = unknown> = FlagBase & ({ readonly parse?: ParserFor<T>; readonly convert?: undefined } | { readonly convert: ConverterFor<T>; readonly parse?: keyof FlagParsers });
 
 /** One setting of the table. */
 export interface Setting<T = unknown, R extends boolean = boolean> extends Field<T> {

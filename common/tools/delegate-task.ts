@@ -18,9 +18,7 @@ export const DELEGATE_TASK = defineTool({
   access: 'read',
   target: 'agent',
   retries: 'persistent',
-  promptRules: [
-    '- When another agent is better placed for part of the work, call delegate_task with its id and a complete, self-contained task; use its reply, which comes back as the result.',
-  ],
+  promptRules: ['- When another agent is better placed for part of the work, call delegate_task with its id and a complete, self-contained task; use its reply, which comes back as the result.'],
 });
 
 /** The description the model is sent: the tool's, and the agents it may call. */

@@ -9,8 +9,7 @@ import { defineTool } from './tool-spec';
 /** The definition of `edit_file`: an exact-text replacement in an existing file inside an output folder. */
 export const EDIT_FILE = defineTool({
   name: 'edit_file',
-  description:
-    'Replace old_text with new_text in an existing file, atomically; old_text must occur once (or use replace_all). To create or rewrite a file, use save_output.',
+  description: 'Replace old_text with new_text in an existing file, atomically; old_text must occur once (or use replace_all). To create or rewrite a file, use save_output.',
   parameters: {
     file_path: {
       type: 'string',
@@ -32,7 +31,5 @@ export const EDIT_FILE = defineTool({
   modes: ['replace_all'],
   // Like save_output: an edit already made is recognised on a retry, so it may be retried longer.
   retries: 'persistent',
-  promptRules: [
-    '- To change part of a saved document (front matter such as stepsCompleted, one section), call edit_file instead of saving it again.',
-  ],
+  promptRules: ['- To change part of a saved document (front matter such as stepsCompleted, one section), call edit_file instead of saving it again.'],
 });

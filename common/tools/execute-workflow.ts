@@ -21,7 +21,5 @@ export const EXECUTE_WORKFLOW = defineTool({
   access: 'read',
   target: 'workflow_path',
   retries: 'quick',
-  promptRules: [
-    '- To run a workflow, call the execute_workflow tool with the path of its workflow.yaml. It returns the workflow configuration, its instructions and its template.',
-  ],
+  promptRules: ['- To run a workflow, call the execute_workflow tool with the path of its workflow.yaml. It returns the workflow configuration, its instructions and its template.'],
 });

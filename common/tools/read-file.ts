@@ -9,8 +9,7 @@ export const READ_FILE = defineTool({
     file_path: {
       type: 'string',
       nonEmpty: true,
-      description:
-        'File to read. Path variables are allowed and resolved first, for example {bundle-root}/config.yaml or {core-root}/tasks/workflow.xml.',
+      description: 'File to read. Path variables are allowed and resolved first, for example {bundle-root}/config.yaml or {core-root}/tasks/workflow.xml.',
     },
   },
   access: 'read',

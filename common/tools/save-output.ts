@@ -4,8 +4,7 @@ import { defineTool } from './tool-spec';
 /** The definition of `save_output`: write (or append to) a file inside an output folder. */
 export const SAVE_OUTPUT = defineTool({
   name: 'save_output',
-  description:
-    'Write content to a file (e.g. a finished workflow document), or with mode "append" add it at the end; folders are created, the write is atomic.',
+  description: 'Write content to a file (e.g. a finished workflow document), or with mode "append" add it at the end; folders are created, the write is atomic.',
   parameters: {
     file_path: {
       type: 'string',
@@ -28,7 +27,5 @@ export const SAVE_OUTPUT = defineTool({
   // may be retried longer: losing a finished document to a passing disk or worker problem is the
   // worst outcome of a session.
   retries: 'persistent',
-  promptRules: [
-    '- To write a document, call the save_output tool with the target path and the complete content; to add a section at its end, use mode "append".',
-  ],
+  promptRules: ['- To write a document, call the save_output tool with the target path and the complete content; to add a section at its end, use mode "append".'],
 });

@@ -3,8 +3,7 @@ import { defineLoopTool } from './tool-spec';
 
 export const TASK_COMPLETION = defineLoopTool({
   name: 'task_completion',
-  description:
-    'Say that the task the user asked for is finished, with a short summary of what was done (files saved, decisions made). The turn ends with your summary as the reply.',
+  description: 'Say that the task the user asked for is finished, with a short summary of what was done (files saved, decisions made). The turn ends with your summary as the reply.',
   parameters: {
     summary: { type: 'string', nonEmpty: true, description: 'What was done, for the user' },
   },

@@ -103,9 +103,7 @@ export function defineTool<const P extends ToolParameters, const N extends strin
 }
 
 /** Declares a loop-breaking tool, keeping its name and parameters as literal types. */
-export function defineLoopTool<const P extends ToolParameters, const N extends string>(
-  spec: LoopToolSpec<P, N> & NamesParameters<P> & { target: keyof P & string },
-): LoopToolSpec<P, N> {
+export function defineLoopTool<const P extends ToolParameters, const N extends string>(spec: LoopToolSpec<P, N> & NamesParameters<P> & { target: keyof P & string }): LoopToolSpec<P, N> {
   return spec;
 }
 

@@ -77,10 +77,7 @@ export async function startBareBench(server: BenchServer, cleanup: CleanupStack)
       return i + 1;
     },
   };
-  const [workflowBundle, connection] = await Promise.all([
-    bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: bundlerLogger }),
-    server.nativeConnection(),
-  ]);
+  const [workflowBundle, connection] = await Promise.all([bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow'), logger: bundlerLogger }), server.nativeConnection()]);
   const worker = await Worker.create({ connection, taskQueue: TASK_QUEUE, workflowBundle, activities });
   const running = worker.run();
   cleanup.push('bare worker', async () => {

@@ -98,6 +98,17 @@ export async function measureBatchKill(
 export function formatBatchKill(f: BatchKillFigures): string {
   return `Batch of ${f.items} with its only worker process killed (SIGKILL) after ${f.killedAt} items, then replaced\n${textTable(
     ['ok', 'result lines', 'distinct indexes', 'sessions (distinct ids)', 'model asked twice', 'never asked', 'batch runs', 'wall'],
-    [[`${f.ok}/${f.items}`, String(f.resultLines), String(f.distinctIndexes), `${f.sessions} (${f.distinctSessions})`, String(f.askedTwice), String(f.neverAsked), String(f.batchRuns), `${f.wallSeconds.toFixed(1)} s`]],
+    [
+      [
+        `${f.ok}/${f.items}`,
+        String(f.resultLines),
+        String(f.distinctIndexes),
+        `${f.sessions} (${f.distinctSessions})`,
+        String(f.askedTwice),
+        String(f.neverAsked),
+        String(f.batchRuns),
+        `${f.wallSeconds.toFixed(1)} s`,
+      ],
+    ],
   )}`;
 }

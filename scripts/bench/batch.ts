@@ -85,7 +85,10 @@ export async function measureBatch(options: BatchBenchOptions, cleanup: CleanupS
     const started = performance.now();
     const batch = await loopwright.startBatch({ bundlePath: options.bundlePath, agentId: options.agentId, inputPath: input, concurrency });
     const timer = setInterval(() => {
-      batch.state().then((s) => options.progress?.(`batch, ${workers} worker(s): ${s.ok + s.failed}/${s.total}`), () => undefined);
+      batch.state().then(
+        (s) => options.progress?.(`batch, ${workers} worker(s): ${s.ok + s.failed}/${s.total}`),
+        () => undefined,
+      );
     }, 10_000);
     let summary: BatchSummary;
     try {

@@ -25,11 +25,7 @@ export interface BundleRuntimeCounts {
 }
 
 /** Time the bundle operations on the bundle at `bundlePath`; also returns the initialised agent. */
-export async function measureBundleRuntime(
-  bundlePath: string,
-  agentId: string,
-  counts: BundleRuntimeCounts,
-): Promise<{ timings: BundleTiming[]; agent: InitializedAgent }> {
+export async function measureBundleRuntime(bundlePath: string, agentId: string, counts: BundleRuntimeCounts): Promise<{ timings: BundleTiming[]; agent: InitializedAgent }> {
   const init = () => initializeAgent({ bundlePath, agentId });
   const agent = await init();
   const { context } = agent;

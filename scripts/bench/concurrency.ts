@@ -76,9 +76,7 @@ export async function measureConcurrencyLevel(input: ConcurrencyInput, sessions:
   // Generous: the last sessions queue behind all the others on a two-core machine.
   const timeoutMs = 120_000 + sessions * 300;
   input.beforeLevel?.();
-  input.progress(
-    `concurrency${warmup ? ' warm-up' : ''}: ${sessions} sessions at once, ${input.iterations} model calls of ${input.modelLatencyMs} ms each`,
-  );
+  input.progress(`concurrency${warmup ? ' warm-up' : ''}: ${sessions} sessions at once, ${input.iterations} model calls of ${input.modelLatencyMs} ms each`);
 
   const peakResetBeforeLevel = input.worker.resetPeak();
   const cpuBefore = input.worker.cpuMs();
@@ -173,12 +171,7 @@ export function workerFacts(worker: BenchWorkerProcess, rssAtStartBytes: number)
 }
 
 /** Warm the worker up with `warmupSessions`, then measure each level in turn. */
-export async function measureConcurrency(
-  input: ConcurrencyInput,
-  levels: readonly number[],
-  warmupSessions: number,
-  rssAtStartBytes: number,
-): Promise<ConcurrencyFigures> {
+export async function measureConcurrency(input: ConcurrencyInput, levels: readonly number[], warmupSessions: number, rssAtStartBytes: number): Promise<ConcurrencyFigures> {
   if (warmupSessions > 0) {
     await measureConcurrencyLevel(input, warmupSessions, true);
   }

@@ -181,11 +181,20 @@ export async function measureDelegation(options: DelegationBenchOptions, cleanup
 
 export function formatDelegation(f: DelegationFigures): string {
   const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
-  const row = (label: string, p: DelegationPath) => [label, `${ms(p.turn.median, 1)} (${ms(p.turn.min, 1)}..${ms(p.turn.max, 1)})`, ms(p.turn.median / f.tasks, 1), `${kb(p.parentBytes)} / ${p.parentEvents}`, `${kb(p.childBytes)} / ${p.childEvents}`];
+  const row = (label: string, p: DelegationPath) => [
+    label,
+    `${ms(p.turn.median, 1)} (${ms(p.turn.min, 1)}..${ms(p.turn.max, 1)})`,
+    ms(p.turn.median / f.tasks, 1),
+    `${kb(p.parentBytes)} / ${p.parentEvents}`,
+    `${kb(p.childBytes)} / ${p.childEvents}`,
+  ];
   return [
     `9. Delegation: turns of ${f.tasks} tasks, each one model call that answers it, done by a child session (delegate_task) or in the parent` +
       ` (a read_file call, then the answering call); ${2 * f.tasks + 1} model calls per turn either way; zero-latency fake model; medians of ${f.runs} turns after ${f.warmup} warm-up`,
-    textTable(['path', 'turn ms median (min..max)', 'ms/task', 'parent history / events', 'children history / events'], [row('delegated (child sessions)', f.delegated), row('inline (in the parent)', f.inline)]),
+    textTable(
+      ['path', 'turn ms median (min..max)', 'ms/task', 'parent history / events', 'children history / events'],
+      [row('delegated (child sessions)', f.delegated), row('inline (in the parent)', f.inline)],
+    ),
     `   Overhead of a child session: ${ms(f.overheadPerTask, 1)} ms per task (${ms(f.pairedOverheadPerTask, 1)} ms as the median of round-by-round differences);` +
       ` history ${kb(f.historyBytesPerTask)} more per task, parent and child together.`,
   ].join('\n');

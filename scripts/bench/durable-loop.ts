@@ -124,7 +124,11 @@ export async function startDurableBench(options: DurableBenchOptions, server: Be
       // is that of the run started here (pinned by its run id): a session that continued as new
       // leaves its later runs out, and says so. On any failure above the session is left running:
       // the dev server is in memory and stops at clean-up.
-      const transcript = await withTimeout(readTranscript((from) => session.messages(from)), options.turnTimeoutMs, 'messages query');
+      const transcript = await withTimeout(
+        readTranscript((from) => session.messages(from)),
+        options.turnTimeoutMs,
+        'messages query',
+      );
       const history = await startedRun(loopwright, session).fetchHistory();
       const events = history.events ?? [];
       const continuedAsNew = Boolean(events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes);

@@ -69,10 +69,7 @@ export interface OverheadFigures {
 }
 
 /** Run `warmup` + `runs` turns of `iterations` model calls reading `file`, on both loops. */
-export async function measureEngineOverhead(
-  input: EngineBenchInput,
-  shape: { iterations: number; file: string; runs: number; warmup: number },
-): Promise<OverheadFigures> {
+export async function measureEngineOverhead(input: EngineBenchInput, shape: { iterations: number; file: string; runs: number; warmup: number }): Promise<OverheadFigures> {
   const message = benchTurnMessage(shape.iterations, shape.file);
   const plainSamples: number[] = [];
   const durableSamples: number[] = [];
@@ -100,10 +97,7 @@ export async function measureEngineOverhead(
     const plainCpu = { process: 0, model: 0 };
     const started = performance.now();
     const plain = await measureCpu(plainCpu, () =>
-      runPlainTurn(
-        { client: input.openai, model: input.model, systemMessages: input.systemMessages, tools: input.tools, context: input.context, maxIterations: shape.iterations },
-        message,
-      ),
+      runPlainTurn({ client: input.openai, model: input.model, systemMessages: input.systemMessages, tools: input.tools, context: input.context, maxIterations: shape.iterations }, message),
     );
     const plainMs = performance.now() - started;
     expectIterations('plain', plain.iterations, plain.response !== null, shape.iterations);

@@ -29,11 +29,7 @@ export interface HistoryTurnFigures {
 export const HISTORY_RATIO_TARGET = 2;
 
 /** Run one turn per shape and measure its history. */
-export async function measureHistoryTurns(
-  durable: DurableBench,
-  shapes: readonly { iterations: number; file: string }[],
-  progress: (line: string) => void,
-): Promise<HistoryTurnFigures[]> {
+export async function measureHistoryTurns(durable: DurableBench, shapes: readonly { iterations: number; file: string }[], progress: (line: string) => void): Promise<HistoryTurnFigures[]> {
   const figures: HistoryTurnFigures[] = [];
   for (const { iterations, file } of shapes) {
     progress(`history of a ${iterations}-iteration turn reading ${file}`);

@@ -185,4 +185,3 @@ function sampleOf(ids: readonly string[], count: number): string[] {
   const step = ids.length / count;
   return range(count).map((i) => ids[Math.floor(i * step)]!);
 }
-

@@ -128,11 +128,20 @@ function formatOverhead(engine: OverheadFigures[]): string {
       ]),
     ),
     '',
-    '   The hot path against its targets: durable/bare <= 1.5x; the model-call activity (clocked in the worker; it runs the reply\'s reads inline)' +
-      ' within 1.5 ms of the plain loop\'s call and reads; worker CPU <= 8 ms per iteration (this process from `send` to the turn\'s result;' +
+    "   The hot path against its targets: durable/bare <= 1.5x; the model-call activity (clocked in the worker; it runs the reply's reads inline)" +
+      " within 1.5 ms of the plain loop's call and reads; worker CPU <= 8 ms per iteration (this process from `send` to the turn's result;" +
       ' the model server runs in its own process when its CPU is shown); the bare loop runs between the turns',
     textTable(
-      ['turn', 'durable/bare', 'plain call + reads ms median (p95)', 'callModelV2 activity ms median (p95)', 'activity - plain ms', 'worker CPU ms/it', 'plain loop CPU ms/it', 'model server CPU ms/it (durable / plain)'],
+      [
+        'turn',
+        'durable/bare',
+        'plain call + reads ms median (p95)',
+        'callModelV2 activity ms median (p95)',
+        'activity - plain ms',
+        'worker CPU ms/it',
+        'plain loop CPU ms/it',
+        'model server CPU ms/it (durable / plain)',
+      ],
       engine.map((e) => [
         turnLabel(e),
         `${e.bareRatio.toFixed(2)}x`,
@@ -180,14 +189,9 @@ function timelineColumns(report: BenchReport): TimelineColumn[] {
 
 function formatTimeline(columns: TimelineColumn[]): string {
   // Activity types as the histories name them (the model call first), then the workflow tasks.
-  const names = [...new Set(columns.flatMap((c) => Object.keys(c.timeline.activities)))].sort(
-    (a, b) => Number(isModelActivity(b)) - Number(isModelActivity(a)) || a.localeCompare(b),
-  );
+  const names = [...new Set(columns.flatMap((c) => Object.keys(c.timeline.activities)))].sort((a, b) => Number(isModelActivity(b)) - Number(isModelActivity(a)) || a.localeCompare(b));
   const steps: [string, (t: TimelineFigures) => SampleSummary | undefined][] = [
-    ...names.map((name): [string, (t: TimelineFigures) => SampleSummary | undefined] => [
-      `${name} activity (scheduled..completed)`,
-      (t) => t.activities[name],
-    ]),
+    ...names.map((name): [string, (t: TimelineFigures) => SampleSummary | undefined] => [`${name} activity (scheduled..completed)`, (t) => t.activities[name]]),
     ['workflow task waiting for the worker', (t) => t.workflowTaskDispatch],
     ['workflow task run by the worker', (t) => t.workflowTaskRun],
   ];
@@ -260,7 +264,22 @@ function formatConcurrency(c: ConcurrencyFigures): string {
       ` CPU per iteration includes each session's start and agent initialisation;` +
       ` server = the dev server process, bench = this process (client and fake model)`,
     textTable(
-      ['sessions', 'wall s', 'ideal s', 'wall/ideal', 'all started s', 'session s p50', 'p95', 'it/s', 'worker CPU ms', `CPU ms/it (target <= ${CPU_PER_ITERATION_TARGET_MS})`, 'worker peak RSS', 'server CPU ms', 'bench CPU ms', 'failures'],
+      [
+        'sessions',
+        'wall s',
+        'ideal s',
+        'wall/ideal',
+        'all started s',
+        'session s p50',
+        'p95',
+        'it/s',
+        'worker CPU ms',
+        `CPU ms/it (target <= ${CPU_PER_ITERATION_TARGET_MS})`,
+        'worker peak RSS',
+        'server CPU ms',
+        'bench CPU ms',
+        'failures',
+      ],
       c.levels.map((l) => [
         String(l.sessions),
         ms(l.wallMs / 1000, 2),
@@ -309,13 +328,7 @@ function formatBundle(timings: BundleTiming[]): string {
     '5. Bundle runtime (in process, no Temporal; example bundle)',
     textTable(
       ['operation', 'runs', 'median ms', 'p95 ms', 'max ms'],
-      timings.map((b) => [
-        b.bytes === undefined ? b.operation : `${b.operation} (${b.bytes} B)`,
-        String(b.summary.runs),
-        ms(b.summary.median, 3),
-        ms(b.summary.p95, 3),
-        ms(b.summary.max, 3),
-      ]),
+      timings.map((b) => [b.bytes === undefined ? b.operation : `${b.operation} (${b.bytes} B)`, String(b.summary.runs), ms(b.summary.median, 3), ms(b.summary.p95, 3), ms(b.summary.max, 3)]),
     ),
   ].join('\n');
 }
@@ -378,7 +391,18 @@ function formatContext(runs: ContextRunFigures[]): string {
   return [
     `Context window: one ${runs[0]?.turns ?? 0}-turn session, each turn reading a 10 KB file (zero-latency fake model; the server enforces the ${CONTEXT_WINDOW}-token window in the first run)`,
     textTable(
-      ['run', 'turns completed', 'prompt tokens/turn first · median · last · mean', 'prompt tokens in all', `largest prompt (share of ${CONTEXT_WINDOW})`, 'compactions', 'summaries', 'summary ms', 'summary tokens', 'session s'],
+      [
+        'run',
+        'turns completed',
+        'prompt tokens/turn first · median · last · mean',
+        'prompt tokens in all',
+        `largest prompt (share of ${CONTEXT_WINDOW})`,
+        'compactions',
+        'summaries',
+        'summary ms',
+        'summary tokens',
+        'session s',
+      ],
       runs.map((r) => [
         r.label,
         `${r.completed}/${r.turns}`,

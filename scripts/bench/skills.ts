@@ -74,8 +74,7 @@ export async function measureSkills(options: { progress: (line: string) => void 
     const started = await initializeAgent({ bundlePath: project, agentId: '' });
     const user: ChatMessage = { role: 'user', content: 'Write the release notes for this week.' };
     const firstRequestTokens =
-      [...started.messages, user].reduce((sum, m) => sum + estimateMessageTokens(m), 0) +
-      estimateToolTokens([...builtInToolDefinitions({ skills: true }), ...LOOP_TOOL_DEFINITIONS]);
+      [...started.messages, user].reduce((sum, m) => sum + estimateMessageTokens(m), 0) + estimateToolTokens([...builtInToolDefinitions({ skills: true }), ...LOOP_TOOL_DEFINITIONS]);
     const bodyTokens = generated.texts.map((text) => estimateTextTokens(skillBody(text)));
     const sizes = generated.texts.map((text) => Buffer.byteLength(text));
     return {
@@ -101,15 +100,18 @@ export function formatSkills(f: SkillsFigures): string {
   return [
     `Skills: discovery and the catalog for ${f.skills} generated skills in <project>/.claude/skills (SKILL.md ${bytes(f.skillFileBytes.min)}..${bytes(f.skillFileBytes.max)} bytes,` +
       ` ${bytes(f.skillFileBytes.total)} in all; ${f.referenceFiles} reference files); no Temporal server`,
-    textTable(['measure', 'value'], [
-      [`discovery, ms median (min..max) of ${f.discovery.runs} runs`, `${ms(f.discovery.median, 2)} (${ms(f.discovery.min, 2)}..${ms(f.discovery.max, 2)})`],
-      ['catalog in the system prompt, bytes', bytes(f.catalogBytes)],
-      ['catalog, tokens (estimate)', `${bytes(f.catalogTokens)} (${(f.catalogTokens / f.skills).toFixed(0)} per skill)`],
-      ['every SKILL.md body up front, tokens', bytes(f.allBodiesTokens)],
-      ['one activation (median body), tokens', bytes(f.medianBodyTokens)],
-      ['first request of a session, tokens (catalog)', bytes(f.firstRequestTokens)],
-      ['first request with every body up front, tokens', bytes(f.firstRequestAllBodiesTokens)],
-    ]),
+    textTable(
+      ['measure', 'value'],
+      [
+        [`discovery, ms median (min..max) of ${f.discovery.runs} runs`, `${ms(f.discovery.median, 2)} (${ms(f.discovery.min, 2)}..${ms(f.discovery.max, 2)})`],
+        ['catalog in the system prompt, bytes', bytes(f.catalogBytes)],
+        ['catalog, tokens (estimate)', `${bytes(f.catalogTokens)} (${(f.catalogTokens / f.skills).toFixed(0)} per skill)`],
+        ['every SKILL.md body up front, tokens', bytes(f.allBodiesTokens)],
+        ['one activation (median body), tokens', bytes(f.medianBodyTokens)],
+        ['first request of a session, tokens (catalog)', bytes(f.firstRequestTokens)],
+        ['first request with every body up front, tokens', bytes(f.firstRequestAllBodiesTokens)],
+      ],
+    ),
     `   Before the first answer, the catalog costs ${bytes(f.catalogTokens)} tokens against ${bytes(f.allBodiesTokens)} for every body up front:` +
       ` ${bytes(saved)} fewer (${((100 * f.catalogTokens) / f.allBodiesTokens).toFixed(1)} %); a skill's body is paid only when it is used.` +
       ` A session's whole first request: ${bytes(f.firstRequestTokens)} tokens against ${bytes(f.firstRequestAllBodiesTokens)}` +

@@ -43,10 +43,7 @@ export function summarize(samples: readonly number[]): SampleSummary {
  * Time `fn` `runs` times after `warmup` untimed calls, one sample per call in milliseconds.
  * `check` sees every result, so a benchmark never times a call that quietly failed.
  */
-export async function timeRuns<T>(
-  fn: () => Promise<T>,
-  options: { runs: number; warmup: number; check?: (result: T) => void },
-): Promise<SampleSummary> {
+export async function timeRuns<T>(fn: () => Promise<T>, options: { runs: number; warmup: number; check?: (result: T) => void }): Promise<SampleSummary> {
   for (let i = 0; i < options.warmup; i++) options.check?.(await fn());
   const samples: number[] = [];
   for (let i = 0; i < options.runs; i++) {

@@ -337,7 +337,12 @@ export function formatStream(f: StreamFigures): string {
       [
         ['unstreamed', ms(cpu.unstreamed.wallMs.median, 0), `${ms(cpu.unstreamed.cpuMs.median, 1)} (${ms(cpu.unstreamed.cpuMs.min, 1)}..${ms(cpu.unstreamed.cpuMs.max, 1)})`, server(cpu.unstreamed)],
         ['streamed', ms(cpu.streamed.wallMs.median, 0), `${ms(cpu.streamed.cpuMs.median, 1)} (${ms(cpu.streamed.cpuMs.min, 1)}..${ms(cpu.streamed.cpuMs.max, 1)})`, server(cpu.streamed)],
-        ['streamed - unstreamed', '', `${ms(difference, 1)} (round by round: ${ms(cpu.pairedDifferenceMs, 1)})`, cpu.streamed.serverCpuMs && cpu.unstreamed.serverCpuMs ? ms(cpu.streamed.serverCpuMs.median - cpu.unstreamed.serverCpuMs.median, 0) : '-'],
+        [
+          'streamed - unstreamed',
+          '',
+          `${ms(difference, 1)} (round by round: ${ms(cpu.pairedDifferenceMs, 1)})`,
+          cpu.streamed.serverCpuMs && cpu.unstreamed.serverCpuMs ? ms(cpu.streamed.serverCpuMs.median - cpu.unstreamed.serverCpuMs.median, 0) : '-',
+        ],
       ],
     ),
     `   *  process.cpuUsage() of this process, all threads: the worker (activities, workflow tasks, Core), and also the fake model server and the bench's client,` +

@@ -20,14 +20,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { readModuleVariables, resolveCentralConfig } from '../../bundle/skills/bmad-config';
-import {
-  CustomizationError,
-  mergeCustomization,
-  readTomlLayer,
-  resolveCustomization,
-  selectKeys,
-  type CustomizationTable,
-} from '../../bundle/skills/customize';
+import { CustomizationError, mergeCustomization, readTomlLayer, resolveCustomization, selectKeys, type CustomizationTable } from '../../bundle/skills/customize';
 import { CORPUS, corpusPresent } from '../support/corpus';
 
 const VERSIONS = ['v6.8.0-claude-code', 'v6.11.0-claude-code'];
@@ -264,9 +257,7 @@ function requirePythonWithTomllib(): void {
   try {
     execFileSync('python3', ['-c', 'import tomllib'], { stdio: 'pipe' });
   } catch (error) {
-    throw new Error(
-      `This suite runs BMAD's Python scripts and needs python3 with tomllib (Python 3.11+): ${(error as Error).message.split('\n')[0]}`,
-    );
+    throw new Error(`This suite runs BMAD's Python scripts and needs python3 with tomllib (Python 3.11+): ${(error as Error).message.split('\n')[0]}`);
   }
 }
 
@@ -501,7 +492,7 @@ describe.each(VERSIONS)('%s', (version) => {
       expect(await resolveCentralConfig(root, { keys })).toEqual(byKey.json);
     });
 
-    test('moduleVariables: core then modules.bmm scalars of the script\'s output, from the four layers', async () => {
+    test("moduleVariables: core then modules.bmm scalars of the script's output, from the four layers", async () => {
       const config = central;
       expect(Object.keys(config)).toContain('modules');
       const modules = config.modules as Record<string, unknown>;
@@ -515,7 +506,7 @@ describe.each(VERSIONS)('%s', (version) => {
 });
 
 describeCorpus(`${YAML_ONLY} (no config.toml)`, () => {
-  test('moduleVariables: core/config.yaml then the module\'s config.yaml, values as written', async () => {
+  test("moduleVariables: core/config.yaml then the module's config.yaml, values as written", async () => {
     const root = path.join(CORPUS, 'installed', YAML_ONLY);
     const read = await readModuleVariables(root, 'bmm');
     const core = path.join(root, '_bmad/core/config.yaml');

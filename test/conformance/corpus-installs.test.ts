@@ -30,7 +30,7 @@ if (corpusPresent('corpus-installs', INSTALLS)) {
       }
     });
 
-    test('corpus install: validate finds no problem (config keys the install leaves out have the installer\'s defaults)', async () => {
+    test("corpus install: validate finds no problem (config keys the install leaves out have the installer's defaults)", async () => {
       const report = await checkBundle(root);
       expect(report.problems).toEqual([]);
       expect(report.checked.agents).toBe((await listProject(root)).agents.length);

@@ -18,13 +18,7 @@ import type { RuntimeContext } from '../../common/runtime-context';
 import { loadBundle } from '../../bundle/bundle-loader';
 import { BundleError, ConfigVariableNotFoundError } from '../../bundle/errors';
 import { pathVariables, resolveConfigVariables } from '../../bundle/variables';
-import {
-  loadWorkflowContent,
-  resolveWorkflow,
-  WorkflowLoadError,
-  type LoadedWorkflow,
-  type ResolvedWorkflow,
-} from '../../bundle/workflow-loader';
+import { loadWorkflowContent, resolveWorkflow, WorkflowLoadError, type LoadedWorkflow, type ResolvedWorkflow } from '../../bundle/workflow-loader';
 import { CORPUS, corpusPresent } from '../support/corpus';
 
 // Real path: the runtime reports symlink-resolved paths, and shared/ may be reached through a link.
@@ -59,9 +53,7 @@ async function run(tree: string, rel: string, ctx: RuntimeContext): Promise<Outc
   const file = path.join(tree, rel);
   const raw = parseYaml(await fs.readFile(file, 'utf8')) as Record<string, unknown>;
   const resolved = await resolveWorkflow(file, ctx, { date: '2025-11-04' });
-  const configKeys = resolved.configSource
-    ? Object.keys(parseYaml(await fs.readFile(resolved.configSource, 'utf8')) as Record<string, unknown>)
-    : [];
+  const configKeys = resolved.configSource ? Object.keys(parseYaml(await fs.readFile(resolved.configSource, 'utf8')) as Record<string, unknown>) : [];
   try {
     return { rel, raw, resolved, configKeys, loaded: await loadWorkflowContent(resolved, ctx) };
   } catch (error) {
@@ -73,9 +65,7 @@ async function run(tree: string, rel: string, ctx: RuntimeContext): Promise<Outc
 /** Every `{config_source}:key` written in the raw YAML whose key the loaded config lacks, with its field path. */
 function missingConfigRefs(value: unknown, configKeys: string[], key = ''): { key: string; variable: string }[] {
   if (typeof value === 'string') {
-    return [...value.matchAll(/(?<!\{)\{config_source\}:(\w+)/g)]
-      .filter((m) => !configKeys.includes(m[1]))
-      .map((m) => ({ key, variable: `config_source:${m[1]}` }));
+    return [...value.matchAll(/(?<!\{)\{config_source\}:(\w+)/g)].filter((m) => !configKeys.includes(m[1])).map((m) => ({ key, variable: `config_source:${m[1]}` }));
   }
   if (Array.isArray(value)) return value.flatMap((item, i) => missingConfigRefs(item, configKeys, `${key}[${i}]`));
   if (typeof value === 'object' && value !== null) {
@@ -168,11 +158,7 @@ describeCorpus('corpus workflows, v6.0.0-alpha.5 (installed tree)', () => {
   });
 
   test('alpha.5: the workflows with unresolved variables are exactly the known ones', () => {
-    const withUnresolved = Object.fromEntries(
-      outcomes
-        .filter((o) => o.resolved!.unresolved.length > 0)
-        .map((o) => [o.rel, [...new Set(o.resolved!.unresolved.map((u) => u.variable))].sort()]),
-    );
+    const withUnresolved = Object.fromEntries(outcomes.filter((o) => o.resolved!.unresolved.length > 0).map((o) => [o.rel, [...new Set(o.resolved!.unresolved.map((u) => u.variable))].sort()]));
     expect(withUnresolved).toEqual({
       'bmb/workflows/create-workflow/workflow-template/workflow.yaml': ['WORKFLOW_CODE', 'WORKFLOW_DESCRIPTION', 'module-code', 'workflow-code'],
       'bmm/workflows/4-implementation/dev-story/workflow.yaml': ['config_source:run_tests_command', 'config_source:run_until_complete'],
@@ -183,10 +169,7 @@ describeCorpus('corpus workflows, v6.0.0-alpha.5 (installed tree)', () => {
 
   test('alpha.5: only typed errors, and only where the files are really broken', () => {
     const failed = Object.fromEntries(outcomes.filter((o) => o.contentError).map((o) => [o.rel, o.contentError!]));
-    expect(Object.keys(failed).sort()).toEqual([
-      'bmb/workflows/create-workflow/workflow-template/workflow.yaml',
-      'bmb/workflows/redoc/workflow.yaml',
-    ]);
+    expect(Object.keys(failed).sort()).toEqual(['bmb/workflows/create-workflow/workflow-template/workflow.yaml', 'bmb/workflows/redoc/workflow.yaml']);
     // redoc's installed_path lacks the bmad/ prefix and points at the source tree.
     const redoc = failed['bmb/workflows/redoc/workflow.yaml'];
     expect(redoc).toBeInstanceOf(WorkflowLoadError);

@@ -93,20 +93,17 @@ describeCorpus('source-agents', () => {
     expect(source.agent.commands.filter((c) => c.document !== undefined)).toHaveLength((text.match(/^\s+document:/gm) ?? []).length);
   });
 
-  test.each(paired.map((s) => [`${s.module}/${s.id}`, s]))(
-    'source-agents: %s starts with the same system prompt, messages and commands as its installed form',
-    async (id, s) => {
-      const date = '2025-11-04';
-      const fromSource = await initializeAgent({ bundlePath: SRC, agentId: id, projectRoot: ALPHA5, date });
-      const fromInstalled = await initializeAgent({ bundlePath: ALPHA5, agentId: id, date });
-      expect(fromSource.agent.file).toBe(s.file);
-      expect(fromSource.messages[0].content).toBe(fromInstalled.messages[0].content);
-      expect(fromSource.messages).toEqual(fromInstalled.messages);
-      expect(fromSource.warnings).toEqual(fromInstalled.warnings);
-      expect(fromSource.agent.commands.map(({ checklist: _c, document: _d, ...c }) => c)).toEqual(fromInstalled.agent.commands);
-      expect(fromSource.context.variables).toEqual({ ...fromInstalled.context.variables, 'bundle-root': SRC, 'core-root': path.join(SRC, 'core') });
-    },
-  );
+  test.each(paired.map((s) => [`${s.module}/${s.id}`, s]))('source-agents: %s starts with the same system prompt, messages and commands as its installed form', async (id, s) => {
+    const date = '2025-11-04';
+    const fromSource = await initializeAgent({ bundlePath: SRC, agentId: id, projectRoot: ALPHA5, date });
+    const fromInstalled = await initializeAgent({ bundlePath: ALPHA5, agentId: id, date });
+    expect(fromSource.agent.file).toBe(s.file);
+    expect(fromSource.messages[0].content).toBe(fromInstalled.messages[0].content);
+    expect(fromSource.messages).toEqual(fromInstalled.messages);
+    expect(fromSource.warnings).toEqual(fromInstalled.warnings);
+    expect(fromSource.agent.commands.map(({ checklist: _c, document: _d, ...c }) => c)).toEqual(fromInstalled.agent.commands);
+    expect(fromSource.context.variables).toEqual({ ...fromInstalled.context.variables, 'bundle-root': SRC, 'core-root': path.join(SRC, 'core') });
+  });
 
   test('source-agents: the source tree lists every source, from src/, a module or core', async () => {
     const bundle = await loadBundle(SRC);

@@ -63,10 +63,7 @@ async function client(taskQueue: string): Promise<LoopwrightClient> {
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-crash-'));
-  [server, fake] = await Promise.all([
-    startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db') }),
-    startFakeOpenAI({ responder: scripted }),
-  ]);
+  [server, fake] = await Promise.all([startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db') }), startFakeOpenAI({ responder: scripted })]);
   connection = await Connection.connect({ address: server.address });
   bundleCopy = copyExampleBundle();
 }, 120_000);

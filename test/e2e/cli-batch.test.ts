@@ -63,8 +63,21 @@ test('batch --json: one summary object, one result line per item, exit 0', async
   const args = ['batch', bundleCopy.bundle, 'facilitator', '--input', 'items.jsonl', '--output', 'out.jsonl', '--concurrency', '2', '--id', 'cli-batch-1', '--json'];
   const result = await cli(args, 0);
   const summary = JSON.parse(result.stdout) as Record<string, unknown>;
-  expect(summary).toMatchObject({ batchId: 'cli-batch-1', total: 3, ok: 3, failed: 0, cancelled: 0, byStatus: { completed: 3 }, resultLines: 3, outputPath: path.join(fs.realpathSync(bundleCopy.root), 'out.jsonl') });
-  const lines = fs.readFileSync(path.join(bundleCopy.root, 'out.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(summary).toMatchObject({
+    batchId: 'cli-batch-1',
+    total: 3,
+    ok: 3,
+    failed: 0,
+    cancelled: 0,
+    byStatus: { completed: 3 },
+    resultLines: 3,
+    outputPath: path.join(fs.realpathSync(bundleCopy.root), 'out.jsonl'),
+  });
+  const lines = fs
+    .readFileSync(path.join(bundleCopy.root, 'out.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(lines.map((l) => [l.index, l.id, l.workflowId, l.response])).toEqual([
     [0, undefined, 'cli-batch-1-0', 'done: first'],
     [1, 'b', 'cli-batch-1-1', 'done: second'],
@@ -90,7 +103,11 @@ test('batch --headless: every item asks for the mode; its result line carries th
     const args = ['batch', bundleCopy.bundle, 'facilitator', '--input', 'headless.jsonl', '--output', 'headless.out.jsonl', '--id', 'cli-batch-headless', '--headless', '--json'];
     const result = await cli(args, 1);
     expect(JSON.parse(result.stdout)).toMatchObject({ total: 2, ok: 1, failed: 1 });
-    const lines = fs.readFileSync(path.join(bundleCopy.root, 'headless.out.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = fs
+      .readFileSync(path.join(bundleCopy.root, 'headless.out.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ index: 0, success: true, headless: { status: 'complete', assumptions: ['a'] } });
     expect(lines[1]).toMatchObject({ index: 1, success: false, error: 'the answer did not end with the JSON status a headless run asks for' });
   } finally {

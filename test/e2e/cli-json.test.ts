@@ -111,7 +111,6 @@ test('cli: validate and inspect the example bundle; usage mistakes exit 2; an un
   expect(JSON.parse(noServer.stdout)).toEqual({ error: expect.stringContaining('cannot reach the Temporal server at 127.0.0.1:9'), type: 'ServerUnreachable' });
 });
 
-
 test('cli: run with a missing bundle or an unknown agent says so before any workflow starts', async () => {
   const { env } = freshEnv();
   const countWorkflows = async (): Promise<number> => {
@@ -145,7 +144,6 @@ test('cli: run with a missing bundle or an unknown agent says so before any work
   // None of the three left a workflow behind.
   expect(await countWorkflows()).toBe(before);
 });
-
 
 /** Runs the command line with its stdout read only after a pause, so that the pipe is full while it writes. */
 async function lateReader(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string }> {
@@ -199,7 +197,6 @@ test('cli: run --json prints one JSON object; past --max-iterations it reports s
   expect(parsed.response).toMatch(/limit of 2 iterations.*"continue"/);
   expect(parsed.workflowId).toMatch(/^loopwright-facilitator-/);
 });
-
 
 test('cli: interrupt on a session with no running turn says so and exits 1', async () => {
   const { env, taskQueue } = freshEnv();

@@ -56,11 +56,7 @@ export function cliEnvironment(env: CliEnv): NodeJS.ProcessEnv {
 }
 
 /** Start `loopwright <args>` in the background. */
-export function startCli(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  options: { cwd?: string; timeoutMs?: number; stdin?: 'ignore' | 'pipe' } = {},
-): RunningCli {
+export function startCli(args: string[], env: NodeJS.ProcessEnv, options: { cwd?: string; timeoutMs?: number; stdin?: 'ignore' | 'pipe' } = {}): RunningCli {
   const started = Date.now();
   const child = spawn(process.execPath, [BIN, ...args], {
     // Not the repository by default, so a relative path never resolves into it by accident.

@@ -222,10 +222,7 @@ describe('loopwright commands on a signal (child processes)', () => {
 
   beforeAll(async () => {
     stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-e2e-signals-'));
-    [server, fake] = await Promise.all([
-      startTestTemporal(),
-      startFakeOpenAI({ responder: (request) => (lastUserMessage(request).includes(HANG) ? hang() : text('ok')) }),
-    ]);
+    [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: (request) => (lastUserMessage(request).includes(HANG) ? hang() : text('ok')) })]);
     connection = await Connection.connect({ address: server.address });
     client = new Client({ connection });
     bundleCopy = copyExampleBundle('lw-e2e-signals-bundle-');

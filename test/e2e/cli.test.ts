@@ -357,10 +357,7 @@ test('cli: a file a critical action names that is missing is a warning run print
   const copy = copyExampleBundle('lw-e2e-missing-');
   try {
     const agentFile = path.join(copy.bundle, 'agents', 'facilitator.md');
-    fs.writeFileSync(
-      agentFile,
-      fs.readFileSync(agentFile, 'utf8').replace('  </critical-actions>', '    <i>Load COMPLETE file {bundle-root}/data/missing-notes.md</i>\n  </critical-actions>'),
-    );
+    fs.writeFileSync(agentFile, fs.readFileSync(agentFile, 'utf8').replace('  </critical-actions>', '    <i>Load COMPLETE file {bundle-root}/data/missing-notes.md</i>\n  </critical-actions>'));
     const args = ['run', copy.bundle, 'facilitator', 'hello', '--once'];
     const run = await cli(args, env);
     expectExit(args, run, 0);

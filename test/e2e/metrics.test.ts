@@ -55,11 +55,25 @@ test('metrics: the worker serves SDK and Loopwright metrics in Prometheus format
   }
   const line = (pattern: RegExp): string | undefined => body.split('\n').find((l) => !l.startsWith('#') && pattern.test(l));
   expect(line(/loopwright_model_call_latency.*_count\{.*model=/)).toBeDefined();
-  expect(Number(line(/^loopwright_model_tokens_in(_total)?\{/)?.split(' ').pop())).toBeGreaterThan(0);
+  expect(
+    Number(
+      line(/^loopwright_model_tokens_in(_total)?\{/)
+        ?.split(' ')
+        .pop(),
+    ),
+  ).toBeGreaterThan(0);
   expect(line(/^loopwright_model_tokens_out(_total)?\{/)).toBeDefined();
   expect(line(/^loopwright_tool_calls(_total)?\{.*success="true".*tool="read_file"/)).toBeDefined();
-  expect(line(/^loopwright_tool_errors(_total)?\{.*tool="read_file"/)?.split(' ').pop()).toBe('1');
-  expect(line(/^loopwright_turns(_total)?\{.*status="completed"/)?.split(' ').pop()).toBe('1');
+  expect(
+    line(/^loopwright_tool_errors(_total)?\{.*tool="read_file"/)
+      ?.split(' ')
+      .pop(),
+  ).toBe('1');
+  expect(
+    line(/^loopwright_turns(_total)?\{.*status="completed"/)
+      ?.split(' ')
+      .pop(),
+  ).toBe('1');
   // And the SDK's own.
   expect(body).toMatch(/workflow_task_execution_latency|activity_execution_latency/);
 });

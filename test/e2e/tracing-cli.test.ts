@@ -74,7 +74,16 @@ test('tracing cli: run --once sends one trace over OTLP/HTTP before it exits', a
 
   const spans = bodies.flatMap((b) => b.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)));
   const names = spans.map((s) => s.name);
-  for (const name of ['loopwright run', 'StartWorkflow:agentSession', 'RunWorkflow:agentSession', 'loopwright.turn', 'StartActivity:callModelV2', 'RunActivity:callModelV2', 'loopwright.model_call', 'loopwright.tool_call']) {
+  for (const name of [
+    'loopwright run',
+    'StartWorkflow:agentSession',
+    'RunWorkflow:agentSession',
+    'loopwright.turn',
+    'StartActivity:callModelV2',
+    'RunActivity:callModelV2',
+    'loopwright.model_call',
+    'loopwright.tool_call',
+  ]) {
     expect(names).toContain(name);
   }
   // The read ran inline, in the model call that asked for it: its span is that call's child.

@@ -2,16 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MCP_CONFIG_INVALID } from '../../common/offered-tools';
-import {
-  expandServerVariables,
-  expandVariables,
-  MAX_MCP_CONFIG_BYTES,
-  McpConfigError,
-  parseMcpConfig,
-  parseMcpServers,
-  readMcpConfig,
-  readProjectMcpConfig,
-} from '../../activities/mcp';
+import { expandServerVariables, expandVariables, MAX_MCP_CONFIG_BYTES, McpConfigError, parseMcpConfig, parseMcpServers, readMcpConfig, readProjectMcpConfig } from '../../activities/mcp';
 
 const FILE = '/p/.mcp.json';
 
@@ -29,7 +20,7 @@ function configError(fn: () => unknown): McpConfigError {
 const parse = (value: unknown) => parseMcpConfig(JSON.stringify(value), FILE);
 
 describe('parseMcpConfig', () => {
-  test('reads stdio and HTTP servers with every field, leaving other tools\' top-level keys alone', () => {
+  test("reads stdio and HTTP servers with every field, leaving other tools' top-level keys alone", () => {
     const servers = parse({
       otherTool: { anything: true },
       mcpServers: {
@@ -129,7 +120,7 @@ describe('readMcpConfig', () => {
     await expect(readProjectMcpConfig(path.join(dir, 'no-such-project'))).resolves.toEqual({});
   });
 
-  test('reads the project\'s .mcp.json (a BOM is fine)', async () => {
+  test("reads the project's .mcp.json (a BOM is fine)", async () => {
     const project = path.join(dir, 'project');
     await fs.mkdir(project);
     await fs.writeFile(path.join(project, '.mcp.json'), `\uFEFF${JSON.stringify({ mcpServers: { fs: { command: 'srv' } } })}`);
@@ -153,7 +144,12 @@ describe('expandVariables', () => {
   test('expands ${VAR} and ${VAR:-default} in args, env values, url and header values', () => {
     const expanded = expandVariables(
       {
-        s: { command: '${NOT_EXPANDED}', args: ['--token=${TOKEN}', '${MISSING:-fallback}', '${EMPTY:-used when empty}', 'x${EMPTY}y', '$HOME', '${TOKEN'], env: { A: '${TOKEN}', B: 'plain' }, cwd: '${TOKEN}' },
+        s: {
+          command: '${NOT_EXPANDED}',
+          args: ['--token=${TOKEN}', '${MISSING:-fallback}', '${EMPTY:-used when empty}', 'x${EMPTY}y', '$HOME', '${TOKEN'],
+          env: { A: '${TOKEN}', B: 'plain' },
+          cwd: '${TOKEN}',
+        },
         h: { type: 'http', url: 'https://${HOST}/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } },
       },
       env,
@@ -181,7 +177,7 @@ describe('expandVariables', () => {
     expect(error.message).toBe('Invalid MCP server h: url: after expanding its variables, not a valid URL');
   });
 
-  test('the secrets of a server are its variables\' values, env and header values, and its URL\'s password', () => {
+  test("the secrets of a server are its variables' values, env and header values, and its URL's password", () => {
     const stdio = expandServerVariables('s', { command: 'x', args: ['--t=${TOKEN}', 'plain-arg'], env: { LITERAL: 'literal-value' } }, env);
     expect(stdio.secrets).toEqual(['tok-secret-123456', 'literal-value']);
     const http = expandServerVariables('h', { url: 'https://user:p%40ss-word@${HOST}/mcp', headers: { 'X-Key': 'key-value' } }, env);

@@ -44,14 +44,21 @@ test('progress arrives over HTTP too, and a cancelled call leaves the connection
   const controller = new AbortController();
   const progress: number[] = [];
   const reason = new Error('cancelled by the test');
-  const running = pool.callTool('remote', server.config, project, 'trigger-long-running-operation', { duration: 30, steps: 300 }, {
-    retrySafe: true,
-    signal: controller.signal,
-    onProgress: (p) => {
-      progress.push(p.progress);
-      controller.abort(reason);
+  const running = pool.callTool(
+    'remote',
+    server.config,
+    project,
+    'trigger-long-running-operation',
+    { duration: 30, steps: 300 },
+    {
+      retrySafe: true,
+      signal: controller.signal,
+      onProgress: (p) => {
+        progress.push(p.progress);
+        controller.abort(reason);
+      },
     },
-  });
+  );
   await expect(running).rejects.toBe(reason);
   expect(progress[0]).toBe(1);
   await expect(pool.callTool('remote', server.config, project, 'echo', { message: 'still here' }, { retrySafe: true })).resolves.toMatchObject({
@@ -98,12 +105,19 @@ test('a server that goes away mid-call: the call says it may or may not have tak
   try {
     await local.listTools('dying', own.config, project);
     let stopped: Promise<void> | undefined;
-    const result = await local.callTool('dying', own.config, project, 'trigger-long-running-operation', { duration: 30, steps: 300 }, {
-      retrySafe: false,
-      onProgress: () => {
-        stopped ??= own.stop();
+    const result = await local.callTool(
+      'dying',
+      own.config,
+      project,
+      'trigger-long-running-operation',
+      { duration: 30, steps: 300 },
+      {
+        retrySafe: false,
+        onProgress: () => {
+          stopped ??= own.stop();
+        },
       },
-    });
+    );
     await stopped;
     expect(result.success).toBe(false);
     expect(result.error).toMatch(/^MCP server dying stopped during trigger-long-running-operation; the call may or may not have taken effect/);

@@ -59,10 +59,7 @@ describe('toListedTools', () => {
       { server: 'srv', tool: 'ok', name: 'srv__ok', description: 'fine', parameters: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } },
       { server: 'srv', tool: 'x.y', name: expect.stringMatching(/^srv__x_y_[0-9a-f]{6}$/), description: 'Ex why', parameters: { type: 'object', properties: {} }, annotations: { title: 'Ex why' } },
     ]);
-    expect(listing.warnings).toEqual([
-      expect.stringMatching(/^MCP server srv: tool "x\.y" is offered as srv__x_y_/),
-      'MCP server srv: tool "" left out: no function name can be made of it',
-    ]);
+    expect(listing.warnings).toEqual([expect.stringMatching(/^MCP server srv: tool "x\.y" is offered as srv__x_y_/), 'MCP server srv: tool "" left out: no function name can be made of it']);
   });
 });
 

@@ -20,8 +20,7 @@ afterAll(async () => {
   await pool.closeAll();
 });
 
-const call = (tool: string, args: unknown = {}, options: Partial<Parameters<McpPool['callTool']>[5]> = {}) =>
-  pool.callTool('probe', probe, project, tool, args, { retrySafe: false, ...options });
+const call = (tool: string, args: unknown = {}, options: Partial<Parameters<McpPool['callTool']>[5]> = {}) => pool.callTool('probe', probe, project, tool, args, { retrySafe: false, ...options });
 
 test('every page of the tool list is read; invalid names are made valid and reported', async () => {
   const { tools, warnings } = await pool.listTools('probe', probe, project);

@@ -105,14 +105,21 @@ describe('calls', () => {
     const controller = new AbortController();
     const reason = new Error('stopped by the test');
     const progress: number[] = [];
-    const call = pool.callTool('everything', everything, project, LONG_OPERATION, { duration: 30, steps: 300 }, {
-      retrySafe: true,
-      signal: controller.signal,
-      onProgress: (p) => {
-        progress.push(p.progress);
-        if (progress.length === 2) controller.abort(reason);
+    const call = pool.callTool(
+      'everything',
+      everything,
+      project,
+      LONG_OPERATION,
+      { duration: 30, steps: 300 },
+      {
+        retrySafe: true,
+        signal: controller.signal,
+        onProgress: (p) => {
+          progress.push(p.progress);
+          if (progress.length === 2) controller.abort(reason);
+        },
       },
-    });
+    );
     await expect(call).rejects.toBe(reason);
     expect(progress).toEqual([1, 2]);
     // The connection is still good.
@@ -135,16 +142,23 @@ describe('a server that goes away', () => {
     const pid = pidOf(pool, 'everything');
     let killed = false;
     const progress: number[] = [];
-    const result = await pool.callTool('everything', everything, project, LONG_OPERATION, { duration: 1, steps: 10 }, {
-      retrySafe,
-      onProgress: (p) => {
-        progress.push(p.progress);
-        if (!killed) {
-          killed = true;
-          process.kill(pid, 'SIGKILL');
-        }
+    const result = await pool.callTool(
+      'everything',
+      everything,
+      project,
+      LONG_OPERATION,
+      { duration: 1, steps: 10 },
+      {
+        retrySafe,
+        onProgress: (p) => {
+          progress.push(p.progress);
+          if (!killed) {
+            killed = true;
+            process.kill(pid, 'SIGKILL');
+          }
+        },
       },
-    });
+    );
     return { result, pid, progress };
   }
 
@@ -178,7 +192,7 @@ describe('a server that goes away', () => {
 });
 
 describe('the started server', () => {
-  test('gets only the SDK\'s harmless defaults and its configured env, never the worker\'s keys', async () => {
+  test("gets only the SDK's harmless defaults and its configured env, never the worker's keys", async () => {
     const saved = { key: process.env.OPENAI_API_KEY, value: process.env.LOOPWRIGHT_MCP_TEST_VALUE };
     process.env.OPENAI_API_KEY = 'sk-must-not-leak-0123456789';
     process.env.LOOPWRIGHT_MCP_TEST_VALUE = 'expanded-value';
@@ -196,7 +210,10 @@ describe('the started server', () => {
       expect(env.PATH).toBe(process.env.PATH);
     } finally {
       await own.closeAll();
-      for (const [name, value] of [['OPENAI_API_KEY', saved.key], ['LOOPWRIGHT_MCP_TEST_VALUE', saved.value]] as const) {
+      for (const [name, value] of [
+        ['OPENAI_API_KEY', saved.key],
+        ['LOOPWRIGHT_MCP_TEST_VALUE', saved.value],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -255,7 +272,7 @@ describe('the started server', () => {
 });
 
 describe('a server that cannot be started', () => {
-  test('one that exits at once: MCP_SERVER_FAILED with its stderr, the configuration\'s secrets redacted', async () => {
+  test("one that exits at once: MCP_SERVER_FAILED with its stderr, the configuration's secrets redacted", async () => {
     const secret = 'very-secret-token-0123';
     const own = new McpPool({ env: { MCP_TEST_SECRET: secret } });
     const config = {

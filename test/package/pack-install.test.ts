@@ -58,10 +58,7 @@ beforeAll(async () => {
   home = path.join(work, 'home');
   fs.mkdirSync(app);
   fs.mkdirSync(home);
-  [server, fake] = await Promise.all([
-    startTestTemporal(),
-    startFakeOpenAI({ responder: (request) => reply(request.body?.messages ?? []) }),
-  ]);
+  [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: (request) => reply(request.body?.messages ?? []) })]);
   // What `npm pack` ships is dist/ as built now: rebuild it when a source is newer.
   await run(process.execPath, [path.join(REPO, 'scripts', 'build.js'), '--if-stale'], { cwd: REPO });
   const packed = await run(NPM, ['pack', '--json', '--pack-destination', work], { cwd: REPO, maxBuffer: 64 * 1024 * 1024 });
@@ -125,11 +122,7 @@ test('a consumer program registers Loopwright beside its own workflow and starts
   for (const file of ['main.ts', 'workflows.ts', 'plugin.ts', 'tsconfig.json']) fs.copyFileSync(path.join(consumer, file), path.join(app, file));
   // Node's own resolution (exports) and the older one (typesVersions) both find the types.
   await run(process.execPath, [TSC, '-p', 'tsconfig.json', '--typeRoots', path.join(REPO, 'node_modules', '@types')], { cwd: app });
-  await run(
-    process.execPath,
-    [TSC, '-p', 'tsconfig.json', '--noEmit', '--module', 'commonjs', '--moduleResolution', 'node10', '--typeRoots', path.join(REPO, 'node_modules', '@types')],
-    { cwd: app },
-  );
+  await run(process.execPath, [TSC, '-p', 'tsconfig.json', '--noEmit', '--module', 'commonjs', '--moduleResolution', 'node10', '--typeRoots', path.join(REPO, 'node_modules', '@types')], { cwd: app });
   const bundle = path.join(app, 'node_modules', 'loopwright', 'bundles', 'requirements-facilitator');
   const taskQueue = `pack-consumer-${process.pid}`;
   const { stdout } = await run(process.execPath, [path.join(app, 'out', 'main.js'), server.address, fake.baseURL, bundle, taskQueue], {

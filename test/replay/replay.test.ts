@@ -11,7 +11,10 @@ import { bundlerLogger } from '../../worker/create-worker';
 import { quietRuntime } from '../support/session-harness';
 
 const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
-const fixtures = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+const fixtures = fs
+  .readdirSync(FIXTURES)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 let current: WorkflowBundleWithSourceMap;
 

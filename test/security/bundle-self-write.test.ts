@@ -80,14 +80,7 @@ describe('a stand-alone bundle that is its own project root, writing to {project
   test('an installed tree under it (the loader prefers <start>/bmad) is never written, and loading shows no change', async () => {
     const { bundle, input, ctx } = await setUp();
     const before = await everything([[bundle, {}]], input);
-    await expectRefused(ctx, bundle, [
-      'bmad/core/config.yaml',
-      'bmad/core/agents/evil.md',
-      'bmad/bmm/agents/pm.md',
-      'bmad/bmm/config.yaml',
-      'bmad/_cfg/manifest.yaml',
-      'BMAD/core/config.yaml',
-    ]);
+    await expectRefused(ctx, bundle, ['bmad/core/config.yaml', 'bmad/core/agents/evil.md', 'bmad/bmm/agents/pm.md', 'bmad/bmm/config.yaml', 'bmad/_cfg/manifest.yaml', 'BMAD/core/config.yaml']);
     await expectRefused(recordedBefore(ctx), bundle, ['bmad/core/config.yaml', 'bmad/x/agents/evil.md']);
     await expect(everything([[bundle, {}]], input)).resolves.toEqual(before);
   });
@@ -125,8 +118,16 @@ describe('a stand-alone bundle inside the project of the user, the project as ou
     const before = await everything(starts, input);
     const inEvery = ['agents/evil.md', 'config.yaml', 'bundle.yaml', 'bmad/core/config.yaml', 'bmad/core/agents/evil.md', 'bmad/bmm/agents/pm.md', '.loopwright/secret-files'];
     for (const folder of ['', 'tools', 'tools/bundles', 'tools/bundles/b']) {
-      await expectRefused(ctx, project, inEvery.map((rel) => path.join(folder, rel)));
-      await expectRefused(recordedBefore(ctx), project, inEvery.map((rel) => path.join(folder, rel)));
+      await expectRefused(
+        ctx,
+        project,
+        inEvery.map((rel) => path.join(folder, rel)),
+      );
+      await expectRefused(
+        recordedBefore(ctx),
+        project,
+        inEvery.map((rel) => path.join(folder, rel)),
+      );
     }
     await expect(everything(starts, input)).resolves.toEqual(before);
   });
@@ -157,7 +158,11 @@ describe('a bundle inside an installed tree, the project as output folder', () =
     const project = await makeInstalledTree(path.join(tmp, 'proj'));
     const bundle = await makeBundle(path.join(project, 'bmad/custom/bundles/x'));
     const input = { bundlePath: bundle, agentId: 'alex', outputRoots: [project] };
-    const starts: [string, LoadBundleOptions][] = [[bundle, {}], [project, {}], [path.join(project, 'bmad'), {}]];
+    const starts: [string, LoadBundleOptions][] = [
+      [bundle, {}],
+      [project, {}],
+      [path.join(project, 'bmad'), {}],
+    ];
     return { project, input, starts, ctx: (await initializeAgent(input)).context };
   }
 
@@ -188,7 +193,10 @@ describe('a project folder named bmad that is no installed tree', () => {
     const project = path.join(tmp, 'work/bmad');
     const bundle = await makeBundle(path.join(project, 'b'));
     const input = { bundlePath: bundle, agentId: 'alex', projectRoot: project, outputRoots: [project] };
-    const starts: [string, LoadBundleOptions][] = [[bundle, { projectRoot: project }], [project, { projectRoot: project }]];
+    const starts: [string, LoadBundleOptions][] = [
+      [bundle, { projectRoot: project }],
+      [project, { projectRoot: project }],
+    ];
     const { context } = await initializeAgent(input);
     const before = await everything(starts, input);
     const writes = ['core/config.yaml', 'core/agents/evil.md', '_cfg/manifest.yaml', 'docs/config.yaml', 'docs/agents/evil.md', 'b/bmad/core/config.yaml'];
@@ -213,7 +221,10 @@ describe('files the other agents and the workflows of the bundle read', () => {
       agent: sourceAgent().replace('<c cmd="*exit">', '<c cmd="*shared" run-workflow="{project-root}/shared/wf/workflow.yaml">Shared</c>\n    <c cmd="*exit">'),
     });
     await writeTree(bundle, {
-      'agents/bob.md': sourceAgent(['Load into memory {bundle-root}/config.yaml and set variables: user_name', 'Load COMPLETE file {project-root}/docs/bob-memory.md']).replace('name="Alex"', 'name="Bob"'),
+      'agents/bob.md': sourceAgent(['Load into memory {bundle-root}/config.yaml and set variables: user_name', 'Load COMPLETE file {project-root}/docs/bob-memory.md']).replace(
+        'name="Alex"',
+        'name="Bob"',
+      ),
     });
     const input = { bundlePath: bundle, agentId: 'alex', projectRoot: project, outputRoots: [project] };
     const bob = { ...input, agentId: 'bob' };

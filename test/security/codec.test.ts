@@ -78,7 +78,9 @@ test('codec: no plaintext in history or database; the codec server decodes it; w
     const codecServer = await startCodecServer({ codec, port: 0, token: 'tkn' });
     try {
       const body = JSON.stringify({
-        payloads: [{ metadata: Object.fromEntries(Object.entries(started.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])), data: Buffer.from(started.data!).toString('base64') }],
+        payloads: [
+          { metadata: Object.fromEntries(Object.entries(started.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])), data: Buffer.from(started.data!).toString('base64') },
+        ],
       });
       const denied = await fetch(`${codecServer.url}/decode`, { method: 'POST', body });
       expect(denied.status).toBe(401);

@@ -66,18 +66,79 @@ const SECRET_FILES = [
 
 const PREFIXES = ['', '', '{project-root}/', '{output_folder}/', '{output_folder}/', '{bundle-root}/', '/', '~/', '../', '{output_folder}/../../'];
 const SEGMENTS = [
-  '..', '.', 'docs', 'sub', 'deep', 'link-out', 'link-in', 'race', 'race', 'bmad', 'core', 'bmm', 'agents', 'workflows', 'intake',
-  'config.yaml', 'bundle.yaml', 'facilitator.md', 'workflow.yaml', 'instructions.md', 'template.md', '_cfg', 'manifest.yaml',
-  'custom', 'bundles', '.loopwright', 'secret-files', 'x.md', 'notes.md', 'report.md', '.aws', 'credentials', '.npmrc', '.env',
-  '.ssh', 'id_rsa', '.docker', 'config.json', '.kube', 'config', '.git', 'hooks', 'pre-commit', 'keys', 'server.pem', '.netrc',
-  'canary.txt', 'a%2e%2e', '..\\..', '…', 'ḟile.md', ' ', '.x.md.123.0123456789ab.tmp', 'n'.repeat(300),
+  '..',
+  '.',
+  'docs',
+  'sub',
+  'deep',
+  'link-out',
+  'link-in',
+  'race',
+  'race',
+  'bmad',
+  'core',
+  'bmm',
+  'agents',
+  'workflows',
+  'intake',
+  'config.yaml',
+  'bundle.yaml',
+  'facilitator.md',
+  'workflow.yaml',
+  'instructions.md',
+  'template.md',
+  '_cfg',
+  'manifest.yaml',
+  'custom',
+  'bundles',
+  '.loopwright',
+  'secret-files',
+  'x.md',
+  'notes.md',
+  'report.md',
+  '.aws',
+  'credentials',
+  '.npmrc',
+  '.env',
+  '.ssh',
+  'id_rsa',
+  '.docker',
+  'config.json',
+  '.kube',
+  'config',
+  '.git',
+  'hooks',
+  'pre-commit',
+  'keys',
+  'server.pem',
+  '.netrc',
+  'canary.txt',
+  'a%2e%2e',
+  '..\\..',
+  '…',
+  'ḟile.md',
+  ' ',
+  '.x.md.123.0123456789ab.tmp',
+  'n'.repeat(300),
 ];
 
 const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)];
 
 /** Folders a bundle loader might start from or descend into, and files it might read there. */
 const LOADER_FOLDERS = ['', 'bmad/', 'bmad/core/', 'bmad/bmm/', 'bmad/custom/bundles/x/', 'agents/', 'workflows/intake/', 'docs/', 'docs/bmad/core/'];
-const LOADER_FILES = ['config.yaml', 'config.yml', 'bundle.yaml', 'agents/x.md', 'agents/facilitator.md', 'x.agent.yaml', 'workflows/w/workflow.yaml', 'instructions.md', 'template.md', '_cfg/manifest.yaml', '.loopwright/secret-files'];
+const LOADER_FILES = [
+  'config.yaml',
+  'config.yml',
+  'bundle.yaml',
+  'agents/x.md',
+  'agents/facilitator.md',
+  'x.agent.yaml',
+  'workflows/w/workflow.yaml',
+  'instructions.md',
+  'template.md',
+  '_cfg/manifest.yaml',
+  '.loopwright/secret-files',
+];
 
 function randomPath(rng: Rng, outside: string): string {
   const shape = rng();
@@ -121,7 +182,12 @@ async function snapshot(root: string): Promise<string> {
   for (const entry of await fs.readdir(root, { recursive: true, withFileTypes: true })) {
     const full = path.join(entry.parentPath, entry.name);
     const rel = path.relative(root, full);
-    if (entry.isFile()) entries.push(`${rel} ${createHash('sha256').update(await fs.readFile(full)).digest('hex')}`);
+    if (entry.isFile())
+      entries.push(
+        `${rel} ${createHash('sha256')
+          .update(await fs.readFile(full))
+          .digest('hex')}`,
+      );
     else entries.push(`${rel}/`);
   }
   return entries.sort().join('\n');
@@ -131,7 +197,14 @@ async function snapshot(root: string): Promise<string> {
 async function loadedAgent(): Promise<string> {
   try {
     const bundle = await loadBundle(project);
-    const agents = await Promise.all(bundle.agents.map(async (a) => `${a.id} ${a.file} ${createHash('sha256').update(await fs.readFile(a.file)).digest('hex')}`));
+    const agents = await Promise.all(
+      bundle.agents.map(
+        async (a) =>
+          `${a.id} ${a.file} ${createHash('sha256')
+            .update(await fs.readFile(a.file))
+            .digest('hex')}`,
+      ),
+    );
     const init = await initializeAgent({ bundlePath: project, agentId: 'facilitator' });
     return JSON.stringify({ kind: bundle.kind, config: bundle.configPath, agents, messages: init.messages, context: init.context, warnings: init.warnings });
   } catch (error) {

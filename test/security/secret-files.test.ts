@@ -266,7 +266,13 @@ describe('a project changes the list in .loopwright/secret-files, a session in s
 
   test('a malformed line is a typed error naming the file and the line', async () => {
     const file = path.join(project, '.loopwright/secret-files');
-    for (const [rules, line] of [['*.secret\n!\n', 2], ['ok\n../outside\n', 2], ['[unclosed\n', 1], ['  leading\n', 1], ['a\\\n', 1]] as const) {
+    for (const [rules, line] of [
+      ['*.secret\n!\n', 2],
+      ['ok\n../outside\n', 2],
+      ['[unclosed\n', 1],
+      ['  leading\n', 1],
+      ['a\\\n', 1],
+    ] as const) {
       await writeTree(project, { '.loopwright/secret-files': rules });
       const error = (await initializeAgent({ bundlePath: bundle, agentId: 'alex', projectRoot: project }).catch((e: unknown) => e)) as Error & { line?: number };
       expect(error).toMatchObject({ name: 'SecretFilesConfigError', file, line });
@@ -289,7 +295,7 @@ describe('a project changes the list in .loopwright/secret-files, a session in s
     expect(again).toContainEqual(expect.objectContaining({ field: 'commands[*keys].data', message: expect.stringMatching(/Secret file refused.*rule "\*\.secret"/) }));
   });
 
-  test("a file that came with the bundle (the bundle is its own project root) may add patterns but not let secrets through", async () => {
+  test('a file that came with the bundle (the bundle is its own project root) may add patterns but not let secrets through', async () => {
     await writeTree(bundle, { '.loopwright/secret-files': '*.secret\n', 'notes.secret': TOKEN });
     const { context } = await initializeAgent({ bundlePath: bundle, agentId: 'alex' });
     expect(await readFileTool(context, { file_path: '{project-root}/notes.secret' })).toMatchObject({ success: false });

@@ -95,11 +95,7 @@ test('secrets: an echoed API key and base-URL credentials reach no history, log 
   // Now echoed encoded: in a retried error, in a final error that is not JSON, and in a reply.
   const echoes = echoesOf(API_KEY);
   const encoded = { error: { message: `Incorrect API key provided. Request headers: ${echoes.join('; ')}`, type: echoes[2], code: echoes[6] } };
-  fake.enqueue(
-    fault(500, { body: encoded }),
-    raw(400, `Bad request from ${echoes.join('\n')}`, { 'content-type': 'text/plain' }),
-    text(`You sent: ${echoes.join(' | ')}`, { model: echoes[1] }),
-  );
+  fake.enqueue(fault(500, { body: encoded }), raw(400, `Bad request from ${echoes.join('\n')}`, { 'content-type': 'text/plain' }), text(`You sent: ${echoes.join(' | ')}`, { model: echoes[1] }));
   await expect(session.send('encoded')).resolves.toMatchObject({ status: 'failed' });
   const echoed = await session.send('echo it');
   expect(echoed).toMatchObject({ success: true });

@@ -152,15 +152,12 @@ describe('save_output: a folder flipped to an outside symlink by a concurrent pr
 });
 
 describe('save_output: a folder swapped at a precise step', () => {
-  test.each(['target/doc.md', 'target/new/deeper/doc.md'])(
-    'save_output: %s, its folder swapped for a symlink after the check, is refused and nothing is created outside',
-    async (rel) => {
-      swapAfterTheCheck();
-      const result = await saveOutputTool(fx.ctx, { file_path: `{output_folder}/${rel}`, content: 'pwned' });
-      expect(result).toEqual({ success: false, error: DENIED });
-      expect(await everything(outside)).toEqual([]);
-    },
-  );
+  test.each(['target/doc.md', 'target/new/deeper/doc.md'])('save_output: %s, its folder swapped for a symlink after the check, is refused and nothing is created outside', async (rel) => {
+    swapAfterTheCheck();
+    const result = await saveOutputTool(fx.ctx, { file_path: `{output_folder}/${rel}`, content: 'pwned' });
+    expect(result).toEqual({ success: false, error: DENIED });
+    expect(await everything(outside)).toEqual([]);
+  });
 
   test('save_output: a folder moved out of the root just before the rename: the file is removed again and the write refused', async () => {
     const target = path.join(fx.output, 'target');
@@ -198,7 +195,7 @@ describe('save_output: what the descriptors must still allow', () => {
     await expect(fs.readFile(path.join(fx.output, 'real/sub/doc.md'), 'utf8')).resolves.toBe('ok');
   });
 
-  test('save_output: an output root reached through a symlink (the user\'s setting) is written', async () => {
+  test("save_output: an output root reached through a symlink (the user's setting) is written", async () => {
     const link = path.join(fx.dir, 'out-link');
     await fs.symlink(fx.output, link);
     const result = await saveOutputTool({ ...fx.ctx, writeRoots: [link] }, { file_path: path.join(link, 'a/doc.md'), content: 'ok' });

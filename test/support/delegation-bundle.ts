@@ -37,8 +37,7 @@ export function writeDelegationBundle(root: string, delegates?: { lead?: string[
   fs.writeFileSync(path.join(bundle, 'agents/lead.md'), agent('lead', 'Lena', 'Team Lead', 'Plans the work and hands parts of it to the team'));
   fs.writeFileSync(path.join(bundle, 'agents/pm.md'), agent('pm', 'Pat', 'Product Manager', 'Writes product requirements'));
   if (delegates) {
-    const entry = (id: string, list: string[] | undefined) =>
-      `  - id: ${id}\n    file: agents/${id}.md\n${list ? `    delegates: [${list.map((d) => JSON.stringify(d)).join(', ')}]\n` : ''}`;
+    const entry = (id: string, list: string[] | undefined) => `  - id: ${id}\n    file: agents/${id}.md\n${list ? `    delegates: [${list.map((d) => JSON.stringify(d)).join(', ')}]\n` : ''}`;
     fs.writeFileSync(path.join(bundle, 'bundle.yaml'), `name: team\nagents:\n${entry('lead', delegates.lead)}${entry('pm', delegates.pm)}`);
   }
   return bundle;

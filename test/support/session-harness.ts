@@ -43,11 +43,7 @@ let queueCounter = 0;
 /** Start the server, the fake model and bundle the workflow code (once per test file). */
 export async function startSessionHarness(options: { dbFile?: string } = {}): Promise<SessionHarness> {
   quietRuntime();
-  const [server, fake, workflowBundle] = await Promise.all([
-    startTestTemporal({ dbFile: options.dbFile }),
-    startFakeOpenAI(),
-    testWorkflowBundle(),
-  ]);
+  const [server, fake, workflowBundle] = await Promise.all([startTestTemporal({ dbFile: options.dbFile }), startFakeOpenAI(), testWorkflowBundle()]);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const nativeConnection = await NativeConnection.connect({ address: server.address });

@@ -36,7 +36,9 @@ describe('SessionInput.delegation', () => {
     expect(sessionInputProblem({ ...base, delegatedBy: { workflowId: 'p', callId: 'c1', agent: 'lead' } })).toBe('delegatedBy.depth: expected a whole number from 1 to 10, got undefined');
     expect(sessionInputProblem({ ...base, delegatedBy: { workflowId: '', callId: 'c1', agent: 'lead', depth: 1 } })).toBe('delegatedBy.workflowId: must not be empty');
     expect(sessionInputProblem({ ...base, delegatedBy: { workflowId: 'p', callId: 'c1', agent: 'lead', depth: 3 } })).toBe('delegatedBy.depth: 3 is deeper than delegation.maxDepth (2)');
-    expect(sessionInputProblem({ ...base, delegation: { maxDepth: 1 }, delegatedBy: { workflowId: 'p', callId: 'c1', agent: 'lead', depth: 2 } })).toBe('delegatedBy.depth: 2 is deeper than delegation.maxDepth (1)');
+    expect(sessionInputProblem({ ...base, delegation: { maxDepth: 1 }, delegatedBy: { workflowId: 'p', callId: 'c1', agent: 'lead', depth: 2 } })).toBe(
+      'delegatedBy.depth: 2 is deeper than delegation.maxDepth (1)',
+    );
   });
 });
 

@@ -47,7 +47,11 @@ function writeItems(lines: string[]): string {
 }
 
 function readResults(file: string): BatchResultLine[] {
-  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as BatchResultLine);
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as BatchResultLine);
 }
 
 /** Requests per item message. */
@@ -95,7 +99,9 @@ test('40 items at concurrency 4: one result line per item, in order, and a summa
     inFlight -= 1;
     return responder()(request);
   });
-  const lines = Array.from({ length: 40 }, (_, i) => (i % 10 === 7 ? JSON.stringify({ message: `item ${i} LOOP`, id: `loop-${i}` }) : i % 2 ? JSON.stringify({ message: `item ${i}`, id: `id-${i}` }) : JSON.stringify(`item ${i}`)));
+  const lines = Array.from({ length: 40 }, (_, i) =>
+    i % 10 === 7 ? JSON.stringify({ message: `item ${i} LOOP`, id: `loop-${i}` }) : i % 2 ? JSON.stringify({ message: `item ${i}`, id: `id-${i}` }) : JSON.stringify(`item ${i}`),
+  );
   lines.splice(5, 0, ''); // a blank line is no item
   const input = writeItems(lines);
   const batch = await start(loopwright, input, { workflowId: `batch-forty-${process.pid}`, concurrency: 4 });
@@ -195,7 +201,10 @@ test('a terminated batch run again under its id starts no item twice: finished s
   await h.fake.waitForRequests(4, 30_000);
   await batch.workflow.terminate('test: the batch dies');
   // The running session was asked to stop when its batch closed.
-  await h.client.workflow.getHandle(`${id}-3`).result().catch(() => undefined);
+  await h.client.workflow
+    .getHandle(`${id}-3`)
+    .result()
+    .catch(() => undefined);
   const again = await start(loopwright, input, { workflowId: id, concurrency: 1 });
   expect(again.reattached).toBe(false);
   const summary = await again.result();

@@ -92,12 +92,7 @@ test('agent skill: persistent facts, the user config layer, a prompt menu item; 
 test('pinning: files changed under a running session are said once at the next turn; the session keeps what it loaded', async () => {
   const project = writeSkillsProject();
   copies.push(project.root);
-  h.fake.enqueue(
-    toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' }, id: 'call_activate' }]),
-    text('⚓ Ready.'),
-    text('⚓ Still here.'),
-    text('⚓ And again.'),
-  );
+  h.fake.enqueue(toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' }, id: 'call_activate' }]), text('⚓ Ready.'), text('⚓ Still here.'), text('⚓ And again.'));
   const session = await loopwright.start({ bundlePath: project.root, agentId: 'lw-agent-guide' });
   const first = await session.send('TP');
   expect(first.bundleChanges).toBeUndefined();
@@ -125,7 +120,7 @@ test('pinning: files changed under a running session are said once at the next t
   await session.end();
 });
 
-test('compaction: a skill\'s instructions stay in the view, whole when pruning reaches them and in the summary when it replaces them', async () => {
+test("compaction: a skill's instructions stay in the view, whole when pruning reaches them and in the summary when it replaces them", async () => {
   const project = writeSkillsProject();
   copies.push(project.root);
   fs.mkdirSync(path.join(project.root, 'notes'));
@@ -149,7 +144,16 @@ test('compaction: a skill\'s instructions stay in the view, whole when pruning r
     };
     const instructionsIn = (messages: ChatMessage[]): 'whole' | 'summary' | 'lost' => {
       if (messages.some((m) => m.role === 'tool' && String(m.content).includes('1. Read `references/tides.md`.'))) return 'whole';
-      if (messages.some((m) => m.role === 'user' && String(m.content).includes('[Loopwright] Summary') && String(m.content).includes(SKILL_INSTRUCTIONS_NOTE) && String(m.content).includes('1. Read `references/tides.md`.'))) return 'summary';
+      if (
+        messages.some(
+          (m) =>
+            m.role === 'user' &&
+            String(m.content).includes('[Loopwright] Summary') &&
+            String(m.content).includes(SKILL_INSTRUCTIONS_NOTE) &&
+            String(m.content).includes('1. Read `references/tides.md`.'),
+        )
+      )
+        return 'summary';
       return 'lost';
     };
     const seen = new Set<string>();
@@ -174,7 +178,10 @@ test('a folder of skills without an agent runs the built-in assistant with the c
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-only-skills-')));
   copies.push(root);
   fs.mkdirSync(path.join(root, '.agents/skills/release-notes/references'), { recursive: true });
-  fs.writeFileSync(path.join(root, '.agents/skills/release-notes/SKILL.md'), '---\nname: release-notes\ndescription: Write release notes. Use when: the user asks for a changelog.\n---\nRead `references/style.md` first.\n');
+  fs.writeFileSync(
+    path.join(root, '.agents/skills/release-notes/SKILL.md'),
+    '---\nname: release-notes\ndescription: Write release notes. Use when: the user asks for a changelog.\n---\nRead `references/style.md` first.\n',
+  );
   fs.writeFileSync(path.join(root, '.agents/skills/release-notes/references/style.md'), 'Past tense.\n');
   h.fake.enqueue(
     toolCalls([{ name: 'activate_skill', arguments: { name: 'release-notes' }, id: 'call_activate' }]),

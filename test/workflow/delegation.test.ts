@@ -63,9 +63,16 @@ async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 
 }
 
 test('an agent delegates to the other agent of its bundle and gets its reply as the tool result, usage included', async () => {
-  h.fake.enqueue(toolCalls([delegate('d1', 'pm', 'Write three requirements for a login page.')]), text('1. Email and password. 2. Reset link. 3. Lockout after 5 tries.'), text('The PM wrote the requirements.'));
+  h.fake.enqueue(
+    toolCalls([delegate('d1', 'pm', 'Write three requirements for a login page.')]),
+    text('1. Email and password. 2. Reset link. 3. Lockout after 5 tries.'),
+    text('The PM wrote the requirements.'),
+  );
   const session = await start();
-  const state = await until(() => session.state(), (s) => s.tools !== undefined);
+  const state = await until(
+    () => session.state(),
+    (s) => s.tools !== undefined,
+  );
   expect(state.tools!.map((t) => t.name)).toContain('delegate_task');
   const result = await session.send('Plan the login page');
   expect(result).toMatchObject({ success: true, status: 'completed', response: 'The PM wrote the requirements.', delegations: 1, toolCalls: 1 });
@@ -120,7 +127,7 @@ test('depth and fan-out limits refuse with a result that says so, and the turn g
   const childRequest = h.fake.requests[2]!.body!.messages as { role: string; content: string }[];
   const refusal = JSON.parse(childRequest.at(-1)!.content) as Record<string, unknown>;
   expect(refusal).toMatchObject({ success: false, status: 'refused' });
-  expect(String(refusal.error)).toContain('past the session\'s limit of 1 (delegation.maxDepth)');
+  expect(String(refusal.error)).toContain("past the session's limit of 1 (delegation.maxDepth)");
   // An agent that is not callable is refused too, naming those that are.
   h.fake.enqueue(toolCalls([delegate('d3', 'nobody', 'x')]), text('ok'));
   const second = await session.send('Try nobody');
@@ -132,9 +139,15 @@ test('interrupting the parent cancels a running child and the turn ends interrup
   h.fake.enqueue(toolCalls([delegate('d1', 'pm', 'Think for a long time')]), hang());
   const session = await start();
   const sent = session.send('Go');
-  const state = await until(() => session.state(), (s) => s.runningTools.some((t) => t.name === 'delegate_task'));
+  const state = await until(
+    () => session.state(),
+    (s) => s.runningTools.some((t) => t.name === 'delegate_task'),
+  );
   expect(state.runningTools).toEqual([{ id: 'd1', name: 'delegate_task', detail: 'pm' }]);
-  await until(async () => h.fake.requests.length, (n) => n >= 2);
+  await until(
+    async () => h.fake.requests.length,
+    (n) => n >= 2,
+  );
   await session.interrupt();
   const result = await sent;
   expect(result.status).toBe('interrupted');
@@ -158,7 +171,10 @@ test("a child's call waiting for approval shows in the parent's state and is app
   );
   const session = await start({ approval: { policy: 'writes' } });
   const sent = session.send('Get the requirements saved');
-  const state = await until(() => session.state(), (s) => s.pendingApprovals.length > 0);
+  const state = await until(
+    () => session.state(),
+    (s) => s.pendingApprovals.length > 0,
+  );
   expect(state.status).toBe('waiting_for_approval');
   expect(state.pendingApprovals).toEqual([
     expect.objectContaining({ callId: 'd1/s1', tool: 'save_output', delegate: { agent: 'pm', workflowId: `${session.workflow.workflowId}-t1-i1-d1`, callId: 's1' } }),
@@ -182,7 +198,10 @@ test("a grandchild's call is denied through the top session: the decision travel
   );
   const session = await start({ approval: { policy: 'writes' } });
   const sent = session.send('Save a note through the team');
-  const state = await until(() => session.state(), (s) => s.pendingApprovals.length > 0);
+  const state = await until(
+    () => session.state(),
+    (s) => s.pendingApprovals.length > 0,
+  );
   expect(state.pendingApprovals).toEqual([
     expect.objectContaining({ callId: 'd1/c1/s1', tool: 'save_output', delegate: { agent: 'lead', workflowId: `${session.workflow.workflowId}-t1-i1-d1`, callId: 'c1/s1' } }),
   ]);
@@ -205,7 +224,10 @@ test('a worker stopped while a child waits loses nothing: another worker replays
   const first = await h.startWorker();
   const session = await first.loopwright.start({ bundlePath: bundle, agentId: 'lead', projectRoot: root, outputRoots: [path.join(root, 'docs')], approval: { policy: 'writes' } });
   const sent = session.send('Save the plan');
-  await until(() => session.state(), (s) => s.pendingApprovals.some((p) => p.callId === 'd1/s1'));
+  await until(
+    () => session.state(),
+    (s) => s.pendingApprovals.some((p) => p.callId === 'd1/s1'),
+  );
   // No worker: the parent waits on its child, the child on the user, both only in history.
   await first.stop();
   const second = await h.startWorker({ taskQueue: first.taskQueue });
@@ -229,7 +251,12 @@ test('manifest delegates: lists narrow whom an agent may call; an agent with no 
     expect(formatInspection(lead)).toContain('May delegate to (1, with delegate_task):\n  pm  Pat, Product Manager');
     expect((await inspectBundle(team, 'pm')).delegates).toBeUndefined();
     const pm = await loopwright.start({ bundlePath: team, agentId: 'pm', projectRoot: manifestRoot });
-    const tools = (await until(() => pm.state(), (s) => s.tools !== undefined)).tools!.map((t) => t.name);
+    const tools = (
+      await until(
+        () => pm.state(),
+        (s) => s.tools !== undefined,
+      )
+    ).tools!.map((t) => t.name);
     expect(tools).not.toContain('delegate_task');
     await pm.end();
   } finally {
@@ -258,7 +285,11 @@ const corpus = corpusPresent('delegation: bmad-master', ['v6.0.0-alpha.5/bmad/co
     expect(inspection.delegates!.find((d) => d.id === 'bmm/pm')).toEqual({ id: 'bmm/pm', name: 'John', title: 'Product Manager' });
     expect(formatInspection(inspection)).toMatch(/May delegate to \(\d+, with delegate_task\):\n(.|\n)*bmm\/pm +John, Product Manager/);
 
-    h.fake.enqueue(toolCalls([delegate('d1', 'bmm/pm', 'Give me the three main risks of a PRD for a todo app.')]), text('Scope creep, vague users, no metrics.'), text('John says: scope creep, vague users, no metrics.'));
+    h.fake.enqueue(
+      toolCalls([delegate('d1', 'bmm/pm', 'Give me the three main risks of a PRD for a todo app.')]),
+      text('Scope creep, vague users, no metrics.'),
+      text('John says: scope creep, vague users, no metrics.'),
+    );
     const session = await loopwright.start({ bundlePath: path.join(project, 'bmad'), agentId: 'core/bmad-master' });
     const result = await session.send('Ask the PM about PRD risks');
     expect(result).toMatchObject({ status: 'completed', delegations: 1 });

@@ -18,7 +18,6 @@ jest.setTimeout(60_000);
 
 const shared = useSessionHarness();
 
-
 function startSession(extra: Partial<Parameters<typeof shared.loopwright.start>[0]> = {}): Promise<SessionHandle> {
   return shared.loopwright.start({ bundlePath: shared.bundle, agentId: 'facilitator', ...extra });
 }
@@ -46,9 +45,7 @@ test('approvals: a write waits for a human yes, listed in state with its path an
   const turn = session.send('save it');
   const waiting = await waitForState(session, (s) => s.pendingApprovals.length > 0);
   expect(waiting.status).toBe('waiting_for_approval');
-  expect(waiting.pendingApprovals).toEqual([
-    expect.objectContaining({ callId: 'call_save', tool: 'save_output', preview: expect.stringContaining('# Approved') }),
-  ]);
+  expect(waiting.pendingApprovals).toEqual([expect.objectContaining({ callId: 'call_save', tool: 'save_output', preview: expect.stringContaining('# Approved') })]);
   expect(waiting.pendingApprovals[0]!.path).toMatch(/approved\.md$/);
   expect(waiting.pendingApprovals[0]!.path).not.toContain('{output_folder}');
   const saved = path.join(shared.bundle, 'docs', 'approved.md');
@@ -130,7 +127,7 @@ test('limits: the model is told once near the limit; at the limit an interactive
   await session.end();
 });
 
-test('limits: extend raises the running turn\'s limit', async () => {
+test("limits: extend raises the running turn's limit", async () => {
   let calls = 0;
   shared.h.fake.setResponder(() => (++calls < 8 ? { kind: 'delay', ms: 100, step: READ_CONFIG } : text('Done after extending.')));
   const session = await startSession({ maxIterations: 4 });

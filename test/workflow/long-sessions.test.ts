@@ -149,9 +149,14 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
   const roles = transcript.map((m) => m.role);
   const firstUser = roles.indexOf('user');
   expect(roles.slice(firstUser)).toEqual([
-    'user', ...Array(11).fill(['assistant', 'tool']).flat(), 'assistant',
-    'user', ...Array(4).fill(['assistant', 'tool']).flat(), 'assistant',
-    'user', 'assistant',
+    'user',
+    ...Array(11).fill(['assistant', 'tool']).flat(),
+    'assistant',
+    'user',
+    ...Array(4).fill(['assistant', 'tool']).flat(),
+    'assistant',
+    'user',
+    'assistant',
   ]);
   expect(transcript.slice(result1.messageRange.from, result1.messageRange.to)[0]).toEqual({ role: 'user', content: `iterations=12 file=${file}` });
   // Every model request, in whichever run and on whichever worker, saw exactly the transcript so far.
@@ -176,10 +181,7 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
 
 test('limits: three reads of a 700 KB file in one turn complete, and the turn result stays small', async () => {
   const big = makeFile('big.md', 700_000);
-  h.fake.enqueue(
-    toolCalls([1, 2, 3].map((i) => ({ id: `call_big_${i}`, name: 'read_file', arguments: { file_path: big } }))),
-    text('Read it three times.'),
-  );
+  h.fake.enqueue(toolCalls([1, 2, 3].map((i) => ({ id: `call_big_${i}`, name: 'read_file', arguments: { file_path: big } }))), text('Read it three times.'));
   // A window large enough for 2.1 MB of results: this is about payloads, not the model's window.
   const session = await startSession({ context: { window: 2_000_000 } });
   const result = await session.send('read the big file three times');
@@ -244,8 +246,7 @@ test('interrupt: a tool that blocks is cancelled on the worker, the turn ends at
   const taskQueue = `long-blocking-${process.pid}`;
   let released: (() => void) | undefined;
   const toolCancelled = new Promise<void>((resolve) => (released = resolve));
-  const blockingWrite: ToolFunction = (_ctx, _args, options) =>
-    new Promise<ToolResult>(() => options?.signal?.addEventListener('abort', () => released?.()));
+  const blockingWrite: ToolFunction = (_ctx, _args, options) => new Promise<ToolResult>(() => options?.signal?.addEventListener('abort', () => released?.()));
   const activities = {
     ...createActivities({ client: h.client, model: { baseURL: h.fake.baseURL, apiKey: 'test-key' } }),
     save_output: toToolActivity('save_output', blockingWrite),

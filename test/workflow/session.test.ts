@@ -33,9 +33,7 @@ beforeEach(() => h.fake.reset());
 const WORKFLOW_PATH = '{bundle-root}/workflows/intake/workflow.yaml';
 
 function toolResults(messages: ChatMessage[]): { id: string; result: Record<string, unknown> }[] {
-  return messages
-    .filter((m): m is ToolMessage => m.role === 'tool')
-    .map((m) => ({ id: m.tool_call_id, result: JSON.parse(m.content) as Record<string, unknown> }));
+  return messages.filter((m): m is ToolMessage => m.role === 'tool').map((m) => ({ id: m.tool_call_id, result: JSON.parse(m.content) as Record<string, unknown> }));
 }
 
 function startSession(extra: Partial<Parameters<typeof loopwright.start>[0]> = {}) {
@@ -73,7 +71,7 @@ test('session: several iterations load a workflow, save its output and answer', 
   // The first messages are the system prompt and the critical actions, then the user's message.
   const first = h.fake.requests[0].body!.messages!;
   expect(first[0].role).toBe('system');
-  expect(first.some((m) => m.role === 'system' && m.content.includes('[Critical Instruction] Remember the user\'s name is Sam'))).toBe(true);
+  expect(first.some((m) => m.role === 'system' && m.content.includes("[Critical Instruction] Remember the user's name is Sam"))).toBe(true);
   expect(first[first.length - 1]).toEqual({ role: 'user', content: '*intake' });
 
   const state = await session.state();
@@ -162,7 +160,10 @@ test('session: a turn past maxIterations ends unsuccessfully and keeps the parti
 test('session: a one-shot run past the limit fails with a stable type carrying the partial result', async () => {
   h.fake.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]));
   const session = await startSession({ maxIterations: 2, firstMessage: 'loop', oneShot: true });
-  const error = await session.result().then(() => undefined, (err: unknown) => err);
+  const error = await session.result().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(error).toBeInstanceOf(WorkflowFailedError);
   const failure = (error as WorkflowFailedError).cause;
   expect(failure).toBeInstanceOf(ApplicationFailure);
@@ -202,10 +203,7 @@ test('session: interrupt aborts a slow model call, keeps the transcript, and the
 });
 
 test('session: interrupt while tools run answers every tool call so the transcript stays valid', async () => {
-  h.fake.enqueue(
-    toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_ok' }]),
-    hang(),
-  );
+  h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_ok' }]), hang());
   const session = await startSession();
   const turn = session.send('read then think');
   await h.fake.waitForRequests(2, 20_000);
@@ -246,7 +244,10 @@ test('session: a 401 fails the turn at once with a message that says what to fix
 
 test('session: a missing agent fails initialisation with a clear, non-retried error', async () => {
   const session = await startSession({ agentId: 'nobody' });
-  const error = await session.result().then(() => undefined, (err: unknown) => err);
+  const error = await session.result().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(error).toBeInstanceOf(WorkflowFailedError);
   expect(String((error as WorkflowFailedError).cause?.message)).toMatch(/nobody/);
 });
@@ -259,7 +260,10 @@ test('session: a mistyped input ends the session at once with LoopwrightBadInput
   ] as const;
   for (const [input, field] of bad) {
     const handle = await h.client.workflow.start('agentSession', { taskQueue: loopwright.taskQueue, workflowId: `bad-input-${Math.random().toString(36).slice(2)}`, args: [input] });
-    const error = await handle.result().then(() => undefined, (err: unknown) => err);
+    const error = await handle.result().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(error).toBeInstanceOf(WorkflowFailedError);
     const failure = (error as WorkflowFailedError).cause as ApplicationFailure;
     expect(failure.type).toBe(BAD_INPUT);

@@ -122,7 +122,12 @@ test('a custom tool is offered, called as its own activity with a summary, and i
   expect(weatherCalls).toEqual(expect.arrayContaining(['Lisbon', 'Atlantis']));
   expect(weatherCalls).not.toContain('Porto');
   const state = await session.state();
-  expect(state.tools).toEqual(expect.arrayContaining([{ name: 'get_weather', kind: 'custom', access: 'read' }, { name: 'save_output', kind: 'builtin', access: 'write' }]));
+  expect(state.tools).toEqual(
+    expect.arrayContaining([
+      { name: 'get_weather', kind: 'custom', access: 'read' },
+      { name: 'save_output', kind: 'builtin', access: 'write' },
+    ]),
+  );
   // The listing and the call are in history: the first with the tool's record, the second as an activity named like the tool.
   const history = await session.workflow.fetchHistory();
   const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);

@@ -32,10 +32,7 @@ let tracedBundle: WorkflowBundleWithSourceMap;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 
 beforeAll(async () => {
-  [h, tracedBundle] = await Promise.all([
-    startSessionHarness(),
-    testWorkflowBundle({ traced: true }),
-  ]);
+  [h, tracedBundle] = await Promise.all([startSessionHarness(), testWorkflowBundle({ traced: true })]);
   bundleCopy = copyExampleBundle('lw-trace-');
 }, 120_000);
 
@@ -213,7 +210,12 @@ test('tracing: one turn is one trace, from the command down to the model and too
   const writes = ownUnder(runsUnder(startsOf('save_output')), 'loopwright.tool_call');
   expect(writes).toHaveLength(1);
   expect(parentOf(parentOf(parentOf(writes[0]!)!)!)).toBe(act[0]);
-  expect(writes[0]!.attributes).toMatchObject({ 'loopwright.tool': 'save_output', 'loopwright.tool.path': '{output_folder}/trace.md', 'loopwright.tool.success': true, 'loopwright.local_activity': false });
+  expect(writes[0]!.attributes).toMatchObject({
+    'loopwright.tool': 'save_output',
+    'loopwright.tool.path': '{output_folder}/trace.md',
+    'loopwright.tool.success': true,
+    'loopwright.local_activity': false,
+  });
 
   // Nothing the user wrote, no file content, no key.
   const everything = JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, status: s.status, events: s.events })));
@@ -254,7 +256,10 @@ test('tracing: a prebuilt bundle without the tracing interceptors is replaced by
 
 test('tracing: recorded histories replay with the tracing interceptors (spans add no command)', async () => {
   const dir = path.resolve(__dirname, '../fixtures/histories');
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const history = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
     await expect(
       Worker.runReplayHistory({ workflowBundle: tracedBundle, plugins: [new OpenTelemetryPlugin({ spanProcessor: processor, resource: await tracingResource() })] }, history, `traced-${file}`),
@@ -273,7 +278,14 @@ test('tracing: the verify phase is a span of the turn, with the verifier model c
       toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' }, id: 'call_wf' }]),
       toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/requirements-{date}.md', content: SAVED_CONTENT }, id: 'call_save' }]),
       text('Saved it.'),
-      text(JSON.stringify({ items: [{ n: 1, passed: true, note: 'ok' }, { n: 2, passed: true, note: 'ok' }] })),
+      text(
+        JSON.stringify({
+          items: [
+            { n: 1, passed: true, note: 'ok' },
+            { n: 2, passed: true, note: 'ok' },
+          ],
+        }),
+      ),
     );
     const session = await loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
     expect(await session.send(USER_MESSAGE)).toMatchObject({ status: 'completed', verification: { status: 'verified', attempts: 1 } });

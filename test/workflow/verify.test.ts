@@ -48,9 +48,7 @@ const save = (id: string, content: string) => toolCalls([{ id, name: 'save_outpu
 
 /** The requests that were verification calls (they ask for the checklist_result format). */
 function verifyRequests(): { index: number; body: Record<string, unknown> }[] {
-  return h.fake.requests
-    .map((r, index) => ({ index, body: r.body as Record<string, unknown> }))
-    .filter((r) => JSON.stringify(r.body?.response_format ?? '').includes('checklist_result'));
+  return h.fake.requests.map((r, index) => ({ index, body: r.body as Record<string, unknown> })).filter((r) => JSON.stringify(r.body?.response_format ?? '').includes('checklist_result'));
 }
 
 const systemNotes = (messages: ChatMessage[]): string[] => messages.filter((m) => m.role === 'system').map((m) => String(m.content));

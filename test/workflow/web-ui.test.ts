@@ -32,7 +32,11 @@ test('web ui: summaries on the session, its activities and its timer; live detai
 
   const metadata = (await session.workflow.query('__temporal_workflow_metadata')) as {
     currentDetails: string;
-    definition: { queryDefinitions: { name: string; description?: string }[]; signalDefinitions: { name: string; description?: string }[]; updateDefinitions: { name: string; description?: string }[] };
+    definition: {
+      queryDefinitions: { name: string; description?: string }[];
+      signalDefinitions: { name: string; description?: string }[];
+      updateDefinitions: { name: string; description?: string }[];
+    };
   };
   expect(metadata.currentDetails).toMatch(/\*\*waiting for user\*\* · turn 1 · iteration 3\/50/);
   expect(metadata.currentDetails).toContain('last reply: Saved it.');

@@ -81,7 +81,12 @@ export async function agentBatch(input: BatchInput): Promise<BatchSummary> {
         return await continueAsNew<typeof agentBatch>({ ...input, carried: { cursor: b.cursor, counts, run: b.run + 1 } });
       }
       if (page.length === 0 && !endOfFile) {
-        const read = await files.readBatchPage({ path: input.inputPath, cursor: b.cursor, maxLines: input.pageLines ?? DEFAULT_BATCH_PAGE_LINES, maxBytes: input.pageBytes ?? DEFAULT_BATCH_PAGE_BYTES });
+        const read = await files.readBatchPage({
+          path: input.inputPath,
+          cursor: b.cursor,
+          maxLines: input.pageLines ?? DEFAULT_BATCH_PAGE_LINES,
+          maxBytes: input.pageBytes ?? DEFAULT_BATCH_PAGE_BYTES,
+        });
         page = read.items;
         endOfFile = read.done;
       }
@@ -211,9 +216,7 @@ async function itemOutcome(input: BatchInput, batchId: string, item: BatchItem):
       result: await executeChild(agentSession, {
         workflowId,
         args: [
-          input.headless
-            ? { ...input.session, firstMessage: headlessMessage(item.message), oneShot: true, loopBreakers: false }
-            : { ...input.session, firstMessage: item.message, oneShot: true },
+          input.headless ? { ...input.session, firstMessage: headlessMessage(item.message), oneShot: true, loopBreakers: false } : { ...input.session, firstMessage: item.message, oneShot: true },
         ],
         // A batch that is terminated, or fails, asks its running sessions to stop.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,

@@ -77,10 +77,16 @@ export class Budgets {
   exhausted(): BudgetStop | undefined {
     const l = this.limits();
     if (l.turn !== undefined && this.turnUsed >= l.turn) {
-      return { which: 'turn tokens', message: `This turn used ${this.turnUsed} tokens, its budget of ${l.turn}; raise it (loopwright budget <id> --turn-tokens N, or /budget turn=N in chat) and say "continue"` };
+      return {
+        which: 'turn tokens',
+        message: `This turn used ${this.turnUsed} tokens, its budget of ${l.turn}; raise it (loopwright budget <id> --turn-tokens N, or /budget turn=N in chat) and say "continue"`,
+      };
     }
     if (l.session !== undefined && this.sessionUsed() >= l.session) {
-      return { which: 'session tokens', message: `The session used ${this.sessionUsed()} tokens, its budget of ${l.session}; raise it (loopwright budget <id> --session-tokens N, or /budget session=N in chat)` };
+      return {
+        which: 'session tokens',
+        message: `The session used ${this.sessionUsed()} tokens, its budget of ${l.session}; raise it (loopwright budget <id> --session-tokens N, or /budget session=N in chat)`,
+      };
     }
     if (l.cost !== undefined && this.cost >= l.cost) {
       return { which: 'session cost', message: `The session cost ${round(this.cost)}, its budget of ${round(l.cost)}; raise it (loopwright budget <id> --cost X, or /budget cost=X in chat)` };

@@ -167,7 +167,8 @@ export class ContextManager {
     if (details?.contextWindow && details.contextWindow > 0 && details.contextWindow < this.window) {
       this.setWindow(details.contextWindow, 'server error');
     }
-    if (details?.promptTokens && sentEstimate > 0) this.observe({ promptTokens: details.promptTokens, completionTokens: 0, totalTokens: details.promptTokens }, Math.ceil(sentEstimate / this.calibration));
+    if (details?.promptTokens && sentEstimate > 0)
+      this.observe({ promptTokens: details.promptTokens, completionTokens: 0, totalTokens: details.promptTokens }, Math.ceil(sentEstimate / this.calibration));
     else this.calibration = Math.min(CALIBRATION_BOUNDS[1], this.calibration * 1.25);
   }
 
@@ -380,7 +381,10 @@ export class ContextManager {
       const message = messages[i]!;
       if (message.role === 'tool' && i < view.pruneBefore && !view.keep?.includes(i)) total += estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
       else if (message.role === 'tool' && prunedAlso?.has(i)) {
-        total += view.oversizeBytes !== undefined ? estimateMessageTokens(cutToolMessage(message as ToolMessage, view.oversizeBytes)) : estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
+        total +=
+          view.oversizeBytes !== undefined
+            ? estimateMessageTokens(cutToolMessage(message as ToolMessage, view.oversizeBytes))
+            : estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
       } else total += this.tokensAt(messages, i);
     }
     return total;

@@ -11,17 +11,7 @@
  * cancels it and the turn waits until it has stopped. Its token usage is added to the turn's usage
  * and budgets. Its pending approvals reach the user through the parent (`delegation-approvals.ts`).
  */
-import {
-  ApplicationFailure,
-  CancellationScope,
-  ChildWorkflowCancellationType,
-  executeChild,
-  isCancellation,
-  log,
-  metricMeter,
-  ParentClosePolicy,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, ChildWorkflowCancellationType, executeChild, isCancellation, log, metricMeter, ParentClosePolicy, workflowInfo } from '@temporalio/workflow';
 import { DEFAULT_DELEGATION_MAX_CHILDREN, DEFAULT_DELEGATION_MAX_DEPTH, type DelegateAgent, type DelegationResult } from '../../common/delegation-types';
 import type { ToolCall, ToolResult } from '../../common/messages';
 import type { BudgetSettings, BudgetState, SessionInput, SessionResult, TurnResult } from '../../common/session-types';
@@ -131,7 +121,14 @@ export class Delegator {
       const turn = done.lastTurn;
       at.recordUsage(done.usage);
       count(turn?.status ?? 'completed');
-      return result({ ...base, success: turn?.success ?? true, response: turn?.response ?? null, status: turn?.status ?? 'completed', usage: done.usage, ...(turn?.error ? { error: turn.error } : {}) });
+      return result({
+        ...base,
+        success: turn?.success ?? true,
+        response: turn?.response ?? null,
+        status: turn?.status ?? 'completed',
+        usage: done.usage,
+        ...(turn?.error ? { error: turn.error } : {}),
+      });
     } catch (err) {
       const partial = partialTurn(err);
       if (partial?.usage) at.recordUsage(partial.usage);
@@ -139,7 +136,14 @@ export class Delegator {
       const status = partial?.status ?? (isCancellation(err) ? 'interrupted' : 'failed');
       count(status);
       log.warn('Delegated session did not complete', { agent: target.id, workflowId, status, error: rootMessage(err) });
-      return result({ ...base, success: false, response: partial?.response ?? null, status, ...(partial?.usage ? { usage: partial.usage } : {}), error: `${target.id} did not complete: ${rootMessage(err)}` });
+      return result({
+        ...base,
+        success: false,
+        response: partial?.response ?? null,
+        status,
+        ...(partial?.usage ? { usage: partial.usage } : {}),
+        error: `${target.id} did not complete: ${rootMessage(err)}`,
+      });
     } finally {
       this.approvals.finished(workflowId);
     }
@@ -189,8 +193,7 @@ function delegationOrdinal(messages: readonly { role: string; tool_calls?: reado
  */
 export function childBudget(settings: BudgetSettings | undefined, now: BudgetState | undefined): BudgetSettings | string | undefined {
   if (!settings) return undefined;
-  const left = (u: { used: number; limit?: number } | undefined, fallback: number | undefined): number | undefined =>
-    u?.limit !== undefined ? u.limit - u.used : fallback;
+  const left = (u: { used: number; limit?: number } | undefined, fallback: number | undefined): number | undefined => (u?.limit !== undefined ? u.limit - u.used : fallback);
   const turn = left(now?.turnTokens, settings.turnTokens);
   const session = left(now?.sessionTokens, settings.sessionTokens);
   const cost = left(now?.cost, settings.sessionCost);

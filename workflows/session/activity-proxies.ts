@@ -4,14 +4,7 @@
  * may run as a local activity. Timeouts can be tuned per session (`SessionInput.timeouts`).
  */
 import type { CheckPinsInput, CheckPinsResult } from '../../common/pins';
-import {
-  type ActivityOptions,
-  type ActivityFunctionWithOptions,
-  type ActivityInterfaceFor,
-  type LocalActivityFunctionWithOptions,
-  proxyActivities,
-  proxyLocalActivities,
-} from '@temporalio/workflow';
+import { type ActivityOptions, type ActivityFunctionWithOptions, type ActivityInterfaceFor, type LocalActivityFunctionWithOptions, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import { DEFAULT_MODEL_CALL_TIMEOUT, DEFAULT_MODEL_HEARTBEAT_TIMEOUT, DEFAULT_TOOL_TIMEOUT } from '../../common/defaults';
 import type { Duration } from '@temporalio/common';
 import type { SessionActivities, ToolActivityFunction } from '../../common/activity-types';
@@ -23,9 +16,7 @@ import type { VerifyInput, VerifyResult } from '../../common/verify-types';
 import { type FilesRoute, filesProxy } from './files-route';
 
 /** The stubs a session uses. */
-export type SessionActivityStubs = ActivityInterfaceFor<
-  Pick<SessionActivities, 'initializeAgent' | 'callModel' | 'callModelV2' | 'summarizeContext' | 'describeModel' | 'loadTranscriptPage'>
-> & {
+export type SessionActivityStubs = ActivityInterfaceFor<Pick<SessionActivities, 'initializeAgent' | 'callModel' | 'callModelV2' | 'summarizeContext' | 'describeModel' | 'loadTranscriptPage'>> & {
   /** Each tool's activity, by the tool's name. */
   tools: Readonly<Record<string, ActivityFunctionWithOptions<ToolActivityFunction>>>;
   /** The read-only tools (`access: 'read'`) as local activities: run in the worker that runs the workflow task, no round trip through the server. */

@@ -9,7 +9,19 @@ import { BAD_INPUT, BUSY, SESSION_ENDING, SESSION_FAILED, TOO_LARGE } from '../.
 import type { BudgetChange, BudgetState, SessionState, TurnResult } from '../../common/session-types';
 import { TRANSCRIPT_PAGE_BYTES, utf8Length } from '../../common/transcript';
 import { RECENT_TURNS } from './carry-over';
-import { TRANSCRIPT_LOADING, awaitTurnUpdate, budgetUpdate, compactUpdate, endSignal, extendUpdate, interruptSignal, messagesQuery, sendUpdate, stateQuery, transcriptPageQuery } from '../../common/contract/session-definitions';
+import {
+  TRANSCRIPT_LOADING,
+  awaitTurnUpdate,
+  budgetUpdate,
+  compactUpdate,
+  endSignal,
+  extendUpdate,
+  interruptSignal,
+  messagesQuery,
+  sendUpdate,
+  stateQuery,
+  transcriptPageQuery,
+} from '../../common/contract/session-definitions';
 import type { TurnStart } from '../turn/turn';
 import type { ManagedModel } from '../turn/model-calls';
 import type { SessionRuntime } from './session-runtime';
@@ -27,50 +39,64 @@ export interface HandledRun extends SessionRuntime {
 
 /** Install the handlers that inspect and adjust a session: extend, state, transcript, end, interrupt, compact, budget. */
 export function installControlHandlers(rt: HandledRun): void {
-  setHandler(
-    extendUpdate,
-    (n: number | null) => rt.limits.extend(n),
-    {
-      validator: (n: number | null) => {
-        if (n !== undefined && n !== null && (!Number.isInteger(n) || n < 1 || n > 10_000)) throw ApplicationFailure.nonRetryable(`n must be a whole number from 1 to 10000, got ${String(n)}`, BAD_INPUT);
-        if (!rt.busy && rt.resumingTurn === undefined) throw ApplicationFailure.nonRetryable('No turn is running to extend; after a turn stopped at its limit, send "continue"', BAD_INPUT);
-      },
-      description: "Raise the running turn's iteration limit by n (default: the session's limit)",
+  setHandler(extendUpdate, (n: number | null) => rt.limits.extend(n), {
+    validator: (n: number | null) => {
+      if (n !== undefined && n !== null && (!Number.isInteger(n) || n < 1 || n > 10_000))
+        throw ApplicationFailure.nonRetryable(`n must be a whole number from 1 to 10000, got ${String(n)}`, BAD_INPUT);
+      if (!rt.busy && rt.resumingTurn === undefined) throw ApplicationFailure.nonRetryable('No turn is running to extend; after a turn stopped at its limit, send "continue"', BAD_INPUT);
     },
-  );
+    description: "Raise the running turn's iteration limit by n (default: the session's limit)",
+  });
 
   setHandler(stateQuery, () => rt.snapshot(), {
     description: 'Where the session stands: status, turn, iteration, running tools, pending approvals, tokens, run',
   });
-  setHandler(messagesQuery, (from = 0) => {
-    if (rt.transcriptLoading) throw new Error(TRANSCRIPT_LOADING);
-    const gap = rt.transcript.gap;
-    if (gap && from < gap.to) throw new Error(`Messages ${gap.from}-${gap.to - 1} are held by the run this one continued from; read the transcript with the transcriptPage query`);
-    if (rt.transcript.bytesBetween(Math.max(0, from)) > TRANSCRIPT_PAGE_BYTES) {
-      throw new Error(`The transcript from message ${from} is over ${TRANSCRIPT_PAGE_BYTES} bytes; read it in pages with the transcriptPage query`);
-    }
-    return rt.transcript.slice(from);
-  }, { description: 'The transcript from an index, for small transcripts (use transcriptPage otherwise)' });
-  setHandler(transcriptPageQuery, (from, maxBytes, to) => {
-    if (!Number.isInteger(from) || from < 0) throw new Error(`from must be a whole number >= 0, got ${String(from)}`);
-    if (rt.transcriptLoading) throw new Error(TRANSCRIPT_LOADING);
-    // Messages this run does not hold stand in the run it continued from.
-    const gap = rt.transcript.gap;
-    if (gap && rt.transcript.inGap(from)) return { from, messages: [], total: rt.transcript.length, hash: rt.transcript.hashAt(gap.to), earlier: { runId: rt.input.continued!.fromRunId, to: gap.to } };
-    const cap = Math.min(maxBytes ?? TRANSCRIPT_PAGE_BYTES, TRANSCRIPT_PAGE_BYTES);
-    return rt.transcript.page(from, cap, to ?? rt.transcript.length);
-  }, { description: 'A page of the transcript: messages from `from` (to `to`), at most maxBytes (384 KB), with the total and the chain hash' });
-  setHandler(endSignal, () => {
-    rt.endRequested = true;
-  }, { description: 'Complete the session after the current turn (at once when idle)' });
-  setHandler(interruptSignal, (reason?: string) => {
-    if (!rt.currentTurn) {
-      log.info('Interrupt ignored: no turn is running', { reason });
-      return;
-    }
-    log.info('Interrupting the current turn', { turn: rt.state.turn, reason });
-    rt.currentTurn.cancel();
-  }, { description: 'Cancel the model or tool call in flight; the turn ends interrupted and the session waits for the next message' });
+  setHandler(
+    messagesQuery,
+    (from = 0) => {
+      if (rt.transcriptLoading) throw new Error(TRANSCRIPT_LOADING);
+      const gap = rt.transcript.gap;
+      if (gap && from < gap.to) throw new Error(`Messages ${gap.from}-${gap.to - 1} are held by the run this one continued from; read the transcript with the transcriptPage query`);
+      if (rt.transcript.bytesBetween(Math.max(0, from)) > TRANSCRIPT_PAGE_BYTES) {
+        throw new Error(`The transcript from message ${from} is over ${TRANSCRIPT_PAGE_BYTES} bytes; read it in pages with the transcriptPage query`);
+      }
+      return rt.transcript.slice(from);
+    },
+    { description: 'The transcript from an index, for small transcripts (use transcriptPage otherwise)' },
+  );
+  setHandler(
+    transcriptPageQuery,
+    (from, maxBytes, to) => {
+      if (!Number.isInteger(from) || from < 0) throw new Error(`from must be a whole number >= 0, got ${String(from)}`);
+      if (rt.transcriptLoading) throw new Error(TRANSCRIPT_LOADING);
+      // Messages this run does not hold stand in the run it continued from.
+      const gap = rt.transcript.gap;
+      if (gap && rt.transcript.inGap(from))
+        return { from, messages: [], total: rt.transcript.length, hash: rt.transcript.hashAt(gap.to), earlier: { runId: rt.input.continued!.fromRunId, to: gap.to } };
+      const cap = Math.min(maxBytes ?? TRANSCRIPT_PAGE_BYTES, TRANSCRIPT_PAGE_BYTES);
+      return rt.transcript.page(from, cap, to ?? rt.transcript.length);
+    },
+    { description: 'A page of the transcript: messages from `from` (to `to`), at most maxBytes (384 KB), with the total and the chain hash' },
+  );
+  setHandler(
+    endSignal,
+    () => {
+      rt.endRequested = true;
+    },
+    { description: 'Complete the session after the current turn (at once when idle)' },
+  );
+  setHandler(
+    interruptSignal,
+    (reason?: string) => {
+      if (!rt.currentTurn) {
+        log.info('Interrupt ignored: no turn is running', { reason });
+        return;
+      }
+      log.info('Interrupting the current turn', { turn: rt.state.turn, reason });
+      rt.currentTurn.cancel();
+    },
+    { description: 'Cancel the model or tool call in flight; the turn ends interrupted and the session waits for the next message' },
+  );
 }
 
 /** Install the updates that adjust the model's context and budgets: compact and budget. */

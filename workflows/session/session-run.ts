@@ -6,18 +6,7 @@
  * behaviour each run decides once, from the patches its history recorded, is fixed in the constructor.
  */
 import type { Duration } from '@temporalio/common';
-import {
-  ApplicationFailure,
-  CancellationScope,
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  log,
-  metricMeter,
-  patched,
-  setCurrentDetails,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, continueAsNew, log, metricMeter, patched, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import {
   DEFAULT_IDLE_TIMEOUT,
   DEFAULT_ITERATION_WARNING,
@@ -155,7 +144,14 @@ export class SessionRun implements SessionRuntime {
     });
     this.delegationApprovals = delegationApprovals(this);
     this.approvals = this.features.humanLoop
-      ? approvalControls({ input, state: this.state, variables: () => this.init?.context.variables ?? {}, tools: () => this.toolSet.tools, refreshDetails: this.refreshDetails, ...delegationHooks(this) })
+      ? approvalControls({
+          input,
+          state: this.state,
+          variables: () => this.init?.context.variables ?? {},
+          tools: () => this.toolSet.tools,
+          refreshDetails: this.refreshDetails,
+          ...delegationHooks(this),
+        })
       : undefined;
     this.refreshSearchAttributes = this.features.searchable ? searchAttributeUpdater(input, this.state) : () => undefined;
   }

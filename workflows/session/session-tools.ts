@@ -35,11 +35,7 @@ export interface ListedTools {
  * attempt failed) keeps the built-in tools and says why in the warnings: a session is never
  * stopped by a tool source it could do without.
  */
-export async function listSessionTools(
-  input: SessionInput,
-  activities: SessionActivityStubs,
-  init: Omit<InitializeResult, 'messages'>,
-): Promise<ListedTools | undefined> {
+export async function listSessionTools(input: SessionInput, activities: SessionActivityStubs, init: Omit<InitializeResult, 'messages'>): Promise<ListedTools | undefined> {
   if (!patched(OFFERED_TOOLS_PATCH)) return undefined;
   let listed: ListToolsResult;
   try {
@@ -118,7 +114,7 @@ export function installToolHandlers(rt: SessionRuntime): void {
       return rt.state.tools;
     },
     {
-      description: 'List the session\'s tools again (custom, MCP) and return them',
+      description: "List the session's tools again (custom, MCP) and return them",
       validator: () => {
         if (rt.continuing) throw rt.continuedFailure();
         if (rt.busy || rt.resumingTurn !== undefined) throw ApplicationFailure.nonRetryable('busy: a turn is running; refresh the tools once it has finished', BUSY);

@@ -9,17 +9,19 @@ import { verificationLine } from '../../common/verify-report';
 
 /** The session's live details, in markdown. */
 export function sessionDetails(state: SessionState): string {
-  const lines = [
-    `**${state.status.replace(/_/g, ' ')}** · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · run ${state.run} · ${state.usage.totalTokens} tokens`,
-  ];
+  const lines = [`**${state.status.replace(/_/g, ' ')}** · turn ${state.turn} · iteration ${state.iteration}/${state.maxIterations} · run ${state.run} · ${state.usage.totalTokens} tokens`];
   if (state.agent) lines.push(`agent: ${state.agent.name} (${state.agent.title})`);
   if (state.tools) lines.push(toolsLine(state.tools));
   for (const change of state.bundleChanges ?? []) lines.push(`**changed on disk**: ${change}`);
-  if (state.waitingForFiles) lines.push(`**waiting for files**: no worker of host \`${state.waitingForFiles.host}\` (which holds the bundle and project) has taken a file tool since ${state.waitingForFiles.since}; start one there`);
+  if (state.waitingForFiles)
+    lines.push(
+      `**waiting for files**: no worker of host \`${state.waitingForFiles.host}\` (which holds the bundle and project) has taken a file tool since ${state.waitingForFiles.since}; start one there`,
+    );
   for (const tool of state.runningTools) lines.push(`running: \`${tool.name}\`${tool.detail ? ` ${tool.detail}` : ''}`);
   for (const p of state.pendingApprovals) lines.push(`waiting for approval: \`${p.tool}\` ${p.path ?? ''} (call ${p.callId}${p.delegate ? `, asked by ${p.delegate.agent}` : ''})`);
   if (state.pendingQuestion) lines.push(`question for the user: ${state.pendingQuestion.question.slice(0, 200)}`);
-  if (state.lastTurn && state.lastTurn.status !== 'completed') lines.push(`last turn ${state.lastTurn.turn}: **${state.lastTurn.status.replace(/_/g, ' ')}**${state.lastTurn.error ? ` · ${state.lastTurn.error.slice(0, 200)}` : ''}`);
+  if (state.lastTurn && state.lastTurn.status !== 'completed')
+    lines.push(`last turn ${state.lastTurn.turn}: **${state.lastTurn.status.replace(/_/g, ' ')}**${state.lastTurn.error ? ` · ${state.lastTurn.error.slice(0, 200)}` : ''}`);
   const verify = state.verify;
   if (verify) {
     const p = verify.pending;
@@ -54,7 +56,14 @@ export function toolsLine(tools: readonly OfferedToolSummary[]): string {
   const approval = tools.filter((t) => t.approval === 'required').length;
   return [
     `tools: ${of('builtin').length} built-in`,
-    ...(custom.length > 0 ? [`${custom.length} custom (${custom.slice(0, 5).map((t) => t.name).join(', ')}${custom.length > 5 ? ', …' : ''})`] : []),
+    ...(custom.length > 0
+      ? [
+          `${custom.length} custom (${custom
+            .slice(0, 5)
+            .map((t) => t.name)
+            .join(', ')}${custom.length > 5 ? ', …' : ''})`,
+        ]
+      : []),
     ...(mcp.length > 0 ? [`${mcp.length} MCP (${servers.join(', ')})`] : []),
     ...(approval > 0 ? [`${approval} need approval`] : []),
   ].join(' · ');

@@ -105,9 +105,7 @@ export class ModelCaller {
     if (managed.context.needsCompaction(this.input.transcript, this.input.tools)) return this.managedStep(managed, afterLastReply, iteration, onUsage, { compact: true });
     return this.call(afterLastReply, label()).then(
       (first) =>
-        first.finishReason === 'length' && !first.message.tool_calls?.length
-          ? this.managedStep(managed, afterLastReply, iteration, onUsage, { first })
-          : this.firstOnly(managed, first, onUsage),
+        first.finishReason === 'length' && !first.message.tool_calls?.length ? this.managedStep(managed, afterLastReply, iteration, onUsage, { first }) : this.firstOnly(managed, first, onUsage),
       (failure: unknown) => this.managedStep(managed, afterLastReply, iteration, onUsage, { failure }),
     );
   }
@@ -186,7 +184,10 @@ export class ModelCaller {
     let continuations = 0;
     while (result.finishReason === 'length' && !message.tool_calls?.length && continuations < managed.maxContinuations) {
       continuations += 1;
-      const extra: ChatMessage[] = [{ role: 'assistant', content: message.content ?? '' }, { role: 'user', content: CONTINUE_NOTICE }];
+      const extra: ChatMessage[] = [
+        { role: 'assistant', content: message.content ?? '' },
+        { role: 'user', content: CONTINUE_NOTICE },
+      ];
       result = await this.call(undefined, label(` · continuing a cut-off reply (${continuations}/${managed.maxContinuations})`), extra);
       if (result.usage) onUsage(result.usage, result.model);
       message = {
@@ -245,9 +246,7 @@ export class ModelCaller {
     const info = workflowInfo();
     const count = transcript.length;
     const delta =
-      afterLastReply !== undefined && transcript.bytesBetween(afterLastReply, count) <= INLINE_DELTA_BYTES
-        ? { from: afterLastReply, messages: transcript.slice(afterLastReply, count) }
-        : undefined;
+      afterLastReply !== undefined && transcript.bytesBetween(afterLastReply, count) <= INLINE_DELTA_BYTES ? { from: afterLastReply, messages: transcript.slice(afterLastReply, count) } : undefined;
     const managed = this.managed;
     const view = managed?.context.viewForCall();
     // A continuation's reply is not the transcript's next message: its tool calls are not run inline.

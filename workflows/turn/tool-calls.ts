@@ -28,12 +28,7 @@ export interface SessionToolSet {
  * a workflow makes (its stack-trace query), which costs more than the call itself, so the hot path
  * of the loop makes as few promises as it can. The commands it schedules are the same either way.
  */
-export function runToolCall(
-  activities: SessionActivityStubs,
-  call: ToolCall,
-  context: RuntimeContext,
-  options: { localReads?: boolean; toolSet?: SessionToolSet } = {},
-): Promise<ToolResult> {
+export function runToolCall(activities: SessionActivityStubs, call: ToolCall, context: RuntimeContext, options: { localReads?: boolean; toolSet?: SessionToolSet } = {}): Promise<ToolResult> {
   const name = call.function.name;
   const spec = toolSpec(name, options.toolSet?.tools ?? TOOL_SPECS);
   if (spec === undefined) {

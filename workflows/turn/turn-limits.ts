@@ -116,4 +116,6 @@ export class TurnLimits {
 }
 
 /** How the limit warning points at the question tool. */
-const ASK_HINT = LOOP_TOOL_SPECS.filter((spec) => spec.loop === 'question').map((spec) => ` (${spec.name})`).join('');
+const ASK_HINT = LOOP_TOOL_SPECS.filter((spec) => spec.loop === 'question')
+  .map((spec) => ` (${spec.name})`)
+  .join('');

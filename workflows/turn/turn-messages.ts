@@ -51,13 +51,7 @@ export function countToolCalls(transcript: HashedTranscript, fromIndex: number):
  * Count each failing call (tool, arguments, error). The second time the same call fails the same
  * way, its result tells the model so; at `max` the turn ends `stuck` (returns the reply).
  */
-export function noteRepeatedFailures(
-  transcript: HashedTranscript,
-  calls: ToolCall[],
-  results: (ToolResult | undefined)[],
-  failures: Record<string, number>,
-  max: number,
-): string | undefined {
+export function noteRepeatedFailures(transcript: HashedTranscript, calls: ToolCall[], results: (ToolResult | undefined)[], failures: Record<string, number>, max: number): string | undefined {
   let stuck: string | undefined;
   calls.forEach((call, i) => {
     const result = results[i];
@@ -76,4 +70,3 @@ export function noteRepeatedFailures(
   });
   return stuck;
 }
-

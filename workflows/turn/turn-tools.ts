@@ -129,14 +129,15 @@ function noteActivatedSkills(input: TurnInput, calls: ToolCall[], results: reado
  */
 function runOneCall(input: TurnInput, call: ToolCall, at: CallPoint, after?: Promise<void>): Promise<ToolResult> {
   const runner = runnerOf(input.extensions, call);
-  const start = (): Promise<ToolResult> =>
-    runner ? runner.runCall!(call, at) : runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet });
+  const start = (): Promise<ToolResult> => (runner ? runner.runCall!(call, at) : runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet }));
   const run = after === undefined ? start : (): Promise<ToolResult> => after.then(start);
   const approvals = input.approvals;
   if (!approvals?.needsApproval(call)) return run();
-  return approvals.requestApproval(call).then((decision): ToolResult | Promise<ToolResult> =>
-    decision.approved ? run() : { success: false, declined: true, error: `The user declined this call${decision.reason ? `: ${decision.reason}` : ''}` },
-  );
+  return approvals
+    .requestApproval(call)
+    .then((decision): ToolResult | Promise<ToolResult> =>
+      decision.approved ? run() : { success: false, declined: true, error: `The user declined this call${decision.reason ? `: ${decision.reason}` : ''}` },
+    );
 }
 
 /** The argument a person recognises a call by (its tool's `target`, a path), for progress displays. */

@@ -213,7 +213,14 @@ export class SessionVerifier {
     const previous = this.phase;
     this.phase = 'verify';
     this.deps.onChange();
-    const base = { attempts: attempt, maxAttempts, source: target.source, ...(target.name ? { name: target.name } : {}), ...(target.checklist ? { checklist: target.checklist } : {}), ...(target.document ? { document: target.document } : {}) };
+    const base = {
+      attempts: attempt,
+      maxAttempts,
+      source: target.source,
+      ...(target.name ? { name: target.name } : {}),
+      ...(target.checklist ? { checklist: target.checklist } : {}),
+      ...(target.document ? { document: target.document } : {}),
+    };
     const attributes = { 'loopwright.turn': turn, 'loopwright.verify.attempt': attempt, 'loopwright.verify.source': target.source, ...(target.name ? { 'loopwright.verify.name': target.name } : {}) };
     try {
       const summary = `verify ${target.name ?? target.checklist ?? 'document'} · attempt ${attempt} of ${maxAttempts}`;

@@ -145,9 +145,7 @@ describe('agent-parser', () => {
       "Remember: user's name is {user_name}",
     ]);
     expect(agent.persona.principles).toBe('Tests first, it\'s "simple".');
-    expect(agent.menuHandlers).toEqual([
-      { type: 'workflow', text: 'When menu item has: workflow="path/to/workflow.yaml"\n1. Load the engine' },
-    ]);
+    expect(agent.menuHandlers).toEqual([{ type: 'workflow', text: 'When menu item has: workflow="path/to/workflow.yaml"\n1. Load the engine' }]);
     expect(agent.rules).toEqual(['ALWAYS communicate in {communication_language}', 'Stay in character']);
     expect(agent.commands.map((c) => [c.cmd, c.target?.kind])).toEqual([
       ['*help', undefined],
@@ -179,11 +177,7 @@ describe('agent-parser', () => {
       '<agent name="N" title="T"><menu><item cmd="CP" exec="skill:bmad-create-prd">[CP] Create PRD</item><item cmd="X" exec="{project-root}/x.md">[X] X</item><item cmd="E" exec="skill:">[E] Empty</item></menu></agent>',
       'agents/pm.md',
     );
-    expect(agent.commands.map((c) => c.targets)).toEqual([
-      [{ kind: 'skill', value: 'bmad-create-prd' }],
-      [{ kind: 'exec', value: '{project-root}/x.md' }],
-      [{ kind: 'exec', value: 'skill:' }],
-    ]);
+    expect(agent.commands.map((c) => c.targets)).toEqual([[{ kind: 'skill', value: 'bmad-create-prd' }], [{ kind: 'exec', value: '{project-root}/x.md' }], [{ kind: 'exec', value: 'skill:' }]]);
   });
 
   test('parseAgent: a missing id falls back to the file name; a missing persona is empty', () => {
@@ -214,9 +208,7 @@ describe('agent-parser', () => {
   });
 
   test('parseAgent: a stray closing tag and an unterminated start tag are reported with lines', () => {
-    expect(parseError('<agent name="N" title="T">\n</persona>\n</agent>').message).toContain(
-      'unexpected closing tag </persona> inside <agent> (line 2)',
-    );
+    expect(parseError('<agent name="N" title="T">\n</persona>\n</agent>').message).toContain('unexpected closing tag </persona> inside <agent> (line 2)');
     expect(parseError('<agent name="N" title="T">\n<cmds\n').message).toContain('unclosed tag <cmds> (line 2)');
     expect(parseError('<agent name="N" title="T">\n<!-- never ends\n').message).toContain('unclosed comment (line 2)');
   });
@@ -232,9 +224,7 @@ describe('agent-parser', () => {
 
 describe('xml-reader', () => {
   test('decodeEntities: the five entities and numeric references; a bare & stays', () => {
-    expect(decodeEntities('&lt;a&gt; &amp; &quot;q&quot; &apos;s&apos; &#65;&#x42; AT&T &bogus;')).toBe(
-      '<a> & "q" \'s\' AB AT&T &bogus;',
-    );
+    expect(decodeEntities('&lt;a&gt; &amp; &quot;q&quot; &apos;s&apos; &#65;&#x42; AT&T &bogus;')).toBe('<a> & "q" \'s\' AB AT&T &bogus;');
   });
 
   test('readElement: tolerates a lone < in text, single-quoted, bare and unquoted attributes', () => {

@@ -101,7 +101,7 @@ describe('agentToolAllowList', () => {
     await expect(agentToolAllowList(path.join(project, 'bmad/bmm'), 'pm')).resolves.toBeUndefined();
   });
 
-  test('an unknown agent, a bad manifest and a missing folder fail with the loader\'s errors', async () => {
+  test("an unknown agent, a bad manifest and a missing folder fail with the loader's errors", async () => {
     const root = await twoAgentBundle();
     await expect(agentToolAllowList(root, 'nobody')).rejects.toThrow(AgentNotFoundError);
     await expect(agentToolAllowList(root, 'nobody')).rejects.toThrow('Available agents: facilitator, writer');

@@ -127,10 +127,7 @@ describe('agent-yaml', () => {
   });
 
   test('a menu that has help or exit already gets none added; an empty menu gets both', () => {
-    const own = compileAgentYaml(
-      'agent:\n  metadata: {name: A, title: T}\n  menu:\n    - trigger: exit\n      description: Leave\n    - trigger: "*help"\n      description: Menu\n',
-      'a.agent.yaml',
-    );
+    const own = compileAgentYaml('agent:\n  metadata: {name: A, title: T}\n  menu:\n    - trigger: exit\n      description: Leave\n    - trigger: "*help"\n      description: Menu\n', 'a.agent.yaml');
     expect(own.commands.map((c) => [c.cmd, c.description])).toEqual([
       ['*exit', 'Leave'],
       ['*help', 'Menu'],

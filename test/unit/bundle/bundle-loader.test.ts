@@ -17,9 +17,7 @@ describe('bundle-loader', () => {
     const root = await makeBundle(path.join(tmp, 'b'));
     const bundle = await loadBundle(root);
     expect(bundle).toMatchObject({ kind: 'bundle', bundleRoot: root, coreRoot: root, projectRoot: root, configPath: path.join(root, 'config.yaml') });
-    expect(bundle.agents).toEqual([
-      { id: 'alex', file: path.join(root, 'agents/alex.md'), name: 'Alex', title: 'Requirements Facilitator', xmlId: 'requirements-workflow/agents/alex.md' },
-    ]);
+    expect(bundle.agents).toEqual([{ id: 'alex', file: path.join(root, 'agents/alex.md'), name: 'Alex', title: 'Requirements Facilitator', xmlId: 'requirements-workflow/agents/alex.md' }]);
   });
 
   test('loadBundle: a bundle inside bmad/custom/bundles takes the project and core roots of the tree', async () => {

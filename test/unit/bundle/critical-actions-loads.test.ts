@@ -37,11 +37,9 @@ const firstLines = (messages: { content: string }[]) => messages.map((m) => m.co
 
 describe('critical actions: load targets decided from resolved values', () => {
   test('a single variable whose config value is a path is loaded (Load COMPLETE file {notes_file})', async () => {
-    const root = await bundleWith(
-      [CONFIG_LOAD, 'Load COMPLETE file {notes_file} into permanent memory', 'Remember {user_name}'],
-      "user_name: Bryan\nnotes_file: '{bundle-root}/data/notes.md'\n",
-      { 'data/notes.md': 'Always cite sources.\n' },
-    );
+    const root = await bundleWith([CONFIG_LOAD, 'Load COMPLETE file {notes_file} into permanent memory', 'Remember {user_name}'], "user_name: Bryan\nnotes_file: '{bundle-root}/data/notes.md'\n", {
+      'data/notes.md': 'Always cite sources.\n',
+    });
     const notes = path.join(root, 'data/notes.md');
     const { messages, warnings, context } = await initializeAgent({ bundlePath: root, agentId: 'alex' });
     expect(messages).toContainEqual({ role: 'system', content: `[Critical Action] Loaded file: ${notes}\n\nAlways cite sources.\n` });
@@ -118,7 +116,10 @@ describe('critical actions: the phrasings of the corpus, and "Read"', () => {
     const cases: [string, string[]][] = [
       ['Load into memory {project-root}/bmad/bmm/config.yaml and set variable project_name, output_folder, user_name', ['{project-root}/bmad/bmm/config.yaml']],
       ['Load into memory {project-root}/bmad/bmm/config.yaml and set variables', ['{project-root}/bmad/bmm/config.yaml']],
-      ['🚨 IMMEDIATE ACTION REQUIRED - BEFORE ANY OUTPUT:\n- Load and read {project-root}/bmad/bmb/config.yaml NOW\n- Store ALL fields as session variables: {user_name}', ['{project-root}/bmad/bmb/config.yaml']],
+      [
+        '🚨 IMMEDIATE ACTION REQUIRED - BEFORE ANY OUTPUT:\n- Load and read {project-root}/bmad/bmb/config.yaml NOW\n- Store ALL fields as session variables: {user_name}',
+        ['{project-root}/bmad/bmb/config.yaml'],
+      ],
       ['CRITICAL: Load COMPLETE file {project-root}/src/x/documentation-standards.md into permanent memory and follow ALL rules within', ['{project-root}/src/x/documentation-standards.md']],
       ['Load COMPLETE file {project-root}/bmad/bmm/config.yaml', ['{project-root}/bmad/bmm/config.yaml']],
       ['Load config from {project-root}/bmad/{module}/config.yaml', ['{project-root}/bmad/{module}/config.yaml']],
@@ -132,7 +133,7 @@ describe('critical actions: the phrasings of the corpus, and "Read"', () => {
       ['Read this entire XML node - this is your complete persona and operating procedure', []],
       ['1:Read this entire XML node - this is your complete persona', []],
       ["Read the user's request carefully", []],
-      ['Read file contents to generate accurate descriptions - don\'t guess from filenames', []],
+      ["Read file contents to generate accurate descriptions - don't guess from filenames", []],
       ['Read the rules, then follow {project-root}/a.md', []],
       ['When a story is loaded, READ the entire story markdown', []],
       ["Locate 'Dev Agent Record' and READ the referenced Story Context file(s)", []],
@@ -180,7 +181,7 @@ describe('critical actions: missing files, strict, refusals', () => {
     });
   });
 
-  test('a path outside the roots is still refused and stops the agent, spelled out or as a single variable\'s value', async () => {
+  test("a path outside the roots is still refused and stops the agent, spelled out or as a single variable's value", async () => {
     const outside = path.join(tmp, 'outside.md');
     await fs.writeFile(outside, 'secret plans\n');
     for (const [actions, config] of [

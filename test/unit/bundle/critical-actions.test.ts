@@ -62,11 +62,7 @@ describe('critical-actions', () => {
   });
 
   test('processCriticalActions: variables are known only after the config that sets them', async () => {
-    const { result } = await run([
-      "Remember the user's name is {user_name}",
-      'Load into memory {bundle-root}/config.yaml and set variables: user_name',
-      'Greet {user_name} on {date}',
-    ]);
+    const { result } = await run(["Remember the user's name is {user_name}", 'Load into memory {bundle-root}/config.yaml and set variables: user_name', 'Greet {user_name} on {date}']);
     expect(result.messages[0].content).toBe("[Critical Instruction] Remember the user's name is {user_name}");
     expect(result.messages[2].content).toBe('[Critical Instruction] Greet Bryan on 2025-10-05');
   });
@@ -111,10 +107,7 @@ describe('critical-actions', () => {
   });
 
   test('processCriticalActions: the same file named twice is loaded once', async () => {
-    const { result } = await run([
-      'Load into memory {bundle-root}/config.yaml and set variables: user_name',
-      'Load into memory {project-root}/config.yaml and set variable user_name',
-    ]);
+    const { result } = await run(['Load into memory {bundle-root}/config.yaml and set variables: user_name', 'Load into memory {project-root}/config.yaml and set variable user_name']);
     expect(result.messages).toHaveLength(1);
     expect(result.loadedFiles).toHaveLength(1);
   });
@@ -127,9 +120,7 @@ describe('critical-actions', () => {
 
   test('processCriticalActions: with strict, a missing critical file halts with the spec message and ENOENT', async () => {
     const error = await failure(['Load into memory {bundle-root}/missing.yaml and set variables: a']);
-    expect(error.message).toMatch(
-      /^Critical action failed: Load into memory \{bundle-root\}\/missing\.yaml and set variables: a\nError: ENOENT: no such file or directory/,
-    );
+    expect(error.message).toMatch(/^Critical action failed: Load into memory \{bundle-root\}\/missing\.yaml and set variables: a\nError: ENOENT: no such file or directory/);
     expect(error.name).toBe('CriticalActionError');
     expect(error.instruction).toBe('Load into memory {bundle-root}/missing.yaml and set variables: a');
   });
@@ -138,8 +129,7 @@ describe('critical-actions', () => {
     const error = await failure(['Load into memory {bundle-root}/../../../../../../etc/passwd']);
     // The spec's two lines, then the agent file the action belongs to.
     expect(error.message).toBe(
-      'Critical action failed: Load into memory {bundle-root}/../../../../../../etc/passwd\nError: Security violation: Access denied' +
-        `\nFile: ${path.join(tmp, 'b/agents/alex.md')}`,
+      'Critical action failed: Load into memory {bundle-root}/../../../../../../etc/passwd\nError: Security violation: Access denied' + `\nFile: ${path.join(tmp, 'b/agents/alex.md')}`,
     );
     expect(error.cause).toBeInstanceOf(SecurityViolationError);
   });
@@ -160,9 +150,7 @@ describe('critical-actions', () => {
   });
 
   test('fileLoadTargets: recognises load lines and their files, not guidance or variable lists', () => {
-    expect(fileLoadTargets('Load into memory {bundle-root}/config.yaml and set variables: project_name, output_folder')).toEqual([
-      '{bundle-root}/config.yaml',
-    ]);
+    expect(fileLoadTargets('Load into memory {bundle-root}/config.yaml and set variables: project_name, output_folder')).toEqual(['{bundle-root}/config.yaml']);
     expect(fileLoadTargets('🚨 IMMEDIATE ACTION REQUIRED:\n- Load and read {project-root}/bmad/bmm/config.yaml NOW\n- Store ALL fields as session variables: {user_name}, {output_folder}')).toEqual([
       '{project-root}/bmad/bmm/config.yaml',
     ]);

@@ -9,15 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { LimitExceededError } from '../../../bundle/errors';
 import { moduleVariables, readModuleVariables, resolveCentralConfig } from '../../../bundle/skills/bmad-config';
-import {
-  CustomizationError,
-  MAX_TOML_BYTES,
-  mergeCustomization,
-  parseTomlLayer,
-  resolveCustomization,
-  selectKeys,
-  type CustomizationTable,
-} from '../../../bundle/skills/customize';
+import { CustomizationError, MAX_TOML_BYTES, mergeCustomization, parseTomlLayer, resolveCustomization, selectKeys, type CustomizationTable } from '../../../bundle/skills/customize';
 
 let tmp: string;
 
@@ -70,19 +62,47 @@ describe('customize', () => {
   });
 
   test('mergeCustomization: arrays of tables keyed by `code` replace a known item whole and append a new one', () => {
-    const base: CustomizationTable = { menu: [{ code: 'PRD', description: 'Create a PRD', skill: 'bmad-prd' }, { code: 'CE', description: 'Epics' }] };
-    const override = { menu: [{ code: 'PRD', description: 'Our PRD' }, { code: 'ZZ', description: 'New' }] };
+    const base: CustomizationTable = {
+      menu: [
+        { code: 'PRD', description: 'Create a PRD', skill: 'bmad-prd' },
+        { code: 'CE', description: 'Epics' },
+      ],
+    };
+    const override = {
+      menu: [
+        { code: 'PRD', description: 'Our PRD' },
+        { code: 'ZZ', description: 'New' },
+      ],
+    };
     // The replaced item loses `skill`: items are replaced, not merged.
     expect(mergeCustomization(base, override)).toEqual({
-      menu: [{ code: 'PRD', description: 'Our PRD' }, { code: 'CE', description: 'Epics' }, { code: 'ZZ', description: 'New' }],
+      menu: [
+        { code: 'PRD', description: 'Our PRD' },
+        { code: 'CE', description: 'Epics' },
+        { code: 'ZZ', description: 'New' },
+      ],
     });
   });
 
   test('mergeCustomization: arrays of tables keyed by `id` merge by `id`', () => {
-    const base = { layers: [{ id: 'blind', name: 'Blind' }, { id: 'edge', name: 'Edge' }] };
-    const override = { layers: [{ id: 'edge', name: 'Edge 2' }, { id: 'new', name: 'New' }] };
+    const base = {
+      layers: [
+        { id: 'blind', name: 'Blind' },
+        { id: 'edge', name: 'Edge' },
+      ],
+    };
+    const override = {
+      layers: [
+        { id: 'edge', name: 'Edge 2' },
+        { id: 'new', name: 'New' },
+      ],
+    };
     expect(mergeCustomization(base, override)).toEqual({
-      layers: [{ id: 'blind', name: 'Blind' }, { id: 'edge', name: 'Edge 2' }, { id: 'new', name: 'New' }],
+      layers: [
+        { id: 'blind', name: 'Blind' },
+        { id: 'edge', name: 'Edge 2' },
+        { id: 'new', name: 'New' },
+      ],
     });
   });
 
@@ -92,8 +112,18 @@ describe('customize', () => {
   });
 
   test('mergeCustomization: a repeated identifier keeps both base items and replaces the last one', () => {
-    const base = { a: [{ code: 'x', v: 1 }, { code: 'x', v: 2 }] };
-    expect(mergeCustomization(base, { a: [{ code: 'x', v: 3 }] })).toEqual({ a: [{ code: 'x', v: 1 }, { code: 'x', v: 3 }] });
+    const base = {
+      a: [
+        { code: 'x', v: 1 },
+        { code: 'x', v: 2 },
+      ],
+    };
+    expect(mergeCustomization(base, { a: [{ code: 'x', v: 3 }] })).toEqual({
+      a: [
+        { code: 'x', v: 1 },
+        { code: 'x', v: 3 },
+      ],
+    });
   });
 
   test('mergeCustomization: plain arrays append, base first', () => {
@@ -111,7 +141,12 @@ describe('customize', () => {
     expect(mergeCustomization({ menu }, { menu: [{ code: 'A', v: 2 }, { v: 3 }] })).toEqual({
       menu: [{ code: 'A', v: 1 }, { code: 'A', v: 2 }, { v: 3 }],
     });
-    expect(mergeCustomization({ menu }, { menu: [{ id: 'A', v: 2 }] })).toEqual({ menu: [{ code: 'A', v: 1 }, { id: 'A', v: 2 }] });
+    expect(mergeCustomization({ menu }, { menu: [{ id: 'A', v: 2 }] })).toEqual({
+      menu: [
+        { code: 'A', v: 1 },
+        { id: 'A', v: 2 },
+      ],
+    });
     expect(mergeCustomization({ menu }, { menu: ['text'] })).toEqual({ menu: [{ code: 'A', v: 1 }, 'text'] });
   });
 
@@ -145,7 +180,7 @@ describe('customize', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  test('selectKeys: the script\'s --key output, dotted paths as flat names, missing ones left out', () => {
+  test("selectKeys: the script's --key output, dotted paths as flat names, missing ones left out", () => {
     const values = { agent: { name: 'J', menu: [{ code: 'A' }] }, workflow: {} };
     expect(selectKeys(values, ['agent.name', 'agent.menu.0', 'nope', 'workflow', 'agent.name'])).toEqual({ 'agent.name': 'J', workflow: {} });
     expect(selectKeys(values, [])).toBe(values);
@@ -160,11 +195,7 @@ describe('customize', () => {
     });
     const resolved = await resolveCustomization({ skillRoot: path.join(root, SKILL), projectRoot: root });
     expect(resolved.values).toEqual({ agent: { name: 'John', icon: 'user', principles: ['p1', 'p2'] } });
-    expect(resolved.files).toEqual([
-      path.join(root, SKILL, 'customize.toml'),
-      path.join(root, '_bmad/custom/bmad-agent-x.toml'),
-      path.join(root, '_bmad/custom/bmad-agent-x.user.toml'),
-    ]);
+    expect(resolved.files).toEqual([path.join(root, SKILL, 'customize.toml'), path.join(root, '_bmad/custom/bmad-agent-x.toml'), path.join(root, '_bmad/custom/bmad-agent-x.user.toml')]);
   });
 
   test('resolveCustomization: missing override layers are skipped, a missing customize.toml is an error', async () => {
@@ -190,7 +221,7 @@ describe('customize', () => {
     expect(error.message).toContain('at line 3');
   });
 
-  test('resolveCustomization: key picks out a value as the script\'s --key walks it (tables only)', async () => {
+  test("resolveCustomization: key picks out a value as the script's --key walks it (tables only)", async () => {
     const root = await project({ [`${SKILL}/customize.toml`]: '[agent]\nname = "J"\n[[agent.menu]]\ncode = "A"\n' });
     const skillRoot = path.join(root, SKILL);
     expect((await resolveCustomization({ skillRoot, projectRoot: root, key: 'agent' })).values).toEqual({ name: 'J', menu: [{ code: 'A' }] });
@@ -212,7 +243,7 @@ describe('customize', () => {
     expect(escape).toMatchObject({ name: 'CustomizationError', field: 'skillName' });
   });
 
-  test('resolveCustomization: TOML 1.1 syntax that BMAD\'s Python reader refuses is refused, with its line', async () => {
+  test("resolveCustomization: TOML 1.1 syntax that BMAD's Python reader refuses is refused, with its line", async () => {
     const cases: [string, string, number][] = [
       ['a = { x = 1,\n  y = 2 }\n', 'a line break inside an inline table', 1],
       ['ok = 1\na = { x = 1, }\n', 'a trailing comma in an inline table', 2],
@@ -278,7 +309,7 @@ describe('bmad-config', () => {
     expect(await rejection(resolveCentralConfig(root))).toBeInstanceOf(CustomizationError);
   });
 
-  test('moduleVariables: core values then the module\'s from the central config, scalars only, as written', async () => {
+  test("moduleVariables: core values then the module's from the central config, scalars only, as written", async () => {
     const root = await project({
       '_bmad/config.toml': '[core]\nuser_name = "A"\nout = "{project-root}/o"\nlist = ["x"]\n[modules.bmm]\nout = "bmm-out"\nlevel = 2\nauto = true\n',
       '_bmad/custom/config.user.toml': '[core]\nuser_name = "Me"\n',

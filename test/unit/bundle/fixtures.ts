@@ -24,11 +24,13 @@ communication_language: English
 `;
 
 /** A source-dialect agent with the spec's three critical actions. */
-export function sourceAgent(actions: string[] = [
-  'Load into memory {bundle-root}/config.yaml and set variables: project_name, output_folder, user_name',
-  "Remember the user's name is {user_name}",
-  'ALWAYS communicate in {communication_language}',
-]): string {
+export function sourceAgent(
+  actions: string[] = [
+    'Load into memory {bundle-root}/config.yaml and set variables: project_name, output_folder, user_name',
+    "Remember the user's name is {user_name}",
+    'ALWAYS communicate in {communication_language}',
+  ],
+): string {
   return `# Alex
 
 \`\`\`xml

@@ -165,12 +165,20 @@ describe('hardening: depth and size limits where recursion or expansion happens'
 
   test('parseAgent: a very long persona, action or file is refused naming the field, the file and the limit', () => {
     const persona = sourceAgent().replace('Warm and brief.', 'w'.repeat(100_000));
-    expectLimit(catching(() => parseAgent(persona, '/b/agents/alex.md')), 'MAX_AGENT_TEXT_CHARS', '/b/agents/alex.md');
+    expectLimit(
+      catching(() => parseAgent(persona, '/b/agents/alex.md')),
+      'MAX_AGENT_TEXT_CHARS',
+      '/b/agents/alex.md',
+    );
     expect(catching(() => parseAgent(persona, '/b/agents/alex.md'))).toMatchObject({ field: 'persona.communication_style' });
     const action = sourceAgent([`Load ${'a'.repeat(100_000)}`]);
     expect(catching(() => parseAgent(action, '/b/agents/alex.md'))).toMatchObject({ limit: 'MAX_AGENT_TEXT_CHARS', field: 'criticalActions[0]' });
     const huge = `${sourceAgent()}\n${'x'.repeat(300_000)}`;
-    expectLimit(catching(() => parseAgent(huge, '/b/agents/alex.md')), 'MAX_AGENT_CHARS', '/b/agents/alex.md');
+    expectLimit(
+      catching(() => parseAgent(huge, '/b/agents/alex.md')),
+      'MAX_AGENT_CHARS',
+      '/b/agents/alex.md',
+    );
     // Many lines in one text (once a stack overflow in the indentation step) are fine under the limit.
     expect(parseAgent(sourceAgent([`Remember${'\n  x'.repeat(7000)}`]), '/b/agents/alex.md').criticalActions[0]).toHaveLength(8 + 7000 * 2);
   });

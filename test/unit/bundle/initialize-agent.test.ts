@@ -40,12 +40,7 @@ describe('initialize-agent', () => {
       readRoots: [root],
       writeRoots: [path.join(root, 'docs')],
       // The bundle's own files, which save_output never writes (see sandbox.test.ts).
-      protectedPaths: expect.arrayContaining([
-        path.join(root, 'agents'),
-        path.join(root, 'workflows'),
-        path.join(root, 'config.yaml'),
-        path.join(root, 'bundle.yaml'),
-      ]),
+      protectedPaths: expect.arrayContaining([path.join(root, 'agents'), path.join(root, 'workflows'), path.join(root, 'config.yaml'), path.join(root, 'bundle.yaml')]),
       maxReadBytes: DEFAULT_MAX_READ_BYTES,
     });
     expect(DEFAULT_MAX_READ_BYTES).toBe(1024 * 1024);

@@ -109,7 +109,9 @@ describe('validate', () => {
       { file: 'bundle.yaml', field: 'agents.0.tools.1', message: expect.stringMatching(/^"reed_file" matches no built-in tool and has no "__"/) },
       { file: 'bundle.yaml', field: 'agents.0.tools.4', message: expect.stringMatching(/^"slack" matches no built-in tool/) },
     ]);
-    expect(report.agents).toEqual([{ id: 'alex', allowList: ['read_file', 'reed_file', '*_output', 'github__*', 'slack'], builtinTools: ['read_file', 'save_output', 'ask_question', 'task_completion'] }]);
+    expect(report.agents).toEqual([
+      { id: 'alex', allowList: ['read_file', 'reed_file', '*_output', 'github__*', 'slack'], builtinTools: ['read_file', 'save_output', 'ask_question', 'task_completion'] },
+    ]);
 
     const { out, logs } = capture();
     await expect(validateCommand(root, {}, out)).resolves.toBe(0);
@@ -123,9 +125,7 @@ describe('validate', () => {
     const { out, logs } = capture();
     await expect(validateCommand(root, { json: true }, out)).resolves.toBe(1);
     const data = JSON.parse(logs.join('\n'));
-    expect(data.problems).toEqual([
-      { file: '.mcp.json', field: 'mcpServers.gh', message: `expected an object with "command" or "url", got a string (a session started in ${root} reads this file)` },
-    ]);
+    expect(data.problems).toEqual([{ file: '.mcp.json', field: 'mcpServers.gh', message: `expected an object with "command" or "url", got a string (a session started in ${root} reads this file)` }]);
     expect(data.warnings).toEqual([]);
     expect(data.agents).toEqual([{ id: 'alex', allowList: ['save_output'], builtinTools: ['save_output', 'ask_question', 'task_completion'] }]);
     expect(data.type).toBe('BundleInvalid');

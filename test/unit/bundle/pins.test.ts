@@ -9,7 +9,11 @@ describe('pins', () => {
     try {
       const skill = { name: 'lw-notes', dir: path.join(project.root, '.claude/skills/lw-notes') };
       const agentFiles = [path.join(project.root, '.claude/skills/lw-agent-guide/SKILL.md'), path.join(project.root, '.claude/skills/lw-agent-guide/customize.toml')];
-      const input = { agent: { id: 'lw-agent-guide', files: agentFiles, hash: await filesHash(agentFiles) }, skills: [{ ...skill, hash: await skillHash(skill, project.root) }], projectRoot: project.root };
+      const input = {
+        agent: { id: 'lw-agent-guide', files: agentFiles, hash: await filesHash(agentFiles) },
+        skills: [{ ...skill, hash: await skillHash(skill, project.root) }],
+        projectRoot: project.root,
+      };
       expect(await checkPins(input)).toEqual({ changed: [] });
 
       fs.mkdirSync(path.join(project.root, '_bmad/custom'), { recursive: true });

@@ -32,7 +32,7 @@ describe('protected-paths: the rule decided from the roots', () => {
     );
   });
 
-  test('an installed project of today: _bmad/ whole, and every tool\'s skills folder', () => {
+  test("an installed project of today: _bmad/ whole, and every tool's skills folder", () => {
     const roots = { bundleRoot: '/p/_bmad', coreRoot: '/p/_bmad/core', projectRoot: '/p' };
     const paths = layoutProtectedPaths(roots);
     expect(bmadRootOf(roots)).toBe('/p/_bmad');
@@ -63,9 +63,7 @@ describe('protected-paths: the rule decided from the roots', () => {
   test('a start folder named bmad: its modules and tree markers; a folder named bmad above: its tree markers', () => {
     const paths = layoutProtectedPaths({ bundleRoot: '/w/bmad/b', coreRoot: '/w/bmad/b', projectRoot: '/w/bmad' });
     for (const p of ['/w/bmad/*/agents', '/w/bmad/*/config.yaml', '/w/bmad/_cfg', '/w/bmad/core']) expect(paths).toContain(p);
-    expect(layoutProtectedPaths({ bundleRoot: '/x/bmad/y/b', coreRoot: '/x/bmad/y/b', projectRoot: '/x/bmad/y/b' })).toEqual(
-      expect.arrayContaining(['/x/bmad/_cfg', '/x/bmad/core']),
-    );
+    expect(layoutProtectedPaths({ bundleRoot: '/x/bmad/y/b', coreRoot: '/x/bmad/y/b', projectRoot: '/x/bmad/y/b' })).toEqual(expect.arrayContaining(['/x/bmad/_cfg', '/x/bmad/core']));
   });
 
   test('covers: a * segment is any one name, case is ignored, separators count', () => {

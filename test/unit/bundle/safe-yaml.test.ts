@@ -1,13 +1,6 @@
 import { parseAgent } from '../../../bundle/agent-parser';
 import { LimitExceededError, YamlSyntaxError } from '../../../bundle/errors';
-import {
-  MAX_CRITICAL_ACTIONS,
-  MAX_XML_ELEMENTS,
-  MAX_YAML_ALIASES,
-  MAX_YAML_BYTES,
-  MAX_YAML_DEPTH,
-  MAX_YAML_TOKENS,
-} from '../../../bundle/limits';
+import { MAX_CRITICAL_ACTIONS, MAX_XML_ELEMENTS, MAX_YAML_ALIASES, MAX_YAML_BYTES, MAX_YAML_DEPTH, MAX_YAML_TOKENS } from '../../../bundle/limits';
 import { parseYamlSafe } from '../../../bundle/safe-yaml';
 import { sourceAgent } from './fixtures';
 

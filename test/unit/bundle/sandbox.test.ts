@@ -82,7 +82,7 @@ describe('write roots never come from bundle content alone', () => {
     expect(error.message).toContain("bundle's own files");
   });
 
-  test("the same folder passed by the user as an output root is accepted (only the user widens writes)", async () => {
+  test('the same folder passed by the user as an output root is accepted (only the user widens writes)', async () => {
     const elsewhere = path.join(tmp, 'elsewhere');
     const bundle = await bundleWithOutput(path.join(tmp, 'b'), elsewhere);
     const { context } = await initializeAgent({ bundlePath: bundle, agentId: 'alex', outputRoots: [elsewhere] });
@@ -166,7 +166,7 @@ describe('roots are checked before they are trusted', () => {
     expect((outcome as Error).message).toMatch(/regular file/);
   });
 
-  test("an installed tree whose bmad/core is a symlink out of the project is refused", async () => {
+  test('an installed tree whose bmad/core is a symlink out of the project is refused', async () => {
     const project = await makeInstalledTree(path.join(tmp, 'proj'));
     const core = path.join(project, 'bmad/core');
     await fs.rename(core, path.join(tmp, 'shared-core'));
@@ -305,10 +305,7 @@ describe('validate reports each of these as a problem', () => {
       async () => {
         const bundle = await makeBundle(path.join(tmp, 'b'));
         await writeTree(bundle, { '.env': 'KEY=1\n' });
-        const agent = (await fs.readFile(path.join(bundle, 'agents/alex.md'), 'utf8')).replace(
-          '<c cmd="*exit">',
-          '<c cmd="*env" data="{bundle-root}/.env">Env</c>\n    <c cmd="*exit">',
-        );
+        const agent = (await fs.readFile(path.join(bundle, 'agents/alex.md'), 'utf8')).replace('<c cmd="*exit">', '<c cmd="*env" data="{bundle-root}/.env">Env</c>\n    <c cmd="*exit">');
         await fs.writeFile(path.join(bundle, 'agents/alex.md'), agent);
         return bundle;
       },

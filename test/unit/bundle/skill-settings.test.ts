@@ -18,7 +18,7 @@ function writeSkill(folder: string, name: string, body: string): void {
 }
 
 describe('skill settings', () => {
-  test('skillFolders: an extra folder of skills joins the catalog after the project\'s; its skill activates and its files read', async () => {
+  test("skillFolders: an extra folder of skills joins the catalog after the project's; its skill activates and its files read", async () => {
     const project = writeSkillsProject();
     const extra = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-extra-skills-')));
     try {
@@ -43,7 +43,7 @@ describe('skill settings', () => {
     }
   });
 
-  test('userSkills: the user\'s skills join only when asked', async () => {
+  test("userSkills: the user's skills join only when asked", async () => {
     const project = writeSkillsProject();
     const home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-home-')));
     // Jest's process.env is its own copy: the home folder is given where discovery asks for it.
@@ -73,7 +73,7 @@ describe('skill settings on the command line', () => {
 });
 
 describe('skill settings in inspect', () => {
-  test('inspect: --skills-folder shows the folder\'s skills in the listing and in the agent\'s prompt', async () => {
+  test("inspect: --skills-folder shows the folder's skills in the listing and in the agent's prompt", async () => {
     const { inspectBundle, listProject } = await import('../../../bundle/inspect');
     const project = writeSkillsProject();
     const extra = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-inspect-skills-')));

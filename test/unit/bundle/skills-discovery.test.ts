@@ -390,7 +390,12 @@ test('skillCatalog: disable-model-invocation hides a skill, and no visible skill
   const text = skillCatalog(skills, { toolName: 'activate_skill' });
   expect(text).toContain('<name>shown</name>');
   expect(text).not.toContain('hidden');
-  expect(skillCatalog(skills.filter((s) => s.name === 'hidden'), { toolName: 'activate_skill' })).toBe('');
+  expect(
+    skillCatalog(
+      skills.filter((s) => s.name === 'hidden'),
+      { toolName: 'activate_skill' },
+    ),
+  ).toBe('');
   expect(skillCatalog([], { toolName: 'activate_skill' })).toBe('');
   expect(catalogTokens([])).toBe(0);
 });

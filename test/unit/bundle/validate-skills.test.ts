@@ -15,7 +15,10 @@ describe('validate: skills', () => {
     try {
       expect(await checkBundle(project.root)).toMatchObject({ problems: [], warnings: [], checked: { agents: 1, commands: 2 } });
       fs.mkdirSync(path.join(project.root, '.claude/skills/Bad_Name'));
-      fs.writeFileSync(path.join(project.root, '.claude/skills/Bad_Name/SKILL.md'), '---\nname: Bad_Name\ndescription: A skill whose name breaks the rules.\n---\nSee [guide](references/missing.md).\n');
+      fs.writeFileSync(
+        path.join(project.root, '.claude/skills/Bad_Name/SKILL.md'),
+        '---\nname: Bad_Name\ndescription: A skill whose name breaks the rules.\n---\nSee [guide](references/missing.md).\n',
+      );
       const report = await checkBundle(project.root);
       expect(report.problems).toEqual([]);
       const fields = report.warnings.map((w) => `${w.file} ${w.field}`);

@@ -1,12 +1,4 @@
-import {
-  findUnresolved,
-  pathVariables,
-  resolveConfigVariables,
-  resolveDeep,
-  resolveVariables,
-  resolveWithSiblings,
-  todayLocal,
-} from '../../../bundle/variables';
+import { findUnresolved, pathVariables, resolveConfigVariables, resolveDeep, resolveVariables, resolveWithSiblings, todayLocal } from '../../../bundle/variables';
 import { ConfigVariableNotFoundError, VariableCycleError } from '../../../bundle/errors';
 
 const roots = pathVariables({ bundleRoot: '/p/bundle', coreRoot: '/p/bmad/core', projectRoot: '/p' });
@@ -18,7 +10,7 @@ describe('variables', () => {
     expect(resolveVariables('{project-root}/a and {project_root}/b', roots)).toBe('/p/a and /p/b');
   });
 
-  test('resolveVariables: the spec example, Remember the user\'s name is {user_name}', () => {
+  test("resolveVariables: the spec example, Remember the user's name is {user_name}", () => {
     const vars = { ...roots, user_name: 'Bryan', communication_language: 'English' };
     expect(resolveVariables("Remember the user's name is {user_name}", vars)).toBe("Remember the user's name is Bryan");
     expect(resolveVariables('ALWAYS communicate in {communication_language}', vars)).toBe('ALWAYS communicate in English');
@@ -43,9 +35,7 @@ describe('variables', () => {
 
   test('resolveVariables: double-brace placeholders are left alone', () => {
     const vars = { ...roots, story_key: 'nope', x: 'nope' };
-    expect(resolveVariables('{project-root}/{{story_key}}.md and {{x}}', vars, { strict: true })).toBe(
-      '/p/{{story_key}}.md and {{x}}',
-    );
+    expect(resolveVariables('{project-root}/{{story_key}}.md and {{x}}', vars, { strict: true })).toBe('/p/{{story_key}}.md and {{x}}');
   });
 
   test('resolveVariables: {date} is YYYY-MM-DD, options.date or today', () => {
@@ -59,9 +49,7 @@ describe('variables', () => {
   test('resolveVariables: {config_source}:key takes the key from the config source', () => {
     const configSource = { user_name: 'Bryan', output_folder: '{project-root}/docs' };
     const vars = { ...roots, config_source: '/p/bundle/config.yaml' };
-    expect(resolveVariables('{config_source}:output_folder/requirements-{date}.md', vars, { configSource, date: '2025-10-05' })).toBe(
-      '/p/docs/requirements-2025-10-05.md',
-    );
+    expect(resolveVariables('{config_source}:output_folder/requirements-{date}.md', vars, { configSource, date: '2025-10-05' })).toBe('/p/docs/requirements-2025-10-05.md');
     expect(resolveVariables('{config_source}', vars, { configSource })).toBe('/p/bundle/config.yaml');
     // without a config source, the key comes from vars
     expect(resolveVariables('{config_source}:user_name', { user_name: 'Ann' })).toBe('Ann');
@@ -84,21 +72,15 @@ describe('variables', () => {
   });
 
   test('resolveVariables: strict mode, an unknown plain variable lists the sorted variables', () => {
-    expect(() => resolveVariables('{nope}', { user_name: 'x', b: 'y' }, { strict: true })).toThrow(
-      'Config variable not found: nope\nAvailable variables: b, user_name',
-    );
+    expect(() => resolveVariables('{nope}', { user_name: 'x', b: 'y' }, { strict: true })).toThrow('Config variable not found: nope\nAvailable variables: b, user_name');
     // also when the unknown variable sits inside another variable's value
     expect(() => resolveVariables('{a}', { a: '{missing}' }, { strict: true })).toThrow(ConfigVariableNotFoundError);
   });
 
   test('resolveVariables: non-strict mode leaves unknown variables as written', () => {
-    expect(resolveVariables('{unknown}/x {config_source}:nokey {user_name}', { user_name: 'B' })).toBe(
-      '{unknown}/x {config_source}:nokey B',
-    );
+    expect(resolveVariables('{unknown}/x {config_source}:nokey {user_name}', { user_name: 'B' })).toBe('{unknown}/x {config_source}:nokey B');
     // a config source without the key does not fall back to vars
-    expect(resolveVariables('{config_source}:user_name', { user_name: 'B' }, { configSource: {} })).toBe(
-      '{config_source}:user_name',
-    );
+    expect(resolveVariables('{config_source}:user_name', { user_name: 'B' }, { configSource: {} })).toBe('{config_source}:user_name');
   });
 
   test('resolveVariables: text without braces, JSON-ish braces and names with odd characters stay', () => {
@@ -179,19 +161,14 @@ describe('variables', () => {
 
   test('resolveWithSiblings: a key missing from the config is reported, not mistaken for a cycle', () => {
     const workflow = { project_name: '{config_source}:project_name' };
-    expect(() => resolveWithSiblings(workflow, roots, { strict: true, configSource: { user_name: 'B' } })).toThrow(
-      'Config variable not found: project_name\nAvailable variables: user_name',
-    );
+    expect(() => resolveWithSiblings(workflow, roots, { strict: true, configSource: { user_name: 'B' } })).toThrow('Config variable not found: project_name\nAvailable variables: user_name');
     // without a config source the agent's own variable is used
     expect(resolveWithSiblings(workflow, { project_name: 'Demo' })).toEqual({ project_name: 'Demo' });
     expect(resolveWithSiblings(workflow, {})).toEqual({ project_name: '{config_source}:project_name' });
   });
 
   test('resolveWithSiblings: siblings override agent variables but not the protected path variables', () => {
-    const out = resolveWithSiblings(
-      { user_name: 'Wf', 'project-root': '/evil', here: '{user_name} at {project-root}' },
-      { ...roots, user_name: 'Agent' },
-    );
+    const out = resolveWithSiblings({ user_name: 'Wf', 'project-root': '/evil', here: '{user_name} at {project-root}' }, { ...roots, user_name: 'Agent' });
     expect(out.here).toBe('Wf at /p');
   });
 

@@ -37,9 +37,7 @@ describe('xml-reader: line numbers count from the start of the whole file', () =
 
   test('a mismatched close after a long preamble names both tags and both lines', () => {
     const error = syntaxError(() => readAgent(PREAMBLE + agent('\n')));
-    expect(error.message).toBe(
-      `unclosed tag <identity> (opened at line ${PREAMBLE_LINES + 4}, found </persona> at line ${PREAMBLE_LINES + 5}) (line ${PREAMBLE_LINES + 4})`,
-    );
+    expect(error.message).toBe(`unclosed tag <identity> (opened at line ${PREAMBLE_LINES + 4}, found </persona> at line ${PREAMBLE_LINES + 5}) (line ${PREAMBLE_LINES + 4})`);
     expect(error.line).toBe(PREAMBLE_LINES + 4);
   });
 
@@ -103,9 +101,7 @@ describe('xml-reader: harmless slips are accepted', () => {
   test('element names are read as before (letters, digits, _ . : -), so messages name the tag as written', () => {
     expect(readElement('<a.b-c:d_1 x="1"/>', 0)).toEqual({ name: 'a.b-c:d_1', attrs: { x: '1' }, children: [], line: 1 });
     // A TypeScript type in prose is a tag, named up to its comma.
-    expect(syntaxError(() => readElement('<r>\nRecord<string, X>\n</r>', 0)).message).toBe(
-      'unclosed tag <string> (opened at line 2, found </r> at line 3) (line 2)',
-    );
+    expect(syntaxError(() => readElement('<r>\nRecord<string, X>\n</r>', 0)).message).toBe('unclosed tag <string> (opened at line 2, found </r> at line 3) (line 2)');
   });
 
   test('reading stops at the first element end: what follows, however broken or long, is never read', () => {

@@ -21,8 +21,22 @@ interface Step {
 /** A session that moves one step each time its state is asked. */
 function scripted(steps: Step[]): FollowedSession {
   let i = -1;
-  let messages: ChatMessage[] = [{ role: 'system', content: 'prompt' }, { role: 'user', content: 'hi' }];
-  const base: SessionState = { status: 'thinking', turn: 1, iteration: 1, maxIterations: 50, runningTools: [], pendingApprovals: [], usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, messageCount: 2, transcriptBytes: 0, run: 1 };
+  let messages: ChatMessage[] = [
+    { role: 'system', content: 'prompt' },
+    { role: 'user', content: 'hi' },
+  ];
+  const base: SessionState = {
+    status: 'thinking',
+    turn: 1,
+    iteration: 1,
+    maxIterations: 50,
+    runningTools: [],
+    pendingApprovals: [],
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    messageCount: 2,
+    transcriptBytes: 0,
+    run: 1,
+  };
   const current = () => steps[Math.min(Math.max(i, 0), steps.length - 1)]!;
   return {
     async state() {
@@ -88,13 +102,25 @@ test('a new attempt starts the reply over: restart, then the whole text from off
 });
 
 test('a final text that differs from what was shown (a server that redacted late) restarts the reply', async () => {
-  const events = await collect(scripted([{ state: {}, progress: { text: 'key sk-123' } }, { state: ended, messages: [{ role: 'assistant', content: 'key [redacted]' }] }]));
+  const events = await collect(
+    scripted([
+      { state: {}, progress: { text: 'key sk-123' } },
+      { state: ended, messages: [{ role: 'assistant', content: 'key [redacted]' }] },
+    ]),
+  );
   expect(texts(events)).toEqual(['1@0:key sk-123', 'restart 1', '1@0:key [redacted]']);
 });
 
 test('a reader that reconnects names the reply and offset it reached and gets only what follows', async () => {
   const steps: Step[] = [
-    { state: { iteration: 2 }, messages: [{ role: 'assistant', content: 'First.', tool_calls: [call] }, { role: 'tool', tool_call_id: 'c1', content: '{"success":true}' }], progress: { text: 'Hello wo' } },
+    {
+      state: { iteration: 2 },
+      messages: [
+        { role: 'assistant', content: 'First.', tool_calls: [call] },
+        { role: 'tool', tool_call_id: 'c1', content: '{"success":true}' },
+      ],
+      progress: { text: 'Hello wo' },
+    },
     { state: ended, messages: [{ role: 'assistant', content: 'Hello world, done.' }] },
   ];
   expect(texts(await collect(scripted(steps), { reply: 2, offset: 5 }))).toEqual(['2@5: wo', '2@8:rld, done.']);

@@ -51,9 +51,7 @@ describe('validate', () => {
     const { out, logs } = capture();
     await expect(validateCommand(bundle, {}, out)).resolves.toBe(1);
     const text = logs.join('\n');
-    expect(text).toContain(
-      `agents/facilitator.md  commands[*summary].workflow: File not found: workflows/sumary/workflow.yaml`,
-    );
+    expect(text).toContain(`agents/facilitator.md  commands[*summary].workflow: File not found: workflows/sumary/workflow.yaml`);
     expect(text).toMatch(/1 problem\(s\); 1 agent\(s\), 4 command\(s\), 2 workflow\(s\) checked$/);
   });
 
@@ -74,7 +72,7 @@ describe('validate', () => {
     const bundle = await copyExample();
     await edit(path.join(bundle, 'workflows/summary/workflow.yaml'), 'user_name: "{config_source}:user_name"', 'user_name: "{config_source}:user_nam"');
     await edit(path.join(bundle, 'workflows/intake/workflow.yaml'), 'default_output_file: "{output_folder}/requirements-{date}.md"', 'default_output_file: "{project-root}/requirements.md"');
-    await edit(path.join(bundle, 'agents/facilitator.md'), '<i>Remember the user\'s name is {user_name}</i>', '<i>Remember the user\'s name is {user_nick}</i>');
+    await edit(path.join(bundle, 'agents/facilitator.md'), "<i>Remember the user's name is {user_name}</i>", "<i>Remember the user's name is {user_nick}</i>");
     await edit(path.join(bundle, 'agents/facilitator.md'), 'run-workflow="{bundle-root}/workflows/intake/workflow.yaml"', 'run-workflow="{bundle-root}/../../etc/workflow.yaml"');
     const { out, logs } = capture();
     await expect(validateCommand(bundle, { json: true }, out)).resolves.toBe(1);

@@ -15,8 +15,28 @@ import { cli } from './cli-capture';
 const REPO = path.resolve(__dirname, '../../..');
 const VERSION = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 
-
-const COMMANDS = ['run', 'chat', 'send', 'interrupt', 'status', 'tools', 'list', 'transcript', 'approve', 'deny', 'extend', 'rewind', 'branch', 'end', 'worker', 'server', 'codec-server', 'demo', 'inspect', 'validate'];
+const COMMANDS = [
+  'run',
+  'chat',
+  'send',
+  'interrupt',
+  'status',
+  'tools',
+  'list',
+  'transcript',
+  'approve',
+  'deny',
+  'extend',
+  'rewind',
+  'branch',
+  'end',
+  'worker',
+  'server',
+  'codec-server',
+  'demo',
+  'inspect',
+  'validate',
+];
 
 /** Variables each command's help must name (a sample: the ones it cannot work without). */
 const ENV_NAMED: Record<string, string[]> = {
@@ -44,7 +64,23 @@ test.each(COMMANDS)('cli: `%s --help` prints its usage, options, an example and 
 
 test('cli: the help of every command lists its options with their defaults', async () => {
   const run = (await cli(['run', '--help'])).stdout;
-  for (const flag of ['--json', '--once', '--detach', '--max-iterations <n>', '--model <model>', '--id <id>', '--project-root <dir>', '--output <dir>', '--strict', '--no-check', '--allow-broad-project-root', '--user-skills', '--skills-folder <dir>', '--allow-secret-files', '--allow-hard-links']) {
+  for (const flag of [
+    '--json',
+    '--once',
+    '--detach',
+    '--max-iterations <n>',
+    '--model <model>',
+    '--id <id>',
+    '--project-root <dir>',
+    '--output <dir>',
+    '--strict',
+    '--no-check',
+    '--allow-broad-project-root',
+    '--user-skills',
+    '--skills-folder <dir>',
+    '--allow-secret-files',
+    '--allow-hard-links',
+  ]) {
     expect(run).toContain(flag);
   }
   expect((await cli(['list', '--help'])).stdout).toMatch(/--limit <n> +at most this many \(default: 50\)/);
@@ -116,7 +152,7 @@ test('cli: bad values and missing arguments name the option or argument; exit 2'
 test('cli: an unknown command exits 2 and suggests the closest one', async () => {
   const typo = await cli(['stauts', 'some-id']);
   expect(typo.code).toBe(EXIT.USAGE);
-  expect(typo.stderr).toBe("error: unknown command 'stauts'\n(Did you mean status?)\nRun \"loopwright --help\" for the list of commands.");
+  expect(typo.stderr).toBe('error: unknown command \'stauts\'\n(Did you mean status?)\nRun "loopwright --help" for the list of commands.');
   const unknown = await cli(['frobnicate']);
   expect(unknown.code).toBe(EXIT.USAGE);
   expect(unknown.stderr).toMatch(/^error: unknown command 'frobnicate'\nRun "loopwright --help"/);
@@ -236,7 +272,7 @@ test('cli: --help loads neither the Temporal SDK nor a command module', () => {
     "require('ts-node').register({ transpileOnly: true, project: 'tsconfig.json' });",
     "require('./cli/cli').main(['--help'], { log() {}, error() {} }).then(() => {",
     '  const loaded = Object.keys(require.cache);',
-    "  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|[\\\\/]cli[\\\\/]commands[\\\\/](?!option-values)/.test(f))));",
+    '  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|[\\\\/]cli[\\\\/]commands[\\\\/](?!option-values)/.test(f))));',
     '});',
   ].join('\n');
   const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' })) as string[];

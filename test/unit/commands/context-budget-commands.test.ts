@@ -58,7 +58,6 @@ function turn(fields: Partial<TurnResult>): TurnResult {
   };
 }
 
-
 const savedOtel: Record<string, string | undefined> = {};
 beforeAll(() => {
   for (const name of Object.keys(process.env).filter((n) => n.startsWith('OTEL_'))) {

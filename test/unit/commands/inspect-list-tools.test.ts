@@ -45,7 +45,7 @@ test('lists built-in, custom and MCP tools with what each needs, as a session wo
   expect(listing).toMatch(/^\s+everything__toggle-simulated-logging\s+mcp everything\s+write\s+needs approval$/m);
 });
 
-test('--json carries the listing; the agent\'s allow-list in bundle.yaml narrows it', async () => {
+test("--json carries the listing; the agent's allow-list in bundle.yaml narrows it", async () => {
   const manifest = path.join(bundle, 'bundle.yaml');
   const original = fs.readFileSync(manifest, 'utf8');
   fs.writeFileSync(manifest, original.replace('entry_point: true', 'entry_point: true\n    tools: [read_file, "everything__get-*"]'));

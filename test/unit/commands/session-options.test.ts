@@ -56,7 +56,6 @@ afterEach(() => {
   }
 });
 
-
 /** The options `run` starts its session with (the fake connection stops the command right after). */
 async function runStarts(...options: string[]): Promise<StartSessionOptions> {
   const { code, stderr } = await cli(['run', 'bundles/requirements-facilitator', 'facilitator', 'hello', '--no-check', ...options]);
@@ -84,24 +83,40 @@ test('run: without the new options or variables, the session input has none of t
 
 test('run: every option reaches the session input, in its field', async () => {
   const options = await runStarts(
-    '--max-output-tokens', '2048',
-    '--temperature', '0.2',
-    '--reasoning-effort', 'low',
-    '--tool-choice', 'required',
-    '--extra-body', '{"top_k": 40, "min_p": 0.05}',
+    '--max-output-tokens',
+    '2048',
+    '--temperature',
+    '0.2',
+    '--reasoning-effort',
+    'low',
+    '--tool-choice',
+    'required',
+    '--extra-body',
+    '{"top_k": 40, "min_p": 0.05}',
     '--send-reasoning',
-    '--fallback-model', 'gpt-4o',
-    '--fallback-model', 'qwen2.5:7b',
-    '--max-continuations', '0',
-    '--context-window', '32768',
-    '--compact-at', '0.7',
-    '--keep-recent', '2',
+    '--fallback-model',
+    'gpt-4o',
+    '--fallback-model',
+    'qwen2.5:7b',
+    '--max-continuations',
+    '0',
+    '--context-window',
+    '32768',
+    '--compact-at',
+    '0.7',
+    '--keep-recent',
+    '2',
     '--no-summarize',
-    '--turn-token-budget', '20000',
-    '--session-token-budget', '500000',
-    '--cost-budget', '2.5',
-    '--price', 'gpt-4o-mini=0.15,0.6',
-    '--price', '*=1,2',
+    '--turn-token-budget',
+    '20000',
+    '--session-token-budget',
+    '500000',
+    '--cost-budget',
+    '2.5',
+    '--price',
+    'gpt-4o-mini=0.15,0.6',
+    '--price',
+    '*=1,2',
   );
   expect(options.modelSettings).toEqual({ maxOutputTokens: 2048, temperature: 0.2, reasoningEffort: 'low', toolChoice: 'required', extraBody: { top_k: 40, min_p: 0.05 }, sendReasoning: true });
   expect(options.fallbackModels).toEqual(['gpt-4o', 'qwen2.5:7b']);
@@ -232,7 +247,7 @@ test('chat: the same options and variables reach the session it starts', async (
   expect(options.maxContinuations).toBe(3);
 });
 
-test('chat: a bad value is named like run\'s; a bad variable too', async () => {
+test("chat: a bad value is named like run's; a bad variable too", async () => {
   const bad = await cli(['chat', 'b', 'a', '--tool-choice', 'maybe']);
   expect(bad.code).toBe(EXIT.USAGE);
   expect(bad.stderr).toMatch(/^error: option '--tool-choice <choice>' argument 'maybe' is invalid\. Expected auto, required or none\./);
@@ -247,7 +262,29 @@ test('run and chat --help list the options and every variable that gives them a 
   expect([...SESSION_SETTINGS_ENV_NAMES].sort()).toEqual([...ENV_NAMES].sort());
   for (const command of ['run', 'chat']) {
     const { stdout } = await cli([command, '--help']);
-    for (const flag of ['--max-output-tokens <n>', '--temperature <x>', '--reasoning-effort <level>', '--tool-choice <choice>', '--extra-body <json>', '--send-reasoning', '--fallback-model <model>', '--max-continuations <n>', '--context-window <n>', '--compact-at <fraction>', '--keep-recent <n>', '--no-summarize', '--turn-token-budget <n>', '--session-token-budget <n>', '--cost-budget <x>', '--price <model=input,output>', '--stream', '--no-stream', '--verify', '--no-verify', '--verify-attempts <n>']) {
+    for (const flag of [
+      '--max-output-tokens <n>',
+      '--temperature <x>',
+      '--reasoning-effort <level>',
+      '--tool-choice <choice>',
+      '--extra-body <json>',
+      '--send-reasoning',
+      '--fallback-model <model>',
+      '--max-continuations <n>',
+      '--context-window <n>',
+      '--compact-at <fraction>',
+      '--keep-recent <n>',
+      '--no-summarize',
+      '--turn-token-budget <n>',
+      '--session-token-budget <n>',
+      '--cost-budget <x>',
+      '--price <model=input,output>',
+      '--stream',
+      '--no-stream',
+      '--verify',
+      '--no-verify',
+      '--verify-attempts <n>',
+    ]) {
       expect(stdout).toContain(flag);
     }
     const environment = stdout.slice(stdout.indexOf('\nEnvironment:\n'));

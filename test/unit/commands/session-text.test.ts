@@ -67,12 +67,7 @@ describe('budgets', () => {
   };
 
   test('used / limit with the share, "no limit" when none, cost with four decimals, then the warnings', () => {
-    expect(budgetLines(budget)).toEqual([
-      'turn tokens:    1,234 / 10,000 (12%)',
-      'session tokens: 45,000 (no limit)',
-      'cost:           0.0412 / 5 (0%)',
-      'warning:        session tokens 82%',
-    ]);
+    expect(budgetLines(budget)).toEqual(['turn tokens:    1,234 / 10,000 (12%)', 'session tokens: 45,000 (no limit)', 'cost:           0.0412 / 5 (0%)', 'warning:        session tokens 82%']);
   });
 
   test('the list line names only the budgets with a limit (and the cost once there is one)', () => {
@@ -124,7 +119,7 @@ describe('turn statuses', () => {
     for (const status of ['completed', 'failed', 'max_iterations', 'interrupted', 'stuck', 'waiting_for_user'] as TurnStatus[]) expect(turnStatusMessage({ status })).toBeUndefined();
   });
 
-  test('the new statuses exit 1 even when the result says success; the failure types match a one-shot session\'s', () => {
+  test("the new statuses exit 1 even when the result says success; the failure types match a one-shot session's", () => {
     for (const status of ['truncated', 'content_filtered', 'refused', 'budget_exceeded'] as TurnStatus[]) expect(turnExitCode({ success: true, status })).toBe(EXIT.FAILED);
     expect(turnExitCode({ success: true, status: 'completed' })).toBe(EXIT.OK);
     expect(turnExitCode({ success: true, status: 'waiting_for_user' })).toBe(EXIT.OK);

@@ -83,7 +83,17 @@ test('run: without the tool options or variables, the session input has none of 
 
 test('run: every option reaches the session input, in its field', async () => {
   const a = file('a.json', { mcpServers: { github: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' } } } });
-  const options = await runStarts('--tools', 'read_file, save_output,github__*', '--mcp-config', a, '--no-project-mcp', '--allow-tool', 'github__get_*', '--allow-tool', 'github__list_issues,github__search_*');
+  const options = await runStarts(
+    '--tools',
+    'read_file, save_output,github__*',
+    '--mcp-config',
+    a,
+    '--no-project-mcp',
+    '--allow-tool',
+    'github__get_*',
+    '--allow-tool',
+    'github__list_issues,github__search_*',
+  );
   expect(options.tools).toEqual(['read_file', 'save_output', 'github__*']);
   expect(options.mcpServers).toEqual({ github: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' } } });
   expect(options.projectMcpConfig).toBe(false);
@@ -162,7 +172,7 @@ describe('a bad --mcp-config file: a usage mistake naming the file and the field
     ['no mcpServers', () => file('none.json', { servers: {} }), /: mcpServers: missing; /],
     ['mcpServers a list', () => file('l.json', { mcpServers: [] }), /: mcpServers: expected an object, got a list$/],
     ['a server without command or url', () => file('s.json', { mcpServers: { gh: { args: ['x'] } } }), /: mcpServers\.gh\.command: expected a string, got undefined$/],
-    ['a bad server name', () => file('n.json', { mcpServers: { 'a__b': { command: 'x' } } }), /: mcpServers\.a__b: a server name takes letters, digits, _ and -/],
+    ['a bad server name', () => file('n.json', { mcpServers: { a__b: { command: 'x' } } }), /: mcpServers\.a__b: a server name takes letters, digits, _ and -/],
     ['an unknown setting', () => file('u.json', { mcpServers: { gh: { url: 'https://x', header: {} } } }), /: mcpServers\.gh\.header: unknown setting/],
     ['an env value not a string', () => file('e.json', { mcpServers: { fs: { command: 'x', env: { PORT: 80 } } } }), /: mcpServers\.fs\.env\.PORT: expected a string, got 80$/],
   ];
@@ -185,7 +195,7 @@ describe('a bad --mcp-config file: a usage mistake naming the file and the field
   });
 });
 
-test('chat: the same options and variables reach the session it starts; a bad file is refused like run\'s', async () => {
+test("chat: the same options and variables reach the session it starts; a bad file is refused like run's", async () => {
   process.env.LOOPWRIGHT_ALLOW_TOOLS = 'fs__read_*';
   const config = file('c.json', { mcpServers: { fs: { command: 'npx', env: { ROOT: '${PWD}' } } } });
   const options = await chatStarts('--tools', 'read_file,fs__*', '--mcp-config', config, '--no-project-mcp');

@@ -27,7 +27,7 @@ describe('Budgets', () => {
     expect(budgets({ prices: { '*': { input: 1, output: 1 } } }).b.active).toBe(true);
   });
 
-  test('budgets: a turn budget counts the turn\'s calls and stops with words that say how to raise it', () => {
+  test("budgets: a turn budget counts the turn's calls and stops with words that say how to raise it", () => {
     const { b } = budgets({ turnTokens: 1000 });
     b.record(usage(400, 100), 'm');
     expect(b.exhausted()).toBeUndefined();
@@ -42,7 +42,7 @@ describe('Budgets', () => {
     expect(b.state().turnTokens).toEqual({ used: 0, limit: 1000 });
   });
 
-  test('budgets: the session budget reads the session\'s own total; the turn budget is checked first', () => {
+  test("budgets: the session budget reads the session's own total; the turn budget is checked first", () => {
     const { b, session } = budgets({ turnTokens: 100, sessionTokens: 5000 });
     session.used = 5200;
     expect(b.exhausted()).toEqual({
@@ -95,7 +95,7 @@ describe('Budgets', () => {
     expect(jump.exhausted()?.which).toBe('turn tokens');
   });
 
-  test('budgets: warnAt is the session\'s; session and cost budgets warn under their own labels', () => {
+  test("budgets: warnAt is the session's; session and cost budgets warn under their own labels", () => {
     const { b, session } = budgets({ sessionTokens: 10_000, sessionCost: 2, warnAt: 0.5, prices: { '*': { input: 1, output: 1 } } });
     session.used = 5_500;
     b.record(usage(600_000, 500_000), 'm'); // 1.1 of 2
@@ -120,7 +120,7 @@ describe('Budgets', () => {
     expect(b.state().warnings).toBeUndefined();
   });
 
-  test('budgets: turnCarry into startTurn in the next run keeps the turn\'s raise and its warning given', () => {
+  test("budgets: turnCarry into startTurn in the next run keeps the turn's raise and its warning given", () => {
     const { b } = budgets({ turnTokens: 1000, sessionTokens: 100_000 });
     b.record(usage(850, 0), 'm');
     expect(b.newWarnings()).toHaveLength(1);
@@ -143,7 +143,7 @@ describe('Budgets', () => {
     expect(next.exhausted()?.message).toMatch(/^This turn used 1200 tokens, its budget of 1200;/);
   });
 
-  test('budgets: a new turn forgets the last turn\'s warning and raise but not the session\'s', () => {
+  test("budgets: a new turn forgets the last turn's warning and raise but not the session's", () => {
     const { b, session } = budgets({ turnTokens: 1000, sessionTokens: 1000 });
     session.used = 850;
     b.record(usage(850, 0), 'm');

@@ -18,18 +18,7 @@ import { estimatePromptTokens } from '../../../common/token-estimate';
 import type { HashedTranscript } from '../../../common/transcript';
 import type { SummarizeInput } from '../../../common/model-call';
 import { ContextManager, type CompactionRequest } from '../../../workflows/context/context-manager';
-import {
-  assistant,
-  FakeActivities,
-  readingSession,
-  readingTurn,
-  system,
-  toolCall,
-  transcriptOf,
-  usage,
-  user,
-  workflowFake,
-} from '../../support/workflow-fakes';
+import { assistant, FakeActivities, readingSession, readingTurn, system, toolCall, transcriptOf, usage, user, workflowFake } from '../../support/workflow-fakes';
 
 beforeEach(() => workflowFake.reset());
 
@@ -58,7 +47,7 @@ function request(cm: ContextManager, transcript: HashedTranscript, fake: FakeAct
 const summaryAnswer = (summary: string, tokens = 500) => ({ summary, usage: usage(tokens - 40, 40), durationMs: 2 });
 
 describe('ContextManager: thresholds and estimates', () => {
-  test('context: the reply\'s reserve is the output limit, but never more than a quarter of the window; the threshold is compactAt of the rest', () => {
+  test("context: the reply's reserve is the output limit, but never more than a quarter of the window; the threshold is compactAt of the rest", () => {
     expect(manager().outputReserve()).toBe(1000);
     expect(manager().threshold()).toBe(5600);
     expect(manager({ compactAt: 0.5 }).threshold()).toBe(3500);
@@ -68,7 +57,7 @@ describe('ContextManager: thresholds and estimates', () => {
     expect(defaults.threshold()).toBe(4800);
   });
 
-  test('context: the estimate is the project\'s estimate of the whole view while nothing is compacted, tools included', () => {
+  test("context: the estimate is the project's estimate of the whole view while nothing is compacted, tools included", () => {
     const transcript = readingSession(3, 1000);
     const tools = [{ type: 'function' as const, function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object' } } }];
     const cm = manager();
@@ -104,7 +93,7 @@ describe('ContextManager: thresholds and estimates', () => {
     expect(cm.calibration).toBe(0.25);
   });
 
-  test('context: a refusal teaches a smaller window and the server\'s count; without a count the estimate grows by a quarter', () => {
+  test("context: a refusal teaches a smaller window and the server's count; without a count the estimate grows by a quarter", () => {
     const cm = manager();
     cm.learnFromRefusal({ contextWindow: 6144, promptTokens: 9000 }, 6000);
     expect(cm.window).toBe(6144);
@@ -122,7 +111,7 @@ describe('ContextManager: thresholds and estimates', () => {
     expect(cm.calibration).toBe(4);
   });
 
-  test('context: the window is the session\'s, else unknown until the server says', () => {
+  test("context: the window is the session's, else unknown until the server says", () => {
     const named = new ContextManager({ window: 9000 }, {}, 1);
     expect([named.window, named.windowSource, named.windowUnknown]).toEqual([9000, 'session', false]);
     const unnamed = new ContextManager({}, {}, 1);
@@ -181,9 +170,15 @@ describe('ContextManager: compaction', () => {
     expect(wideRecord!.pruned).toBe(3);
   });
 
-  test('context: a skill\'s activation is kept whole when pruning reaches it, and not counted as pruned', async () => {
+  test("context: a skill's activation is kept whole when pruning reaches it, and not counted as pruned", async () => {
     const activation = JSON.stringify({ success: true, content: '<skill_content name="notes">Write notes.</skill_content>', skill: { name: 'notes' } });
-    const transcript = transcriptOf(system('sys'), user('activate'), assistant(null, [toolCall('s1', 'activate_skill', { name: 'notes' })]), { role: 'tool', tool_call_id: 's1', content: activation }, assistant('active'));
+    const transcript = transcriptOf(
+      system('sys'),
+      user('activate'),
+      assistant(null, [toolCall('s1', 'activate_skill', { name: 'notes' })]),
+      { role: 'tool', tool_call_id: 's1', content: activation },
+      assistant('active'),
+    );
     for (let t = 1; t <= 5; t++) transcript.push(...readingTurn(t, 4000));
     const cm = manager();
     const record = await cm.compact(request(cm, transcript, new FakeActivities()));
@@ -230,7 +225,7 @@ describe('ContextManager: compaction', () => {
     expect(workflowFake.metric('loopwright_compactions')[0]!.attributes).toEqual({ reason: 'threshold', summarized: 'true' });
   });
 
-  test('context: the summary\'s length is the session\'s summaryTokens, at most a tenth of the window, at least 64; a large delta is left to the worker', async () => {
+  test("context: the summary's length is the session's summaryTokens, at most a tenth of the window, at least 64; a large delta is left to the worker", async () => {
     const fake = new FakeActivities().respond('summarizeContext', () => summaryAnswer('S'));
     const small = manager({ summaryTokens: 300 });
     const transcript = talkingSession(12);
@@ -244,7 +239,7 @@ describe('ContextManager: compaction', () => {
     expect(inputs[0]!.delta).toBeUndefined();
   });
 
-  test('context: a part too large for the summariser\'s own window is summarised in rounds, each given the summary so far', async () => {
+  test("context: a part too large for the summariser's own window is summarised in rounds, each given the summary so far", async () => {
     const transcript = talkingSession(30);
     const cm = manager({ keepRecent: 1 });
     const fake = new FakeActivities().script('summarizeContext', summaryAnswer('first part'), summaryAnswer('first and second parts'), summaryAnswer('all but the last'));
@@ -260,9 +255,15 @@ describe('ContextManager: compaction', () => {
     expect(record!.afterTokens).toBeLessThanOrEqual(3500);
   });
 
-  test('context: skill instructions in a summarised part go on in the summary\'s text', async () => {
+  test("context: skill instructions in a summarised part go on in the summary's text", async () => {
     const activation = JSON.stringify({ success: true, content: '<skill_content name="tides">1. Read the tide table.</skill_content>', skill: { name: 'tides' } });
-    const transcript = transcriptOf(system('sys'), user('activate'), assistant(null, [toolCall('s1', 'activate_skill', { name: 'tides' })]), { role: 'tool', tool_call_id: 's1', content: activation }, assistant('active'));
+    const transcript = transcriptOf(
+      system('sys'),
+      user('activate'),
+      assistant(null, [toolCall('s1', 'activate_skill', { name: 'tides' })]),
+      { role: 'tool', tool_call_id: 's1', content: activation },
+      assistant('active'),
+    );
     for (let i = 1; i <= 12; i++) transcript.push(user(`q${i} ${'w'.repeat(2000)}`), assistant(`a${i}`));
     const cm = manager();
     const fake = new FakeActivities().script('summarizeContext', summaryAnswer('Earlier: a skill was activated and questions asked.'));
@@ -281,7 +282,7 @@ describe('ContextManager: compaction', () => {
     expect(offRecord).toMatchObject({ pruned: 1, summarized: 0 });
 
     const failing = manager({ keepRecent: 2 });
-    const fake = new FakeActivities().script('summarizeContext', new Error('the summariser\'s window is too small'));
+    const fake = new FakeActivities().script('summarizeContext', new Error("the summariser's window is too small"));
     const record = await failing.compact(request(failing, transcript, fake));
     expect(fake.callsOf('summarizeContext')).toHaveLength(1);
     expect(record).toMatchObject({ pruned: 1, summarized: 0, summaryCallTokens: 0 });

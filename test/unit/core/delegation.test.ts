@@ -61,7 +61,7 @@ function at(transcript: HashedTranscript, used: TokenUsage[], iteration = 1) {
 const replying = (...calls: ReturnType<typeof delegate>[]) => transcriptOf(system('sys'), user('Plan the login page'), assistant(null, calls));
 
 describe('Delegator', () => {
-  test('delegation: a call starts one child session with the task, the parent\'s settings and a derived id; its reply and usage are the result', async () => {
+  test("delegation: a call starts one child session with the task, the parent's settings and a derived id; its reply and usage are the result", async () => {
     const call = delegate('d1', 'pm', '  Write three requirements for a login page. ');
     const { delegator, used } = parent({ firstMessage: 'hello', idleTimeout: '1 hour', approval: { policy: 'writes' }, budget: undefined }, undefined, 8000);
     workflowFake.scriptChildren({ turns: 1, endedBy: 'one_shot', usage: usage(300, 50), lastTurn: { success: true, status: 'completed', response: '1. Email and password.' } });
@@ -78,9 +78,7 @@ describe('Delegator', () => {
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       staticSummary: 'pm · delegated by lead · Write three requirements for a login page.',
     });
-    expect(options.staticDetails).toBe(
-      'Agent **pm** (Pat) of bundle `/bundle` (one-shot), delegated by **lead** in session `parent`, turn 1, call d1; depth 1 of 2',
-    );
+    expect(options.staticDetails).toBe('Agent **pm** (Pat) of bundle `/bundle` (one-shot), delegated by **lead** in session `parent`, turn 1, call d1; depth 1 of 2');
     // The parent's settings, but not its first message, idle timeout or agent; the window it knows.
     expect((options.args as SessionInput[])[0]).toEqual({
       bundlePath: '/bundle',
@@ -134,15 +132,11 @@ describe('Delegator', () => {
     expect(workflowFake.metric('loopwright_delegations').map((m) => m.attributes.status)).toEqual(Array(6).fill('refused'));
   });
 
-  test('delegation: past maxChildren in one turn the next calls are refused; the turn\'s earlier ones count', async () => {
+  test("delegation: past maxChildren in one turn the next calls are refused; the turn's earlier ones count", async () => {
     const { delegator, used } = parent({ delegation: { maxChildren: 2 } });
     const calls = [delegate('d1', 'pm', 'one'), delegate('d2', 'pm', 'two')];
     const transcript = replying(...calls);
-    transcript.push(
-      { role: 'tool', tool_call_id: 'd1', content: '{}' },
-      { role: 'tool', tool_call_id: 'd2', content: '{}' },
-      assistant(null, [delegate('d3', 'pm', 'three')]),
-    );
+    transcript.push({ role: 'tool', tool_call_id: 'd1', content: '{}' }, { role: 'tool', tool_call_id: 'd2', content: '{}' }, assistant(null, [delegate('d3', 'pm', 'three')]));
     workflowFake.scriptChildren({ turns: 1, endedBy: 'one_shot', usage: usage(1, 1) });
     // The second of the turn is allowed; the third is past the limit.
     expect(await delegator.run(calls[1]!, at(transcript, used))).toMatchObject({ success: true, status: 'completed', response: null });
@@ -152,7 +146,7 @@ describe('Delegator', () => {
     expect(delegator.turnCount(transcript, 0, 2)).toEqual({});
   });
 
-  test('delegation: the child gets what is left of the parent\'s budgets', async () => {
+  test("delegation: the child gets what is left of the parent's budgets", async () => {
     const budget = { turnTokens: 10_000, sessionTokens: 50_000, sessionCost: 5, prices: { '*': { input: 1, output: 2 } }, warnAt: 0.9 };
     const now: BudgetState = { turnTokens: { used: 4000, limit: 10_000 }, sessionTokens: { used: 20_000, limit: 50_000 }, cost: { used: 1, limit: 5 } };
     const { delegator, used } = parent({ budget }, now);
@@ -213,7 +207,7 @@ describe('DelegationApprovals', () => {
   const CHILD = 'parent-t1-i1-d1';
   const pending = (callId: string, extra: Partial<PendingApproval> = {}): PendingApproval => ({ callId, tool: 'save_output', path: 'docs/req.md', preview: '# Requirements', since: 5, ...extra });
 
-  test('delegation approvals: a running child\'s pending calls show in the parent under the delegate call, and the session waits', () => {
+  test("delegation approvals: a running child's pending calls show in the parent under the delegate call, and the session waits", () => {
     const { approvals, state, counters } = parent();
     // Not a running child: ignored.
     workflowFake.deliver('childApprovals', { workflowId: 'stranger', agent: 'pm', approvals: [pending('s1')] });
@@ -234,7 +228,7 @@ describe('DelegationApprovals', () => {
     expect(state.status).toBe('executing_tool');
   });
 
-  test('delegation approvals: a grandchild\'s call keeps the agent that asks, under both delegate calls', () => {
+  test("delegation approvals: a grandchild's call keeps the agent that asks, under both delegate calls", () => {
     const { approvals, state } = parent();
     approvals.started(CHILD, 'd1');
     const fromGrandchild = pending('c1/s1', { delegate: { agent: 'lead', workflowId: `${CHILD}-t1-i1-c1`, callId: 's1' } });

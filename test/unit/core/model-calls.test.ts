@@ -22,19 +22,7 @@ import { Budgets } from '../../../workflows/context/budgets';
 import { ContextManager } from '../../../workflows/context/context-manager';
 import type { WorkerCopies } from '../../../workflows/turn/inline-reads';
 import { isContextLengthFailure, type ManagedModel, ModelCaller } from '../../../workflows/turn/model-calls';
-import {
-  activityFailure,
-  failureDetails,
-  FakeActivities,
-  modelReply,
-  readingSession,
-  system,
-  toolCall,
-  transcriptOf,
-  usage,
-  user,
-  workflowFake,
-} from '../../support/workflow-fakes';
+import { activityFailure, failureDetails, FakeActivities, modelReply, readingSession, system, toolCall, transcriptOf, usage, user, workflowFake } from '../../support/workflow-fakes';
 
 beforeEach(() => workflowFake.reset());
 
@@ -194,7 +182,7 @@ describe('ModelCaller: compaction and refusals', () => {
     expect(inputs[1]!.view).toEqual({ head: 1, from: 1, pruneBefore: 20 });
   });
 
-  test('model step: a second refusal in the same step is the step\'s failure', async () => {
+  test("model step: a second refusal in the same step is the step's failure", async () => {
     const transcript = readingSession(6, 4000);
     const managed = managedModel({ window: 100_000 });
     const refusal = () => activityFailure('callModelV2', MODEL_CONTEXT_LENGTH_EXCEEDED, 'too long for the model', failureDetails({ contextWindow: 6144 }));
@@ -221,11 +209,7 @@ describe('ModelCaller: fallback models', () => {
     expect(caller.model).toBe('other-model');
     await caller.step(undefined, 2, () => undefined);
     expect(fake.inputsOf<ModelRefCallInput>('callModelV2').map((i) => i.model)).toEqual(['main-model', 'other-model', 'other-model']);
-    expect(fake.calls.map((c) => c.summary)).toEqual([
-      'turn 3 · iteration 1 · callModel main-model',
-      'turn 3 · iteration 1 · callModel other-model',
-      'turn 3 · iteration 2 · callModel other-model',
-    ]);
+    expect(fake.calls.map((c) => c.summary)).toEqual(['turn 3 · iteration 1 · callModel main-model', 'turn 3 · iteration 1 · callModel other-model', 'turn 3 · iteration 2 · callModel other-model']);
   });
 
   test('model step: the fallbacks run out, and failures a retry can mend never fall back', async () => {
@@ -236,10 +220,12 @@ describe('ModelCaller: fallback models', () => {
       activityFailure('callModelV2', MODEL_PERMISSION_DENIED, 'no access to other-model'),
     );
     const managed = managedModel({ window: 100_000 }, { fallbackModels: ['other-model'] });
-    const last = await new ModelCaller(turnInput(fake, transcript), managed).step(undefined, 1, () => undefined).then(
-      () => undefined,
-      (e: unknown) => e as Error & { cause: Error },
-    );
+    const last = await new ModelCaller(turnInput(fake, transcript), managed)
+      .step(undefined, 1, () => undefined)
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error & { cause: Error },
+      );
     expect(last?.cause.message).toBe('no access to other-model');
     expect(fake.inputsOf<ModelRefCallInput>('callModelV2').map((i) => i.model)).toEqual(['main-model', 'other-model']);
 

@@ -18,7 +18,16 @@ import { activityCancelled, activityFailure, FakeActivities, toolCall, workflowF
 
 beforeEach(() => workflowFake.reset());
 
-const CONTEXT: RuntimeContext = { bundleRoot: '/b', coreRoot: '/b', projectRoot: '/p', variables: {}, readRoots: ['/b'], writeRoots: ['/p'], maxReadBytes: 1000, secretFiles: [{ pattern: '*.key', source: 'the session setting secretFiles[0]' }] };
+const CONTEXT: RuntimeContext = {
+  bundleRoot: '/b',
+  coreRoot: '/b',
+  projectRoot: '/p',
+  variables: {},
+  readRoots: ['/b'],
+  writeRoots: ['/p'],
+  maxReadBytes: 1000,
+  secretFiles: [{ pattern: '*.key', source: 'the session setting secretFiles[0]' }],
+};
 const read = toolCall('r1', 'read_file', { file_path: '{bundle-root}/config.yaml' });
 
 test('tool call: an unknown tool and arguments that are not JSON are results for the model, and no activity runs', async () => {
@@ -53,7 +62,11 @@ test('tool call: a read runs as a local activity when the session allows, else a
 });
 
 test('tool call: a tool that fails after its retries is a result naming the cause; a tool the worker lacks says so', async () => {
-  const fake = new FakeActivities().script('read_file', activityFailure('read_file', 'Error', 'EIO: i/o error'), activityFailure('read_file', 'NotFoundError', 'Activity function read_file is not registered on this worker'));
+  const fake = new FakeActivities().script(
+    'read_file',
+    activityFailure('read_file', 'Error', 'EIO: i/o error'),
+    activityFailure('read_file', 'NotFoundError', 'Activity function read_file is not registered on this worker'),
+  );
   expect(await runToolCall(fake.stubs, read, CONTEXT)).toEqual({ success: false, error: 'read_file failed: EIO: i/o error' });
   expect(await runToolCall(fake.stubs, read, CONTEXT)).toEqual({
     success: false,
@@ -77,7 +90,10 @@ test('tool call: custom and MCP tools go to their own activities; an MCP tool of
   const fake = new FakeActivities().script('lookup_ticket', { success: true, title: 'Login fails' }).script('callMcpTool', { success: true, content: 'file text' });
   expect(await runToolCall(fake.stubs, toolCall('c1', 'lookup_ticket', { id: 'T-1' }), CONTEXT, { toolSet, localReads: true })).toEqual({ success: true, title: 'Login fails' });
   expect(await runToolCall(fake.stubs, toolCall('m1', 'fs__read', { path: 'a.md' }), CONTEXT, { toolSet })).toEqual({ success: true, content: 'file text' });
-  expect(await runToolCall(fake.stubs, toolCall('o1', 'gone__x', {}), CONTEXT, { toolSet })).toEqual({ success: false, error: 'gone__x failed: its MCP server gone is not configured in this session' });
+  expect(await runToolCall(fake.stubs, toolCall('o1', 'gone__x', {}), CONTEXT, { toolSet })).toEqual({
+    success: false,
+    error: 'gone__x failed: its MCP server gone is not configured in this session',
+  });
   expect(fake.calls.map((c) => [c.name, c.local, c.summary])).toEqual([
     ['lookup_ticket', true, 'lookup_ticket T-1'],
     ['callMcpTool', false, 'fs__read'],

@@ -22,7 +22,7 @@ const ENOENT = { success: false, error: 'ENOENT' };
 const read = toolCall('r', 'read_file', { file_path: 'missing.md' });
 
 describe('TurnLimits', () => {
-  test('turn limits: the limit is reached at the session\'s iterations; extend raises it for the running turn only', () => {
+  test("turn limits: the limit is reached at the session's iterations; extend raises it for the running turn only", () => {
     const { l, changes } = limits(4);
     l.beginTurn();
     expect(l.reached(3)).toBe(false);

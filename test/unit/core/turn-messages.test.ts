@@ -7,14 +7,7 @@
  * at the limit, with the exact texts the model and the user read.
  */
 import type { ToolMessage } from '../../../common/messages';
-import {
-  closeDanglingToolCalls,
-  countToolCalls,
-  FILTERED_RESULT,
-  INTERRUPTED_RESULT,
-  lastAssistantText,
-  noteRepeatedFailures,
-} from '../../../workflows/turn/turn-messages';
+import { closeDanglingToolCalls, countToolCalls, FILTERED_RESULT, INTERRUPTED_RESULT, lastAssistantText, noteRepeatedFailures } from '../../../workflows/turn/turn-messages';
 import { assistant, system, toolCall, toolResult, transcriptOf, user } from '../../support/workflow-fakes';
 
 const read = (id: string, path = 'missing.md') => toolCall(id, 'read_file', { file_path: path });
@@ -40,7 +33,7 @@ describe('closeDanglingToolCalls', () => {
     expect(JSON.parse((transcript.messages[2] as ToolMessage).content)).toEqual({ success: false, error: "Not run: the model server's content filter stopped the reply" });
   });
 
-  test('turn messages: only the latest reply from the turn\'s first message is looked at', () => {
+  test("turn messages: only the latest reply from the turn's first message is looked at", () => {
     // An earlier turn's dangling call is not this turn's to close.
     const earlier = transcriptOf(user('one'), assistant(null, [read('old')]), user('two'));
     closeDanglingToolCalls(earlier, 2);
@@ -73,7 +66,7 @@ describe('what a turn holds', () => {
     expect(lastAssistantText(transcriptOf(user('x'), assistant('only')), 0)).toBe('only');
   });
 
-  test('turn messages: tool calls are counted from the turn\'s first message', () => {
+  test("turn messages: tool calls are counted from the turn's first message", () => {
     expect(countToolCalls(transcript, 3)).toBe(3);
     expect(countToolCalls(transcript, 5)).toBe(1);
     expect(countToolCalls(transcript, 10)).toBe(0);
@@ -106,7 +99,13 @@ describe('noteRepeatedFailures', () => {
     const failures: Record<string, number> = {};
     const declined = { success: false, declined: true, error: 'The user declined this call' };
     for (let i = 0; i < 3; i++) {
-      noteRepeatedFailures(transcript, [read(`a${i}`, 'a.md'), read(`b${i}`, 'b.md'), read(`c${i}`), read(`d${i}`), read(`e${i}`)], [ENOENT, { success: true }, declined, undefined, i === 0 ? ENOENT : { success: false, error: 'EACCES' }], failures, 4);
+      noteRepeatedFailures(
+        transcript,
+        [read(`a${i}`, 'a.md'), read(`b${i}`, 'b.md'), read(`c${i}`), read(`d${i}`), read(`e${i}`)],
+        [ENOENT, { success: true }, declined, undefined, i === 0 ? ENOENT : { success: false, error: 'EACCES' }],
+        failures,
+        4,
+      );
     }
     expect(Object.values(failures).sort()).toEqual([1, 2, 3]);
     expect(transcript.slice(1).map((m) => m.content)).toEqual([

@@ -83,7 +83,10 @@ test('a reply with two reads: both run, their results join in call order, and th
   expect(result.usage).toEqual(usage(250, 15));
   expect(seen).toEqual({ thinking: [1, 2], tools: [['read_file', 'read_file'], []], tokens: 265 });
   expect(toolMessages(transcript).map((m) => m.tool_call_id)).toEqual(['a', 'b']);
-  expect(contents(toolMessages(transcript))).toEqual([{ success: true, content: 'ONE' }, { success: true, content: 'TWO' }]);
+  expect(contents(toolMessages(transcript))).toEqual([
+    { success: true, content: 'ONE' },
+    { success: true, content: 'TWO' },
+  ]);
   // The second model call saw the whole transcript, tool results included.
   expect(fake.inputsOf<{ messages: ChatMessage[] }>('callModel')[1]!.messages).toHaveLength(5);
   expect(fake.callsOf('read_file').map((c) => c.summary)).toEqual([expect.stringContaining('one.md'), expect.stringContaining('two.md')]);
@@ -96,7 +99,9 @@ test('at the limit an interactive turn says how to go on; a one-shot turn ends w
     fake.respond('read_file', () => ({ success: true, content: 'x' }));
     const result = await outcome(input);
     expect(result).toMatchObject({ status: 'max_iterations', success: false, iterations: 2, error: 'Agent execution exceeded maximum iterations (2)' });
-    expect(result.response).toBe(interactive ? 'I reached this turn\'s limit of 2 iterations before finishing. So far: Still reading. Say "continue" to let me go on (or extend the limit).' : 'Still reading.');
+    expect(result.response).toBe(
+      interactive ? 'I reached this turn\'s limit of 2 iterations before finishing. So far: Still reading. Say "continue" to let me go on (or extend the limit).' : 'Still reading.',
+    );
     expect(fake.callsOf('callModel')).toHaveLength(2);
     expect(transcript.slice(-1)[0]).toMatchObject({ role: 'tool' });
   }
@@ -157,7 +162,7 @@ test('the same failing call three times ends the turn stuck; the second failure 
   expect(notes).toHaveLength(1);
 });
 
-test('a question ends the turn waiting for the user; the answer becomes that call\'s result in the next turn', async () => {
+test("a question ends the turn waiting for the user; the answer becomes that call's result in the next turn", async () => {
   const { fake, transcript, input } = setup();
   fake.script('callModel', modelReply(null, { toolCalls: [toolCall('q1', 'ask_question', { question: 'Which file?' })] }));
   const result = await outcome(input);
@@ -270,7 +275,9 @@ describe('turn extensions', () => {
 
   test('a command an extension answers is the turn: no model call, its reply and status', async () => {
     const { fake, transcript, input } = setup({
-      extensions: [{ name: 'checks', command: (message) => (message === '*check' ? () => Promise.resolve({ status: 'failed_verification', response: 'Two items failed.', error: '2 of 5 failed' }) : undefined) }],
+      extensions: [
+        { name: 'checks', command: (message) => (message === '*check' ? () => Promise.resolve({ status: 'failed_verification', response: 'Two items failed.', error: '2 of 5 failed' }) : undefined) },
+      ],
     });
     const result = await outcome(input, { message: '*check' });
     expect(result).toMatchObject({ status: 'failed_verification', response: 'Two items failed.', error: '2 of 5 failed', iterations: 0 });
@@ -280,7 +287,13 @@ describe('turn extensions', () => {
 
   test('a call an extension runs does not reach an activity; its result joins the transcript like any other', async () => {
     const { fake, transcript, input } = setup({
-      extensions: [{ name: 'helpers', runsCall: (c) => c.function.name === 'delegate_task', runCall: (c, at) => Promise.resolve({ success: true, response: `done by helper at iteration ${at.iteration}`, id: c.id }) }],
+      extensions: [
+        {
+          name: 'helpers',
+          runsCall: (c) => c.function.name === 'delegate_task',
+          runCall: (c, at) => Promise.resolve({ success: true, response: `done by helper at iteration ${at.iteration}`, id: c.id }),
+        },
+      ],
     });
     fake.script('callModel', modelReply(null, { toolCalls: [toolCall('d1', 'delegate_task', { agent: 'x', task: 'y' })] }), modelReply('Delegated.'));
     await outcome(input);
@@ -305,6 +318,11 @@ describe('turn extensions', () => {
     fake.script('callModel', modelReply('First try.'), modelReply('Second try.'));
     const result = await outcome(input);
     expect(result).toMatchObject({ status: 'failed_verification', response: 'Second try.', error: 'still failing', iterations: 2, delegations: 7 });
-    expect(transcript.slice().filter((m) => m.role === 'system').map((m) => m.content)).toContain('Fix item 3.');
+    expect(
+      transcript
+        .slice()
+        .filter((m) => m.role === 'system')
+        .map((m) => m.content),
+    ).toContain('Fix item 3.');
   });
 });

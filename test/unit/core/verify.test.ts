@@ -143,7 +143,7 @@ describe('SessionVerifier: after a workflow saves its document', () => {
     expect(v.view().pending).toBeUndefined();
   });
 
-  test('verify: maxAttempts is the session\'s; a model that answers without saving again lets the last report stand', async () => {
+  test("verify: maxAttempts is the session's; a model that answers without saving again lets the last report stand", async () => {
     const { v, fake, record } = verifier({ maxAttempts: 2 });
     fake.script('verifyDocument', verdict({ 1: 'no goal' }));
     workflowRanAndSaved(v);
@@ -153,7 +153,7 @@ describe('SessionVerifier: after a workflow saves its document', () => {
     expect(fake.callsOf('verifyDocument')).toHaveLength(1);
   });
 
-  test('verify: only the workflow\'s own document is checked; with nothing pending an answer ends the turn as it is', async () => {
+  test("verify: only the workflow's own document is checked; with nothing pending an answer ends the turn as it is", async () => {
     const { v, fake, record } = verifier();
     expect(await v.atAnswer(1, record)).toBeUndefined();
     v.noteToolResults([runWorkflow], [workflowStarted], writes);
@@ -197,7 +197,7 @@ describe('SessionVerifier: after a workflow saves its document', () => {
     expect(missing.used).toEqual([]);
   });
 
-  test('verify: an interrupt during the check is the turn\'s, not a report', async () => {
+  test("verify: an interrupt during the check is the turn's, not a report", async () => {
     const { v, fake, record } = verifier();
     fake.script('verifyDocument', activityCancelled('verifyDocument'));
     workflowRanAndSaved(v);

@@ -4,24 +4,14 @@ import { SUMMARY_PROMPT_MARKER } from '../../../common/model-view';
 import { estimatePromptTokens, estimateTextTokens } from '../../../common/token-estimate';
 import { parseArgs } from '../../../fake-model/cli-args';
 import { utf8Prefix } from '../../../common/transcript';
-import {
-  isSummaryRequest,
-  startFakeOpenAI,
-  text,
-  toolCalls,
-  type FakeOpenAI,
-  type FakeOpenAIOptions,
-  type RecordedRequest,
-} from '../../../fake-model/server';
+import { isSummaryRequest, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type FakeOpenAIOptions, type RecordedRequest } from '../../../fake-model/server';
 
 type Params = OpenAI.ChatCompletionCreateParamsNonStreaming;
 
 /** 40 messages of 100 bytes: 40 * (4 + 25) = 1160 tokens by the estimate. */
 const BIG: ChatMessage[] = Array.from({ length: 40 }, (_, i) => ({ role: 'user', content: `${i}`.padEnd(100, 'x') }));
 const SMALL: ChatMessage[] = [{ role: 'user', content: 'Hello there' }];
-const TOOLS: ToolDefinition[] = [
-  { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { file_path: { type: 'string' } } } } },
-];
+const TOOLS: ToolDefinition[] = [{ type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { file_path: { type: 'string' } } } } }];
 /** 260 ASCII bytes (65 tokens). */
 const LONG = 'abcdefghijklmnopqrstuvwxyz'.repeat(10);
 
@@ -47,7 +37,7 @@ describe('fake-openai limits', () => {
     await fake.close();
   });
 
-  it('fake-openai limits: a prompt over the window gets OpenAI\'s 400 and does not spend the scripted step', async () => {
+  it("fake-openai limits: a prompt over the window gets OpenAI's 400 and does not spend the scripted step", async () => {
     await start({ contextWindow: 1000 });
     fake.enqueue(text('for the small prompt'));
 
@@ -58,9 +48,7 @@ describe('fake-openai limits', () => {
     expect(err.code).toBe('context_length_exceeded');
     expect(err.type).toBe('invalid_request_error');
     expect(err.param).toBe('messages');
-    expect(err.message).toContain(
-      "This model's maximum context length is 1000 tokens. However, your messages resulted in 1160 tokens. Please reduce the length of the messages.",
-    );
+    expect(err.message).toContain("This model's maximum context length is 1000 tokens. However, your messages resulted in 1160 tokens. Please reduce the length of the messages.");
     // Received and recorded, but the script is untouched.
     expect(fake.requests).toHaveLength(1);
     expect(fake.requests[0]!.status).toBe(400);
@@ -110,7 +98,7 @@ describe('fake-openai limits', () => {
     expect(refused.message).toContain(`resulted in ${prompt} tokens`);
   });
 
-  it('fake-openai limits: a long text is cut at the request\'s max_tokens with finish_reason length', async () => {
+  it("fake-openai limits: a long text is cut at the request's max_tokens with finish_reason length", async () => {
     await start();
     fake.enqueue(text(LONG), text(LONG), text(LONG.slice(0, 20)));
 
@@ -131,7 +119,7 @@ describe('fake-openai limits', () => {
     expect(exact.choices[0]!.message.content).toBe(LONG.slice(0, 20));
   });
 
-  it('fake-openai limits: the server\'s maxOutputTokens and the rest of the window cut too', async () => {
+  it("fake-openai limits: the server's maxOutputTokens and the rest of the window cut too", async () => {
     await start({ maxOutputTokens: 4, responder: () => text(LONG) });
 
     const capped = await client.chat.completions.create(params(SMALL, { max_tokens: 100 }));
@@ -173,7 +161,13 @@ describe('fake-openai limits', () => {
     const args = { file_path: 'notes.md', content: LONG };
     const argsText = JSON.stringify(args);
     fake.enqueue(
-      toolCalls([{ name: 'save_output', arguments: args }, { name: 'read_file', arguments: { file_path: 'a.md' } }], { content: 'Saving.' }),
+      toolCalls(
+        [
+          { name: 'save_output', arguments: args },
+          { name: 'read_file', arguments: { file_path: 'a.md' } },
+        ],
+        { content: 'Saving.' },
+      ),
     );
 
     const reply = await client.chat.completions.create(params(SMALL, { max_tokens: 10 }));
@@ -199,7 +193,7 @@ describe('fake-openai limits', () => {
     expect(reply.usage!.completion_tokens).toBe(2);
   });
 
-  it('fake-openai limits: usage is the project\'s estimate of the prompt and of what was sent', async () => {
+  it("fake-openai limits: usage is the project's estimate of the prompt and of what was sent", async () => {
     await start();
     const messages: ChatMessage[] = [
       { role: 'system', content: 'You are a facilitator. Ünïcödé counts in bytes.' },
@@ -299,7 +293,16 @@ describe('fake-openai isSummaryRequest', () => {
     const summary = `${SUMMARY_PROMPT_MARKER}\nSummarise the conversation.`;
     expect(isSummaryRequest(request({ messages: [{ role: 'system', content: summary }, ...SMALL] }))).toBe(true);
     expect(isSummaryRequest(request({ messages: [...SMALL, { role: 'system', content: summary }] }))).toBe(true);
-    expect(isSummaryRequest(request({ messages: [{ role: 'system', content: 'You are helpful.' }, { role: 'system', content: summary }] }))).toBe(false);
+    expect(
+      isSummaryRequest(
+        request({
+          messages: [
+            { role: 'system', content: 'You are helpful.' },
+            { role: 'system', content: summary },
+          ],
+        }),
+      ),
+    ).toBe(false);
     expect(isSummaryRequest(request({ messages: [{ role: 'system', content: `Note: ${summary}` }] }))).toBe(false);
     expect(isSummaryRequest(request({ messages: [{ role: 'user', content: summary }] }))).toBe(false);
     expect(isSummaryRequest(request({}))).toBe(false);
@@ -323,9 +326,13 @@ describe('fake-openai isSummaryRequest', () => {
 describe('fake-openai cli arguments', () => {
   it('fake-openai: the command line takes the window, the output cap, the error style and /props', () => {
     expect(parseArgs([])).toEqual({ port: 0 });
-    expect(
-      parseArgs(['--port', '8787', '--context-window', '4096', '--max-output-tokens', '256', '--context-error-style', 'llamacpp', '--llama-props']),
-    ).toEqual({ port: 8787, contextWindow: 4096, maxOutputTokens: 256, contextErrorStyle: 'llamacpp', llamaProps: true });
+    expect(parseArgs(['--port', '8787', '--context-window', '4096', '--max-output-tokens', '256', '--context-error-style', 'llamacpp', '--llama-props'])).toEqual({
+      port: 8787,
+      contextWindow: 4096,
+      maxOutputTokens: 256,
+      contextErrorStyle: 'llamacpp',
+      llamaProps: true,
+    });
     expect(() => parseArgs(['--context-window', 'big'])).toThrow('--context-window must be a whole number');
     expect(() => parseArgs(['--max-output-tokens', '-3'])).toThrow('--max-output-tokens must be a whole number');
     expect(() => parseArgs(['--context-error-style', 'anthropic'])).toThrow('must be openai or llamacpp');

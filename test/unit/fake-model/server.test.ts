@@ -1,16 +1,5 @@
 import OpenAI, { APIConnectionError, APIUserAbortError, BadRequestError, InternalServerError, RateLimitError } from 'openai';
-import {
-  delay,
-  drop,
-  fault,
-  hang,
-  raw,
-  SCRIPT_EXHAUSTED_MESSAGE,
-  startFakeOpenAI,
-  text,
-  toolCalls,
-  type FakeOpenAI,
-} from '../../../fake-model/server';
+import { delay, drop, fault, hang, raw, SCRIPT_EXHAUSTED_MESSAGE, startFakeOpenAI, text, toolCalls, type FakeOpenAI } from '../../../fake-model/server';
 
 const USER = [{ role: 'user' as const, content: 'Hello there' }];
 
@@ -50,9 +39,7 @@ describe('fake-openai server', () => {
 
   it('fake-openai: records the request body and redacts the authorization header', async () => {
     fake.enqueue(text('ok'));
-    const tools = [
-      { type: 'function' as const, function: { name: 'read_file', description: 'Read', parameters: { type: 'object' } } },
-    ];
+    const tools = [{ type: 'function' as const, function: { name: 'read_file', description: 'Read', parameters: { type: 'object' } } }];
     await client.chat.completions.create({ model: 'gpt-test', messages: USER, tools, tool_choice: 'auto' });
 
     expect(fake.requests).toHaveLength(1);

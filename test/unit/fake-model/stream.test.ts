@@ -3,19 +3,7 @@
  * the chunks assemble to exactly the non-streamed reply of the same step, at a pace tests can set.
  */
 import OpenAI, { APIConnectionError, APIUserAbortError, BadRequestError, RateLimitError } from 'openai';
-import {
-  DEFAULT_CHUNK_CHARS,
-  delay,
-  drop,
-  fault,
-  hang,
-  startFakeOpenAI,
-  text,
-  toolCalls,
-  type FakeOpenAI,
-  type FakeOpenAIOptions,
-  type Step,
-} from '../../../fake-model/server';
+import { DEFAULT_CHUNK_CHARS, delay, drop, fault, hang, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type FakeOpenAIOptions, type Step } from '../../../fake-model/server';
 
 /** A request's parameters without `stream` (each test says how it asks). */
 type Params = Omit<OpenAI.ChatCompletionCreateParamsNonStreaming, 'stream'>;

@@ -154,14 +154,7 @@ interface Subject {
 
 async function smallBundle(root: string): Promise<Subject> {
   await writeTree(root, {
-    'config.yaml': [
-      'user_name: Bryan',
-      'communication_language: English',
-      "output_folder: '{project-root}/docs'",
-      'project_name: Demo',
-      "stories: '{output_folder}/stories'",
-      '',
-    ].join('\n'),
+    'config.yaml': ['user_name: Bryan', 'communication_language: English', "output_folder: '{project-root}/docs'", 'project_name: Demo', "stories: '{output_folder}/stories'", ''].join('\n'),
     'agents/alex.md': sourceAgent([
       'Load into memory {bundle-root}/config.yaml and set variables: project_name, output_folder, user_name',
       "Remember the user's name is {user_name}",

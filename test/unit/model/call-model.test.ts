@@ -15,17 +15,7 @@ import {
   type ModelCallInput,
   type ModelCallResult,
 } from '../../../common/model-call';
-import {
-  delay,
-  drop,
-  fault,
-  hang,
-  raw,
-  startFakeOpenAI,
-  text,
-  toolCalls,
-  type FakeOpenAI,
-} from '../../../fake-model/server';
+import { delay, drop, fault, hang, raw, startFakeOpenAI, text, toolCalls, type FakeOpenAI } from '../../../fake-model/server';
 
 const KEY = 'sk-test-Key0123456789SECRET';
 const MESSAGES: ChatMessage[] = [

@@ -25,12 +25,7 @@ const NOW = Date.parse('2025-06-01T12:00:00Z');
 
 /** An APIError exactly as the openai client builds it from a response. */
 function apiError(status: number, headers: Record<string, string> = {}, error: Record<string, unknown> = {}): APIError {
-  return APIError.generate(
-    status,
-    { error: { message: `server says ${status}`, type: 'some_type', code: null, ...error } },
-    undefined,
-    new Headers({ 'x-request-id': 'req_42', ...headers }),
-  );
+  return APIError.generate(status, { error: { message: `server says ${status}`, type: 'some_type', code: null, ...error } }, undefined, new Headers({ 'x-request-id': 'req_42', ...headers }));
 }
 
 function classify(error: unknown, extra: Parameters<typeof classifyModelError>[1] = {}): ApplicationFailure {
@@ -234,7 +229,7 @@ describe('classifyModelError', () => {
       // Says what happened and what to do about it.
       expect(failure.message).toContain(`answered ${status}`);
       expect(failure.message).toContain("transcript is too long for the model 'gpt-test'");
-      expect(failure.message).toContain('compacts the model\'s view of the transcript and retries by itself');
+      expect(failure.message).toContain("compacts the model's view of the transcript and retries by itself");
       expect(failure.message).toContain('larger context');
       expect(details(failure).status).toBe(status);
     });
@@ -289,8 +284,7 @@ describe('classifyModelError', () => {
 
   describe('no base URL credentials in messages', () => {
     const BASE = 'http://alice:s3cretPass@127.0.0.1:9/v1';
-    const inBase = (failure: ApplicationFailure): string =>
-      JSON.stringify({ message: failure.message, details: failure.details, cause: failure.cause?.message, stack: failure.cause?.stack });
+    const inBase = (failure: ApplicationFailure): string => JSON.stringify({ message: failure.message, details: failure.details, cause: failure.cause?.message, stack: failure.cause?.stack });
 
     it.each([
       ['a 404 hint', apiError(404)],

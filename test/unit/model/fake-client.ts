@@ -80,10 +80,7 @@ export function recordingMeter(metrics: RecordedMetrics): MetricMeter {
 
 /** A mock activity environment; log lines go to `logs` and metrics to `metrics` when given. */
 export function mockEnv(logs?: LogEntry[], metrics?: RecordedMetrics): MockActivityEnvironment {
-  return new MockActivityEnvironment(
-    {},
-    { logger: new DefaultLogger('TRACE', (entry) => logs?.push(entry)), ...(metrics ? { metricMeter: recordingMeter(metrics) } : {}) },
-  );
+  return new MockActivityEnvironment({}, { logger: new DefaultLogger('TRACE', (entry) => logs?.push(entry)), ...(metrics ? { metricMeter: recordingMeter(metrics) } : {}) });
 }
 
 /** Run an activity in `env` (MockActivityEnvironment.run infers unknown). */

@@ -95,7 +95,14 @@ test('inline reads: the workflow offers the built-in reads the session offers th
   const all = () => true;
   expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, undefined)).toEqual(['read_file', 'execute_workflow', 'activate_skill']);
   expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, (c) => c.function.name === 'read_file')).toEqual(['execute_workflow', 'activate_skill']);
-  expect(inlineToolNames(TOOL_DEFINITIONS.filter((t) => t.function.name !== 'execute_workflow'), undefined, all, undefined)).toEqual(['read_file', 'activate_skill']);
+  expect(
+    inlineToolNames(
+      TOOL_DEFINITIONS.filter((t) => t.function.name !== 'execute_workflow'),
+      undefined,
+      all,
+      undefined,
+    ),
+  ).toEqual(['read_file', 'activate_skill']);
   expect(inlineToolNames(TOOL_DEFINITIONS, undefined, () => false, undefined)).toEqual([]);
 
   const state: WorkerCopies = {};
@@ -124,7 +131,12 @@ test('tool definitions by key: only a worker lacking them makes the workflow sen
   const noDetails = { status: null, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
   expect(toolsRefused(wrap(ApplicationFailure.create({ type: TOOLS_UNKNOWN, message: 'no tools under key', nonRetryable: true })))).toBe(true);
   // A worker from before keys: its input check misses `tools`.
-  const oldWorker = ApplicationFailure.create({ type: 'ModelBadRequest', message: 'Invalid model call input: tools: Invalid input: expected array, received undefined', nonRetryable: true, details: [noDetails] });
+  const oldWorker = ApplicationFailure.create({
+    type: 'ModelBadRequest',
+    message: 'Invalid model call input: tools: Invalid input: expected array, received undefined',
+    nonRetryable: true,
+    details: [noDetails],
+  });
   expect(toolsRefused(wrap(oldWorker))).toBe(true);
   // The model server's own 400 is the turn's failure.
   const server400 = ApplicationFailure.create({ type: 'ModelBadRequest', message: 'Invalid model call input: tools are bad', nonRetryable: true, details: [{ ...noDetails, status: 400 }] });

@@ -1,17 +1,9 @@
 import { DEFAULT_MAX_REPLY_BODY_BYTES, DEFAULT_MAX_REPLY_BYTES, DEFAULT_MODEL } from '../../../common/model-call';
-import {
-  DEFAULT_HEARTBEAT_INTERVAL_MS,
-  ModelConfigError,
-  PLACEHOLDER_API_KEY,
-  resolveModelConfig,
-} from '../../../activities/model/model-config';
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, ModelConfigError, PLACEHOLDER_API_KEY, resolveModelConfig } from '../../../activities/model/model-config';
 
 describe('resolveModelConfig', () => {
   it('resolveModelConfig: reads OPENAI_API_KEY, OPENAI_BASE_URL, LOOPWRIGHT_MODEL and LOOPWRIGHT_LOG_PAYLOADS', () => {
-    const config = resolveModelConfig(
-      {},
-      { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: 'http://localhost:11434/v1', LOOPWRIGHT_MODEL: 'llama3.1', LOOPWRIGHT_LOG_PAYLOADS: '1' },
-    );
+    const config = resolveModelConfig({}, { OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: 'http://localhost:11434/v1', LOOPWRIGHT_MODEL: 'llama3.1', LOOPWRIGHT_LOG_PAYLOADS: '1' });
     expect(config).toMatchObject({
       apiKey: 'sk-env',
       missingApiKey: false,

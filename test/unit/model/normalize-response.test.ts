@@ -1,13 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { checkReplySize, normalizeReply } from '../../../activities/model/normalize-response';
 import type { AssistantMessage } from '../../../common/messages';
-import {
-  DEFAULT_MAX_REPLY_BYTES,
-  MODEL_BAD_RESPONSE,
-  MODEL_REPLY_TOO_LARGE,
-  NON_RETRYABLE_MODEL_FAILURES,
-  type ModelFailureDetails,
-} from '../../../common/model-call';
+import { DEFAULT_MAX_REPLY_BYTES, MODEL_BAD_RESPONSE, MODEL_REPLY_TOO_LARGE, NON_RETRYABLE_MODEL_FAILURES, type ModelFailureDetails } from '../../../common/model-call';
 
 function reply(message: Record<string, unknown>, extra: Record<string, unknown> = {}): unknown {
   return { id: 'x', model: 'm-1', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }], ...extra };
@@ -65,10 +59,17 @@ describe('normalizeReply', () => {
   });
 
   it('normalizeReply: content parts are joined; a refusal stands in for missing content', () => {
-    expect(normalizeReply(reply({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).message.content).toBe('ab');
-    expect(normalizeReply(reply({ content: null, refusal: 'I cannot help with that.' })).message.content).toBe(
-      'I cannot help with that.',
-    );
+    expect(
+      normalizeReply(
+        reply({
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        }),
+      ).message.content,
+    ).toBe('ab');
+    expect(normalizeReply(reply({ content: null, refusal: 'I cannot help with that.' })).message.content).toBe('I cannot help with that.');
   });
 
   it.each([

@@ -76,7 +76,14 @@ describe('redactSecrets: encoded keys', () => {
     ['percent-encoding inside JSON escapes', [...KEY].map((c) => `\\u0025${c.charCodeAt(0).toString(16)}`).join('')],
     ['base64 with escaped slashes (JSON)', Buffer.from(`Bearer ${KEY}`).toString('base64').replaceAll('/', '\\/')],
     ['base64 in a URL (percent-encoded +, / and =)', encodeURIComponent(Buffer.from(`xx${KEY}`).toString('base64'))],
-    ['base64 wrapped across lines', (Buffer.from(`Authorization: Bearer ${KEY}`).toString('base64').match(/.{1,12}/g) ?? []).join('\r\n')],
+    [
+      'base64 wrapped across lines',
+      (
+        Buffer.from(`Authorization: Bearer ${KEY}`)
+          .toString('base64')
+          .match(/.{1,12}/g) ?? []
+      ).join('\r\n'),
+    ],
   ])('redactSecrets: %s', (_what, encoded) => {
     const out = redactSecrets(`echo: ${encoded} :end`, [KEY]);
     expect(out).toMatch(/^echo: .*\[redacted\].* :end$/s);
@@ -93,7 +100,12 @@ describe('redactSecrets: encoded keys', () => {
 
   it('redactSecrets: a non-ASCII key, plain, percent-encoded and base64', () => {
     const secret = 'clé-secrète-ÜNICODE-✓';
-    const text = [secret, encodeURIComponent(secret), Buffer.from(`x${secret}`).toString('base64'), JSON.stringify(secret).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)].join(' | ');
+    const text = [
+      secret,
+      encodeURIComponent(secret),
+      Buffer.from(`x${secret}`).toString('base64'),
+      JSON.stringify(secret).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+    ].join(' | ');
     const out = redactKnownSecrets(text, [secret]);
     expect(out.split(' | ').every((part) => part.includes('[redacted]'))).toBe(true);
     expect(out).not.toContain(secret);

@@ -28,7 +28,9 @@ const ECHOES = [
 function forms(key = KEY): string[] {
   const out = [key, Buffer.from(key).toString('hex')];
   for (const prefix of ['', 'x', 'xy']) {
-    const middle = Buffer.from(prefix + key).toString('base64').slice(8, 24);
+    const middle = Buffer.from(prefix + key)
+      .toString('base64')
+      .slice(8, 24);
     out.push(middle, middle.replaceAll('+', '-').replaceAll('/', '_'));
   }
   return out;

@@ -117,7 +117,7 @@ describe('reply-body limit', () => {
     await expect(response.text()).rejects.toBeInstanceOf(ReplyBodyTooLargeError);
   });
 
-  it('classifyModelError: the limit error found under the openai client\'s connection error', () => {
+  it("classifyModelError: the limit error found under the openai client's connection error", () => {
     const cause = new ReplyBodyTooLargeError(10, 20, 502);
     const failure = classifyModelError(new APIConnectionError({ cause }), { baseURL: 'http://host/v1' }) as ApplicationFailure;
     expect(failure.type).toBe(MODEL_REPLY_TOO_LARGE);

@@ -143,10 +143,7 @@ describe('tool calls written as text', () => {
   it('text tool calls: not parsed when the request offered no tools, or when there are structured tool calls', () => {
     const content = block('read_file', { file_path: 'a' });
     expect(normalizeReply(reply({ content }), { messages: SENT, tools: [] }).message.content).toBe(content);
-    const structured = normalizeReply(
-      reply({ content, tool_calls: [{ id: 'c9', type: 'function', function: { name: 'save_output', arguments: '{}' } }] }),
-      REQUEST,
-    );
+    const structured = normalizeReply(reply({ content, tool_calls: [{ id: 'c9', type: 'function', function: { name: 'save_output', arguments: '{}' } }] }), REQUEST);
     expect(structured.message.content).toBe(content);
     expect(structured.message.tool_calls!.map((c) => c.id)).toEqual(['c9']);
   });

@@ -183,9 +183,7 @@ describe('callModel with stream: true', () => {
   });
 
   it('keeps reasoning_content joined; heartbeats count its characters and never show it', async () => {
-    handlers.push(
-      sse([chunk({ role: 'assistant', reasoning_content: 'Think ' }), chunk({ reasoning_content: 'hard.' }), chunk({ content: 'Answer' }, 'stop'), usageChunk()]),
-    );
+    handlers.push(sse([chunk({ role: 'assistant', reasoning_content: 'Think ' }), chunk({ reasoning_content: 'hard.' }), chunk({ content: 'Answer' }, 'stop'), usageChunk()]));
     const { env, beats, progress } = recordingEnv();
     const result = await call({ stream: true }, env);
     expect(result.message).toEqual({ role: 'assistant', content: 'Answer', reasoning_content: 'Think hard.' });
@@ -213,14 +211,17 @@ describe('callModel with stream: true', () => {
     const { env, beats, seenAt, progress, when } = recordingEnv();
     const words = Array.from({ length: 30 }, (_, i) => `w${i} `);
     handlers.push(
-      sse([
-        chunk({ role: 'assistant', reasoning_content: 'Hmm. ' }),
-        chunk({ content: 'First ' }),
-        // Nothing more is sent until a heartbeat has shown the first text.
-        () => when((p) => p.text === 'First '),
-        ...words.map((w) => chunk({ content: w })),
-        chunk({}, 'stop'),
-      ], 10),
+      sse(
+        [
+          chunk({ role: 'assistant', reasoning_content: 'Hmm. ' }),
+          chunk({ content: 'First ' }),
+          // Nothing more is sent until a heartbeat has shown the first text.
+          () => when((p) => p.text === 'First '),
+          ...words.map((w) => chunk({ content: w })),
+          chunk({}, 'stop'),
+        ],
+        10,
+      ),
     );
     const result = await call({ stream: true }, env, { heartbeatIntervalMs: 15 });
     const all = progress();

@@ -11,7 +11,11 @@ const BIG = JSON.stringify({ success: true, content: 'B'.repeat(5000) });
 const TRANSCRIPT: ChatMessage[] = [
   { role: 'system', content: 'Persona.' },
   { role: 'user', content: 'Please write the brief for project Falcon.' },
-  { role: 'assistant', content: 'Reading the template.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ file_path: 'tpl.md', pad: 'p'.repeat(900) }) } }] },
+  {
+    role: 'assistant',
+    content: 'Reading the template.',
+    tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ file_path: 'tpl.md', pad: 'p'.repeat(900) }) } }],
+  },
   { role: 'tool', tool_call_id: 'c1', content: BIG },
   { role: 'assistant', content: 'The template has five sections.' },
   { role: 'user', content: 'Good, go on.' },

@@ -33,16 +33,9 @@ function fakePython(): { bin: string; record: string } {
   const venvPython = fakeVenvPython(record).replace(/\$/g, '\\$');
   executable(
     path.join(bin, 'python3'),
-    [
-      `PATH=${SYSTEM_PATH}`,
-      '[ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 9',
-      'mkdir -p "$3/bin"',
-      'cat > "$3/bin/python" <<EOS',
-      '#!/bin/sh',
-      venvPython,
-      'EOS',
-      'chmod +x "$3/bin/python"',
-    ].join('\n'),
+    [`PATH=${SYSTEM_PATH}`, '[ "$1" = "-m" ] && [ "$2" = "venv" ] || exit 9', 'mkdir -p "$3/bin"', 'cat > "$3/bin/python" <<EOS', '#!/bin/sh', venvPython, 'EOS', 'chmod +x "$3/bin/python"'].join(
+      '\n',
+    ),
   );
   return { bin, record };
 }

@@ -127,9 +127,7 @@ describe('readTemporalEnv', () => {
     const unreadable = configError(() => readTemporalEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: cert, TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'nope.key') }));
     expect(unreadable.field).toBe('TEMPORAL_TLS_CLIENT_KEY_PATH');
     expect(unreadable.message).toMatch(/^Invalid TEMPORAL_TLS_CLIENT_KEY_PATH: ENOENT.*nope\.key/);
-    expect(configError(() => readTemporalEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: cert })).message).toMatch(
-      /^Invalid TEMPORAL_TLS_CLIENT_KEY_PATH: a TLS client certificate and its key go together/,
-    );
+    expect(configError(() => readTemporalEnv({ TEMPORAL_TLS_CLIENT_CERT_PATH: cert })).message).toMatch(/^Invalid TEMPORAL_TLS_CLIENT_KEY_PATH: a TLS client certificate and its key go together/);
   });
 });
 

@@ -94,8 +94,14 @@ describe('the session settings table', () => {
   });
 
   test('settingsFromOptions: flags set their settings at their paths; defaults and empty lists set nothing', () => {
-    expect(settingsFromOptions({ temperature: 0.5, summarize: true, verify: false, fallbackModel: [] }, 'model', { env: {} })).toEqual({ modelSettings: { temperature: 0.5 }, verify: { enabled: false } });
-    expect(settingsFromOptions({ delegation: false, delegateTo: ['pm'], projectMcp: true }, 'tools', { env: { LOOPWRIGHT_TOOLS: 'read_file' } })).toEqual({ tools: ['read_file'], delegation: { enabled: false, agents: ['pm'] } });
+    expect(settingsFromOptions({ temperature: 0.5, summarize: true, verify: false, fallbackModel: [] }, 'model', { env: {} })).toEqual({
+      modelSettings: { temperature: 0.5 },
+      verify: { enabled: false },
+    });
+    expect(settingsFromOptions({ delegation: false, delegateTo: ['pm'], projectMcp: true }, 'tools', { env: { LOOPWRIGHT_TOOLS: 'read_file' } })).toEqual({
+      tools: ['read_file'],
+      delegation: { enabled: false, agents: ['pm'] },
+    });
   });
 
   test('settingProblem: names the setting at its path, as the session input check does', () => {

@@ -11,14 +11,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { ToolResult } from '../../../common/messages';
 import type { RuntimeContext } from '../../../common/runtime-context';
-import {
-  boundToolResult,
-  encodedToolResultBytes,
-  MAX_TOOL_RESULT_BYTES,
-  type ToolActivity,
-  type ToolFunction,
-  toToolActivity,
-} from '../../../activities/tools/activity-wrapper';
+import { boundToolResult, encodedToolResultBytes, MAX_TOOL_RESULT_BYTES, type ToolActivity, type ToolFunction, toToolActivity } from '../../../activities/tools/activity-wrapper';
 import { TOOL_ACTIVITIES, TOOLS } from '../../../activities/tools/dispatch';
 import { readFileTool } from '../../../activities/tools/read-file';
 import { saveOutputTool } from '../../../activities/tools/save-output';
@@ -52,10 +45,15 @@ function sleep(ms: number): Promise<void> {
 /** Whether `promise` is still pending after the current macrotask. */
 async function isPending(promise: Promise<unknown>): Promise<boolean> {
   const marker = Symbol('pending');
-  const first = await Promise.race([promise.then(() => 'settled', () => 'settled'), sleep(0).then(() => marker)]);
+  const first = await Promise.race([
+    promise.then(
+      () => 'settled',
+      () => 'settled',
+    ),
+    sleep(0).then(() => marker),
+  ]);
   return first === marker;
 }
-
 
 describe('tool activities: heartbeats', () => {
   test('heartbeats at once and every second while the tool runs, and stops when it ends', async () => {

@@ -50,9 +50,7 @@ describe('read_file', () => {
   test('read_file: a missing config variable gives the spec message with the sorted available variables', async () => {
     const result = await readFileTool(fx.ctx, { file_path: '{invalid_var}/x.md' });
     expect(result.success).toBe(false);
-    expect(result.error).toBe(
-      'Config variable not found: invalid_var\nAvailable variables: bundle-root, core-root, output_folder, project-root, project_root, user_name',
-    );
+    expect(result.error).toBe('Config variable not found: invalid_var\nAvailable variables: bundle-root, core-root, output_folder, project-root, project_root, user_name');
   });
 
   test('read_file: a missing file inside the roots reports ENOENT', async () => {

@@ -94,17 +94,7 @@ describe('read_file: secret files are not handed to the model by default', () =>
     expect(JSON.stringify(result)).not.toContain('SECRET=1');
   });
 
-  test.each([
-    'id_card.md',
-    'keys/id_rsa.pub',
-    'keys/id_ed25519.pub',
-    'environment.md',
-    'docs/.envoy.md',
-    'monkey.txt',
-    'git-notes/config',
-    '.gitignore',
-    '.github/workflows/ci.yml',
-  ])(
+  test.each(['id_card.md', 'keys/id_rsa.pub', 'keys/id_ed25519.pub', 'environment.md', 'docs/.envoy.md', 'monkey.txt', 'git-notes/config', '.gitignore', '.github/workflows/ci.yml'])(
     'read_file: %s is not a secret and is read',
     async (rel) => {
       await writeTree(fx.project, { [rel]: 'fine\n' });
@@ -144,10 +134,7 @@ describe('read_file: only regular files, checked on the open file', () => {
     execFileSync('mkfifo', [fifo]);
     fifos.push(fifo);
     const started = Date.now();
-    const results = await within(
-      Promise.all([1, 2, 3, 4].map(() => readFileTool(fx.ctx, { file_path: '{bundle-root}/pipe.fifo' }))),
-      2000,
-    );
+    const results = await within(Promise.all([1, 2, 3, 4].map(() => readFileTool(fx.ctx, { file_path: '{bundle-root}/pipe.fifo' }))), 2000);
     expect(results).not.toBe('timed out');
     expect(Date.now() - started).toBeLessThan(1000);
     for (const result of results as ToolResult[]) {
@@ -227,24 +214,18 @@ describe("save_output: never writes over the bundle's own files", () => {
     return bundle;
   }
 
-  test.each([
-    'agents/alex.md',
-    'agents/new-agent.md',
-    'config.yaml',
-    'bundle.yaml',
-    'workflows/w/workflow.yaml',
-    'workflows/w/instructions.md',
-    'workflows/w/template.md',
-    'templates/extra.md',
-  ])("save_output: output_folder '{project-root}' cannot overwrite %s", async (rel) => {
-    const bundle = await bundleWritingToItsRoot();
-    const { context } = await initializeAgent({ bundlePath: bundle, agentId: 'alex' });
-    const before = await fs.readFile(path.join(bundle, rel), 'utf8').catch(() => null);
-    const result = await saveOutputTool(context, { file_path: `{output_folder}/${rel}`, content: '<agent name="Evil" title="pwned"></agent>' });
-    expect(result.success).toBe(false);
-    expect(result.error).toMatch(/bundle's own files/);
-    await expect(fs.readFile(path.join(bundle, rel), 'utf8').catch(() => null)).resolves.toBe(before);
-  });
+  test.each(['agents/alex.md', 'agents/new-agent.md', 'config.yaml', 'bundle.yaml', 'workflows/w/workflow.yaml', 'workflows/w/instructions.md', 'workflows/w/template.md', 'templates/extra.md'])(
+    "save_output: output_folder '{project-root}' cannot overwrite %s",
+    async (rel) => {
+      const bundle = await bundleWritingToItsRoot();
+      const { context } = await initializeAgent({ bundlePath: bundle, agentId: 'alex' });
+      const before = await fs.readFile(path.join(bundle, rel), 'utf8').catch(() => null);
+      const result = await saveOutputTool(context, { file_path: `{output_folder}/${rel}`, content: '<agent name="Evil" title="pwned"></agent>' });
+      expect(result.success).toBe(false);
+      expect(result.error).toMatch(/bundle's own files/);
+      await expect(fs.readFile(path.join(bundle, rel), 'utf8').catch(() => null)).resolves.toBe(before);
+    },
+  );
 
   test("save_output: output_folder '{project-root}' still writes a document beside the bundle files", async () => {
     const bundle = await bundleWritingToItsRoot();

@@ -73,7 +73,7 @@ describe('stale temporary files are removed at the next write to their folder', 
     expect(await names()).toEqual(['report.md']);
   });
 
-  test('temp debris: a live pid\'s temp file younger than the bound is kept; older than the bound (pid reused) it is removed', async () => {
+  test("temp debris: a live pid's temp file younger than the bound is kept; older than the bound (pid reused) it is removed", async () => {
     const pid = livePid();
     const young = tempOf('a.md', pid, '000000000001');
     const old = tempOf('b.md', pid, '000000000002');
@@ -117,11 +117,9 @@ describe('stale temporary files are removed at the next write to their folder', 
     expect(await names()).toEqual(['held.md', 'other.md']);
   });
 
-  test('temp debris: many concurrent writes into one folder all succeed (no write sweeps away another\'s temp file)', async () => {
+  test("temp debris: many concurrent writes into one folder all succeed (no write sweeps away another's temp file)", async () => {
     const content = 'x'.repeat(256 * 1024);
-    const results = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => saveOutputTool(fx.ctx, { file_path: `{output_folder}/docs/part-${i % 6}.md`, content })),
-    );
+    const results = await Promise.all(Array.from({ length: 24 }, (_, i) => saveOutputTool(fx.ctx, { file_path: `{output_folder}/docs/part-${i % 6}.md`, content })));
     for (const result of results) expect(result).toMatchObject({ success: true });
     expect(await names()).toEqual(Array.from({ length: 6 }, (_, i) => `part-${i}.md`));
   });

@@ -145,7 +145,7 @@ describe('built-in tool definitions', () => {
     expect(toolSummary('edit_file', { ...edit, replace_all: true })).toBe('edit_file {output_folder}/prd.md (replace_all, 18 B → 22 B)');
   });
 
-  test('the system prompt carries each tool\'s rules in the order of the lists; loop rules only with loop breakers', () => {
+  test("the system prompt carries each tool's rules in the order of the lists; loop rules only with loop breakers", () => {
     const agent = parseAgent(sourceAgent(), 'agents/alex.md');
     // The skill tool's rules come with a project's skill catalog only.
     const prompt = buildSystemPrompt(agent, { skillCatalog: 'SKILLS:\n<available_skills></available_skills>' });
@@ -257,8 +257,7 @@ describe('parameter kinds', () => {
 });
 
 describe('same-target writes in one reply', () => {
-  const calls = (...list: [string, Record<string, unknown>][]): ToolCall[] =>
-    list.map(([name, args], i) => ({ id: `c${i}`, type: 'function', function: { name, arguments: JSON.stringify(args) } }));
+  const calls = (...list: [string, Record<string, unknown>][]): ToolCall[] => list.map(([name, args], i) => ({ id: `c${i}`, type: 'function', function: { name, arguments: JSON.stringify(args) } }));
 
   test('sameTargetWrites: each write waits for the last earlier write to the same target, as written after trimming', () => {
     const reply = calls(
@@ -275,7 +274,13 @@ describe('same-target writes in one reply', () => {
 
   test('sameTargetWrites: reads, unknown tools, bad arguments and writes without a target wait for nothing', () => {
     const reply: ToolCall[] = [
-      ...calls(['read_file', { file_path: 'a.md' }], ['read_file', { file_path: 'a.md' }], ['nope', { file_path: 'a.md' }], ['save_output', { content: 'x' }], ['save_output', { file_path: '  ', content: 'x' }]),
+      ...calls(
+        ['read_file', { file_path: 'a.md' }],
+        ['read_file', { file_path: 'a.md' }],
+        ['nope', { file_path: 'a.md' }],
+        ['save_output', { content: 'x' }],
+        ['save_output', { file_path: '  ', content: 'x' }],
+      ),
       { id: 'bad', type: 'function', function: { name: 'save_output', arguments: '{"file_path": "a.md", "content' } },
     ];
     expect(sameTargetWrites(reply, TOOL_SPECS)).toEqual([-1, -1, -1, -1, -1, -1]);

@@ -9,7 +9,13 @@ import type { RuntimeContext } from '../../../common/runtime-context';
 import { MAX_ACTIVE_SKILLS, withActivatedSkills } from '../../../workflows/turn/active-skills';
 
 const call = (id: string, name: string, args: Record<string, unknown>): ToolCall => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
-const activation = (name: string, text: string) => JSON.stringify({ success: true, path: `/p/.claude/skills/${name}`, content: `<skill_content name="${name}">${text}</skill_content>`, skill: { name, dir: `/p/.claude/skills/${name}`, hash: 'abc' } });
+const activation = (name: string, text: string) =>
+  JSON.stringify({
+    success: true,
+    path: `/p/.claude/skills/${name}`,
+    content: `<skill_content name="${name}">${text}</skill_content>`,
+    skill: { name, dir: `/p/.claude/skills/${name}`, hash: 'abc' },
+  });
 
 const transcript: ChatMessage[] = [
   { role: 'system', content: 'system prompt' },
@@ -53,7 +59,7 @@ describe('active skills', () => {
   const context = { projectRoot: '/p', variables: {}, readRoots: [], writeRoots: [], bundleRoot: '/p', coreRoot: '/p', maxReadBytes: 1 } as RuntimeContext;
   const results = (calls: ToolCall[]) => calls.map((c) => (c.function.name === 'activate_skill' ? JSON.parse(activation(JSON.parse(c.function.arguments).name, 'x')) : { success: true }));
 
-  test('withActivatedSkills: the reply\'s activations come first, newest first, once each; the context itself when none', () => {
+  test("withActivatedSkills: the reply's activations come first, newest first, once each; the context itself when none", () => {
     const calls = [call('1', 'activate_skill', { name: 'a' }), call('2', 'read_file', {}), call('3', 'activate_skill', { name: 'b' })];
     const next = withActivatedSkills(context, calls, results(calls));
     expect(next.activeSkills!.map((s) => s.name)).toEqual(['b', 'a']);

@@ -23,17 +23,32 @@ describe('parseVerifierReply', () => {
   });
 
   it('a missing item fails with the no-answer note; unknown numbers are ignored; each is a warning', () => {
-    const reply = parseVerifierReply(answer([{ n: 1, passed: true, note: 'ok' }, { n: 7, passed: true, note: 'x' }, { n: 0, passed: false, note: 'y' }]), 3);
+    const reply = parseVerifierReply(
+      answer([
+        { n: 1, passed: true, note: 'ok' },
+        { n: 7, passed: true, note: 'x' },
+        { n: 0, passed: false, note: 'y' },
+      ]),
+      3,
+    );
     if (!reply.ok) throw new Error(reply.reason);
-    expect(reply.verdicts).toEqual([{ passed: true, note: 'ok' }, { passed: false, note: NO_ANSWER_NOTE }, { passed: false, note: NO_ANSWER_NOTE }]);
-    expect(reply.warnings).toEqual([
-      'The verifier gave no answer for 2 items (2, 3); they count as failed',
-      'The verifier answered for 2 item numbers the checklist does not have (7, 0); ignored',
+    expect(reply.verdicts).toEqual([
+      { passed: true, note: 'ok' },
+      { passed: false, note: NO_ANSWER_NOTE },
+      { passed: false, note: NO_ANSWER_NOTE },
     ]);
+    expect(reply.warnings).toEqual(['The verifier gave no answer for 2 items (2, 3); they count as failed', 'The verifier answered for 2 item numbers the checklist does not have (7, 0); ignored']);
   });
 
   it('an item answered twice: a failed answer stands, with a warning; an empty or null note is none', () => {
-    const reply = parseVerifierReply(answer([{ n: 1, passed: true, note: '' }, { n: 1, passed: false, note: 'no date' }, { n: 2, passed: true, note: null }]), 2);
+    const reply = parseVerifierReply(
+      answer([
+        { n: 1, passed: true, note: '' },
+        { n: 1, passed: false, note: 'no date' },
+        { n: 2, passed: true, note: null },
+      ]),
+      2,
+    );
     if (!reply.ok) throw new Error(reply.reason);
     expect(reply.verdicts).toEqual([{ passed: false, note: 'no date' }, { passed: true }]);
     expect(reply.warnings).toEqual(['The verifier answered 1 item more than once (1); a failed answer stands']);

@@ -76,7 +76,14 @@ const verdicts = (items: { n: number; passed: boolean; note: string }[]): string
 
 describe('verifyDocument', () => {
   it('a passing document: paths with variables, one structured request without tools, the items with their sections', async () => {
-    fake.enqueue(text(verdicts([{ n: 1, passed: true, note: 'Section Goals states it.' }, { n: 2, passed: true, note: 'Not applicable.' }])));
+    fake.enqueue(
+      text(
+        verdicts([
+          { n: 1, passed: true, note: 'Section Goals states it.' },
+          { n: 2, passed: true, note: 'Not applicable.' },
+        ]),
+      ),
+    );
     const result = await verify(PRD, { settings: { stream: true, toolChoice: 'required', maxOutputTokens: 100, extraBody: { response_format: { type: 'text' } } } });
     expect(result).toMatchObject({
       checklist: path.join(ctx.bundleRoot, 'checklists', 'prd.md'),
@@ -118,7 +125,12 @@ describe('verifyDocument', () => {
   it('response_format refused: asked again at once without it, and that server is not sent one again', async () => {
     const refusing = await startFakeOpenAI({ responseFormat: false });
     try {
-      const reply = text(verdicts([{ n: 1, passed: true, note: 'ok' }, { n: 2, passed: false, note: 'missing' }]));
+      const reply = text(
+        verdicts([
+          { n: 1, passed: true, note: 'ok' },
+          { n: 2, passed: false, note: 'missing' },
+        ]),
+      );
       refusing.enqueue(reply, reply);
       const result = await verify(PRD, {}, refusing);
       expect([result.passed, result.failed]).toEqual([1, 1]);
@@ -180,7 +192,14 @@ describe('verifyDocument', () => {
   });
 
   it('from a workflow.yaml on disk: its validation checklist and default_output_file', async () => {
-    fake.enqueue(text(verdicts([{ n: 1, passed: true, note: 'ok' }, { n: 2, passed: true, note: 'ok' }])));
+    fake.enqueue(
+      text(
+        verdicts([
+          { n: 1, passed: true, note: 'ok' },
+          { n: 2, passed: true, note: 'ok' },
+        ]),
+      ),
+    );
     const result = await verify({ workflow: '{bundle-root}/workflows/prd/workflow.yaml', name: 'prd' });
     expect(result.problem).toBeUndefined();
     expect(result.checklist).toBe(path.join(ctx.bundleRoot, 'workflows', 'prd', 'checklist.md'));
@@ -196,7 +215,14 @@ describe('verifyDocument', () => {
     const missing = await verify({ workflow: '{bundle-root}/workflows/nope/workflow.yaml' });
     expect(missing.problem).toMatch(/^the workflow \{bundle-root\}\/workflows\/nope\/workflow\.yaml cannot be loaded: /);
     // A document given beside the workflow is used; the checklist still comes from the workflow.
-    fake.enqueue(text(verdicts([{ n: 1, passed: false, note: 'no' }, { n: 2, passed: true, note: 'ok' }])));
+    fake.enqueue(
+      text(
+        verdicts([
+          { n: 1, passed: false, note: 'no' },
+          { n: 2, passed: true, note: 'ok' },
+        ]),
+      ),
+    );
     const given = await verify({ workflow: '{bundle-root}/workflows/brief/workflow.yaml', document: '{output_folder}/PRD.md' });
     expect([given.passed, given.failed]).toEqual([1, 1]);
     expect(fake.requests).toHaveLength(1);

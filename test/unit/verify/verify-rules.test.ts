@@ -38,14 +38,33 @@ describe('matchesExpected', () => {
 
 describe('commandChecks', () => {
   const agent = (commands: AgentDefinition['commands']): AgentDefinition =>
-    ({ id: 'a', name: 'A', title: 'T', persona: { role: '', identity: '', communication_style: '', principles: '' }, criticalActions: [], commands, prompts: [], menuHandlers: [], rules: [], dialect: 'source', file: 'a.md' }) as AgentDefinition;
+    ({
+      id: 'a',
+      name: 'A',
+      title: 'T',
+      persona: { role: '', identity: '', communication_style: '', principles: '' },
+      criticalActions: [],
+      commands,
+      prompts: [],
+      menuHandlers: [],
+      rules: [],
+      dialect: 'source',
+      file: 'a.md',
+    }) as AgentDefinition;
   test('validate-workflow items are checked on demand; workflow items with a checklist name the document they will save', () => {
     const checks = commandChecks(
       agent([
         { cmd: '*help', description: '', targets: [] },
         { cmd: '*prd', description: '', target: { kind: 'workflow', value: 'w.yaml' }, targets: [{ kind: 'workflow', value: 'w.yaml' }] },
         { cmd: '*validate-prd', description: '', target: { kind: 'validate-workflow', value: 'w.yaml' }, targets: [{ kind: 'validate-workflow', value: 'w.yaml' }] },
-        { cmd: '*brief', description: '', target: { kind: 'workflow', value: 'b.yaml' }, targets: [{ kind: 'workflow', value: 'b.yaml' }], checklist: 'c.md', document: '{output_folder}/b.md' } as AgentDefinition['commands'][number],
+        {
+          cmd: '*brief',
+          description: '',
+          target: { kind: 'workflow', value: 'b.yaml' },
+          targets: [{ kind: 'workflow', value: 'b.yaml' }],
+          checklist: 'c.md',
+          document: '{output_folder}/b.md',
+        } as AgentDefinition['commands'][number],
       ]),
     );
     expect(checks).toEqual([
@@ -123,11 +142,20 @@ describe('Web UI details', () => {
     const details = sessionDetails({
       ...state,
       verify: { phase: 'verify', pending: { name: 'spec', checklist: '/b/checklist.md', document: '/p/docs/spec.md', attempts: 1, maxAttempts: 3 } },
-      lastTurn: { turn: 1, success: true, status: 'completed', iterations: 4, response: 'Done.', verification: { status: 'verified', name: 'spec', attempts: 2, maxAttempts: 3, passed: 3, failed: 0, items: [], source: 'workflow' } },
+      lastTurn: {
+        turn: 1,
+        success: true,
+        status: 'completed',
+        iterations: 4,
+        response: 'Done.',
+        verification: { status: 'verified', name: 'spec', attempts: 2, maxAttempts: 3, passed: 3, failed: 0, items: [], source: 'workflow' },
+      },
     });
     expect(details).toContain('**verifying** · turn 1');
     expect(details).toContain('phase: **verify** · to verify: spec (/p/docs/spec.md) · attempt 1 of 3');
     expect(details).toContain('verification: spec: verified (3/3 items, attempt 2 of 3)');
-    expect(sessionDetails({ ...state, verify: { phase: 'gather', pending: { name: 'spec', attempts: 0, maxAttempts: 3 } } })).toContain('phase: **gather** · to verify: spec (not saved yet) · attempt 0 of 3');
+    expect(sessionDetails({ ...state, verify: { phase: 'gather', pending: { name: 'spec', attempts: 0, maxAttempts: 3 } } })).toContain(
+      'phase: **gather** · to verify: spec (not saved yet) · attempt 0 of 3',
+    );
   });
 });
