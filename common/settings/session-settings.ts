@@ -35,6 +35,7 @@ import {
   DEFAULT_MODEL_CALL_TIMEOUT,
   DEFAULT_MODEL_HEARTBEAT_TIMEOUT,
   DEFAULT_SUMMARY_TOKENS,
+  DEFAULT_TOOL_HEARTBEAT_TIMEOUT,
   DEFAULT_TOOL_TIMEOUT,
   DEFAULT_VERIFY_ATTEMPTS,
 } from '../defaults';
@@ -145,6 +146,11 @@ export const SESSION_SETTINGS = {
         modelCall: setting({ kind: duration, default: DEFAULT_MODEL_CALL_TIMEOUT, doc: 'Longest one model call may take, retries aside.' }),
         modelHeartbeat: setting({ kind: duration, default: DEFAULT_MODEL_HEARTBEAT_TIMEOUT, doc: 'A model call whose worker sends no heartbeat for this long is retried elsewhere.' }),
         tool: setting({ kind: duration, default: DEFAULT_TOOL_TIMEOUT, doc: 'Longest one tool call may take.' }),
+        toolHeartbeat: setting({
+          kind: duration,
+          default: DEFAULT_TOOL_HEARTBEAT_TIMEOUT,
+          doc: 'A tool call whose worker sends no heartbeat for this long (a tool heartbeats while it runs) is retried elsewhere.',
+        }),
         filesWait: setting({
           kind: duration,
           defaultText: `${FILES_WAIT_NOTICE_MS / 1000} seconds; it then waits on, longer each time`,

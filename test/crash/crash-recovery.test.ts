@@ -192,7 +192,7 @@ test('crash: a worker killed with SIGKILL during a custom tool call and during a
   const lw = await client(taskQueue);
   const marks = path.join(stateDir, 'tool-marks');
   fs.mkdirSync(marks, { recursive: true });
-  // A custom tool from a module, as `loopwright worker --tool-module` loads it: it notes each start, then takes 4 s.
+  // A custom tool from a module, as `loopwright worker --tool-module` loads it: it notes each start, then takes 2 s.
   const module = path.join(stateDir, 'slow-tools.js');
   fs.writeFileSync(
     module,
@@ -202,7 +202,7 @@ test('crash: a worker killed with SIGKILL during a custom tool call and during a
       `const fs = require('node:fs');`,
       `exports.slow = defineTool({ name: 'slow_count', description: 'Counts slowly', parameters: z.object({ to: z.number() }), access: 'read',`,
       `  run: async ({ to }, { signal }) => { fs.appendFileSync(${JSON.stringify(path.join(marks, 'starts'))}, 'x');`,
-      `    await new Promise((r) => setTimeout(r, 4000)); return 'counted to ' + to; } });`,
+      `    await new Promise((r) => setTimeout(r, 2000)); return 'counted to ' + to; } });`,
     ].join('\n'),
   );
   const env = { ...workerEnv(taskQueue), LOOPWRIGHT_TOOL_MODULES: module };
@@ -218,7 +218,13 @@ test('crash: a worker killed with SIGKILL during a custom tool call and during a
     if (step === 1) return toolCalls([{ id: 'long', name: 'everything__trigger-long-running-operation', arguments: { duration: 4, steps: 4 } }]);
     return text('Counted and waited.');
   });
-  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', mcpServers: { everything }, allowTools: ['everything__*'], timeouts: { tool: '30 seconds' } });
+  const session = await lw.start({
+    bundlePath: bundleCopy.bundle,
+    agentId: 'facilitator',
+    mcpServers: { everything },
+    allowTools: ['everything__*'],
+    timeouts: { tool: '30 seconds', toolHeartbeat: '2 seconds' },
+  });
   const turn = session.send('count, then wait');
   // Kill the worker while the custom tool runs.
   for (let i = 0; i < 400 && !fs.existsSync(path.join(marks, 'starts')); i++) await new Promise((r) => setTimeout(r, 25));

@@ -124,7 +124,8 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
   const file = makeFile('small.md', 300);
   h.fake.setResponder(loopResponder);
 
-  const session = await startSession({ continueAsNew: { maxHistoryEvents: 40 } }, lw);
+  // A worker killed during a model call is noticed within the heartbeat timeout (30 s by default).
+  const session = await startSession({ continueAsNew: { maxHistoryEvents: 40 }, timeouts: { modelHeartbeat: '2 seconds', toolHeartbeat: '2 seconds' } }, lw);
   const firstRunId = (await session.workflow.describe()).runId;
   const turn1 = session.send(`iterations=12 file=${file}`);
   // Kill the worker once the session has moved to a second run, in the middle of the turn.

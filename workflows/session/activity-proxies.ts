@@ -5,7 +5,7 @@
  */
 import type { CheckPinsInput, CheckPinsResult } from '../../common/pins';
 import { type ActivityOptions, type ActivityFunctionWithOptions, type ActivityInterfaceFor, type LocalActivityFunctionWithOptions, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import { DEFAULT_MODEL_CALL_TIMEOUT, DEFAULT_MODEL_HEARTBEAT_TIMEOUT, DEFAULT_TOOL_TIMEOUT } from '../../common/defaults';
+import { DEFAULT_MODEL_CALL_TIMEOUT, DEFAULT_MODEL_HEARTBEAT_TIMEOUT, DEFAULT_TOOL_HEARTBEAT_TIMEOUT, DEFAULT_TOOL_TIMEOUT } from '../../common/defaults';
 import type { Duration } from '@temporalio/common';
 import type { SessionActivities, ToolActivityFunction } from '../../common/activity-types';
 import type { ListToolsInput, ListToolsResult, McpCallInput } from '../../common/offered-tools';
@@ -75,7 +75,7 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
   // the activity's bounds it from outside. A server that cannot be started is retried briefly.
   const mcp = fileActivities<Pick<SessionActivities, 'callMcpTool'>>({
     startToCloseTimeout: (timeouts.tool ?? MCP_CALL_TIMEOUT) as Duration,
-    heartbeatTimeout: toolHeartbeat,
+    heartbeatTimeout: toolHeartbeatOf(timeouts),
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
   });
   // Verifying is a model call like the turn's, but an answer that is not the asked-for JSON is
@@ -119,11 +119,9 @@ const MCP_CALL_TIMEOUT = '10 minutes';
 
 const NOT_REGISTERED = { nonRetryableErrorTypes: ['NotFoundError'] };
 
-/** Tools heartbeat, so an interrupt reaches one that is stuck (a blocking read) within seconds. */
-const toolHeartbeat = '10 seconds';
-
 /** The built-in tools' stubs (normal and local), and the custom tools' by retry class. */
 function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<SessionActivityStubs, 'tools' | 'localReads' | 'customTool'> {
+  const toolHeartbeat = toolHeartbeatOf(timeouts);
   const notRegistered = NOT_REGISTERED;
   // Tools report expected failures as results; retries are for unexpected ones (I/O errors, a
   // lost worker). Reads are cheap to repeat but pointless to repeat often.
@@ -165,4 +163,9 @@ function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<S
     localReads: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.access === 'read').map((spec) => [spec.name, localQuick[spec.name]!])),
     customTool: (name, retries, local) => (local ? customLocal[name]! : (retries === 'persistent' ? customPersistent : customQuick)[name]!),
   };
+}
+
+/** Tools heartbeat, so an interrupt reaches one that is stuck (a blocking read), and a lost worker is noticed, within seconds. */
+function toolHeartbeatOf(timeouts: SessionTimeouts): Duration {
+  return (timeouts.toolHeartbeat ?? DEFAULT_TOOL_HEARTBEAT_TIMEOUT) as Duration;
 }
