@@ -31,7 +31,7 @@ test.each([
   [{ ...VALID, maxIterations: 'many' }, 'maxIterations: expected a whole number >= 1, got "many"'],
   [{ ...VALID, maxIterations: 0 }, 'maxIterations: expected a whole number >= 1, got 0'],
   [{ ...VALID, outputRoots: ['/a', ''] }, 'outputRoots.1: must not be empty'],
-  [{ ...VALID, timeouts: { toll: '1s' } }, 'timeouts.toll: unknown setting (known: modelCall, modelHeartbeat, tool, filesWait)'],
+  [{ ...VALID, timeouts: { toll: '1s' } }, 'timeouts.toll: unknown setting (known: modelCall, modelHeartbeat, tool, toolHeartbeat, filesWait)'],
   [{ ...VALID, approval: { policy: 'some' } }, 'approval.policy: expected one of none, writes, all, got "some"'],
   [{ ...VALID, iterationWarning: 2 }, 'iterationWarning: expected a number from 0 to 1, got 2'],
   [{ ...VALID, continueAsNew: { maxHistoryBytes: -1 } }, 'continueAsNew.maxHistoryBytes: expected a whole number >= 1, got -1'],
