@@ -4,7 +4,8 @@
  * pipe's buffer), usage mistakes exit 2 and an unreachable server 3, and a run whose bundle or
  * agent cannot be loaded says so before any workflow starts, a failed turn is a failure object that
  * keeps its fields, and `interrupt` with no turn running exits 1. Against a dev server on a free port
- * and the fake OpenAI server (which echoes), with a copy of the example bundle.
+ * and the fake OpenAI server (which echoes), with a copy of the example bundle. The tests run at
+ * the same time (`test.concurrent`), each on its own task queue, reading only its own requests.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -82,7 +83,7 @@ afterAll(async () => {
   if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
-test('cli: validate and inspect the example bundle; usage mistakes exit 2; an unreachable server exits 3', async () => {
+test.concurrent('cli: validate and inspect the example bundle; usage mistakes exit 2; an unreachable server exits 3', async () => {
   const { env } = freshEnv();
   const unreachable = { ...env, TEMPORAL_ADDRESS: '127.0.0.1:9', LOOPWRIGHT_CONNECT_TIMEOUT: '1s' };
   const [validate, inspect, unknown, missing, badValue, noServer] = await Promise.all([
@@ -111,11 +112,12 @@ test('cli: validate and inspect the example bundle; usage mistakes exit 2; an un
   expect(JSON.parse(noServer.stdout)).toEqual({ error: expect.stringContaining('cannot reach the Temporal server at 127.0.0.1:9'), type: 'ServerUnreachable' });
 });
 
-test('cli: run with a missing bundle or an unknown agent says so before any workflow starts', async () => {
-  const { env } = freshEnv();
+test.concurrent('cli: run with a missing bundle or an unknown agent says so before any workflow starts', async () => {
+  const { env, taskQueue } = freshEnv();
+  // Workflows on this test's queue (the file's other tests run at the same time, on theirs).
   const countWorkflows = async (): Promise<number> => {
     let n = 0;
-    for await (const _ of client.workflow.list()) n += 1;
+    for await (const _ of client.workflow.list({ query: `TaskQueue = '${taskQueue}'` })) n += 1;
     return n;
   };
   const before = await countWorkflows();
@@ -157,7 +159,7 @@ async function lateReader(args: string[], env: NodeJS.ProcessEnv): Promise<{ cod
   return { code: await closed, stdout: Buffer.concat(chunks).toString('utf8') };
 }
 
-test('cli: every --json command prints exactly one JSON object, however large (inspect past the pipe buffer, list)', async () => {
+test.concurrent('cli: every --json command prints exactly one JSON object, however large (inspect past the pipe buffer, list)', async () => {
   const { env } = freshEnv();
   const copy = copyExampleBundle('lw-e2e-large-');
   try {
@@ -182,7 +184,7 @@ test('cli: every --json command prints exactly one JSON object, however large (i
   expect(list.count).toBe(list.sessions.length);
 });
 
-test('cli: run --json prints one JSON object; past --max-iterations it reports success:false and exits non-zero', async () => {
+test.concurrent('cli: run --json prints one JSON object; past --max-iterations it reports success:false and exits non-zero', async () => {
   const { env } = freshEnv();
   const args = ['run', bundleCopy.bundle, 'facilitator', ENDLESS, '--json', '--max-iterations', '2'];
   const run = await cli(args, env);
@@ -198,7 +200,7 @@ test('cli: run --json prints one JSON object; past --max-iterations it reports s
   expect(parsed.workflowId).toMatch(/^loopwright-facilitator-/);
 });
 
-test('cli: interrupt on a session with no running turn says so and exits 1', async () => {
+test.concurrent('cli: interrupt on a session with no running turn says so and exits 1', async () => {
   const { env, taskQueue } = freshEnv();
   const lw = new LoopwrightClient(client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
@@ -209,7 +211,7 @@ test('cli: interrupt on a session with no running turn says so and exits 1', asy
   await session.end();
 });
 
-test('cli: a validate-workflow command reports the failed items and exits 1; --json carries the report', async () => {
+test.concurrent('cli: a validate-workflow command reports the failed items and exits 1; --json carries the report', async () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-e2e-verify-'));
   try {
     const bundle = writeVerifyBundle(root);
@@ -240,7 +242,7 @@ test('cli: a validate-workflow command reports the failed items and exits 1; --j
   }
 });
 
-test('cli: run --headless asks for the mode and maps the JSON status: complete exits 0, partial 4, none 1', async () => {
+test.concurrent('cli: run --headless asks for the mode and maps the JSON status: complete exits 0, partial 4, none 1', async () => {
   const { env } = freshEnv();
   const project = writeSkillsProject('lw-e2e-headless-');
   try {
@@ -248,7 +250,8 @@ test('cli: run --headless asks for the mode and maps the JSON status: complete e
     const complete = await run('A');
     expectExit(['run', '--headless', 'A'], complete, 0);
     expect(JSON.parse(complete.stdout)).toMatchObject({ success: true, status: 'completed', headless: { status: 'complete', assumptions: [], open_questions: [] } });
-    const request = fake.requests[fake.requests.length - 1]!.body!;
+    // The last request of this session (other tests of the file run at the same time).
+    const request = [...fake.requests].reverse().find((r) => JSON.stringify(r.body?.messages ?? []).includes('plan trip A'))!.body!;
     const user = String((request.messages as ChatMessage[]).filter((m) => m.role === 'user').pop()?.content);
     expect(user.startsWith('[headless: true]') && user.endsWith('plan trip A')).toBe(true);
     // Nobody can answer a question: the question tool is not offered.

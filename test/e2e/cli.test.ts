@@ -2,7 +2,9 @@
  * End to end through the real command line: `node bin/loopwright.js ...` as child processes
  * against a dev server this file starts on a free port, the fake OpenAI server, and a copy of the
  * example bundle. Every command gets its own task queue and a temp state folder, so nothing here
- * touches the repository's `.loopwright` folder or port 7233.
+ * touches the repository's `.loopwright` folder or port 7233. The tests run at the same time
+ * (`test.concurrent`): the fake model answers from each request alone, and each test reads only
+ * its own sessions' requests.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -151,7 +153,7 @@ afterAll(async () => {
   if (timings.length) process.stderr.write(`CLI timings:\n  ${timings.join('\n  ')}\n`);
 });
 
-test('cli: run with no worker polling runs the session in-process; send continues it and end completes it', async () => {
+test.concurrent('cli: run with no worker polling runs the session in-process; send continues it and end completes it', async () => {
   const { env } = freshEnv();
   const runArgs = ['run', bundleCopy.bundle, 'facilitator', '*intake'];
   const run = await cli(runArgs, env);
@@ -170,7 +172,7 @@ test('cli: run with no worker polling runs the session in-process; send continue
   const send = await cli(sendArgs, env);
   expectExit(sendArgs, send, 0);
   expect(send.stdout).toBe('You said: and one more thing\n');
-  const last = fake.requests[fake.requests.length - 1].body!.messages!;
+  const last = [...fake.requests].reverse().find((r) => lastUserMessage(r).said === 'and one more thing')!.body!.messages!;
   expect(last.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['*intake', 'and one more thing']);
 
   // With no worker polling any more, `status` runs one for its query.
@@ -188,7 +190,7 @@ test('cli: run with no worker polling runs the session in-process; send continue
   expect(description.status.name).toBe('COMPLETED');
 });
 
-test('cli: run --once completes the workflow; a one-shot past the limit exits non-zero with the limit message', async () => {
+test.concurrent('cli: run --once completes the workflow; a one-shot past the limit exits non-zero with the limit message', async () => {
   const { env } = freshEnv();
   const okId = `e2e-once-ok-${process.pid}`;
   const okArgs = ['run', bundleCopy.bundle, 'facilitator', 'hello there', '--once', '--id', okId];
@@ -205,7 +207,7 @@ test('cli: run --once completes the workflow; a one-shot past the limit exits no
   expect((await client.workflow.getHandle(overId).describe()).status.name).toBe('FAILED');
 });
 
-test('cli: status shows a slow model call; interrupt ends the turn of a background send and aborts the request', async () => {
+test.concurrent('cli: status shows a slow model call; interrupt ends the turn of a background send and aborts the request', async () => {
   const { env, taskQueue } = freshEnv();
   const session = await new LoopwrightClient(client, taskQueue).start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
   const sendArgs = ['send', session.workflowId, SLOW];
@@ -243,7 +245,7 @@ test('cli: status shows a slow model call; interrupt ends the turn of a backgrou
   expect((await session.workflow.describe()).status.name).toBe('RUNNING');
 });
 
-test('cli: run --detach returns at once and the session runs on a long-lived worker process', async () => {
+test.concurrent('cli: run --detach returns at once and the session runs on a long-lived worker process', async () => {
   const { env, taskQueue } = freshEnv();
   const worker = await startWorkerProcess({
     TEMPORAL_ADDRESS: server.address,
@@ -280,7 +282,7 @@ test('cli: run --detach returns at once and the session runs on a long-lived wor
   expect(await handle.result()).toMatchObject({ turns: 1, endedBy: 'end_signal' });
 });
 
-test('cli: status lists a call waiting for approval; approve and deny decide it; extend needs a running turn', async () => {
+test.concurrent('cli: status lists a call waiting for approval; approve and deny decide it; extend needs a running turn', async () => {
   const { env, taskQueue } = freshEnv();
   const worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' });
   workers.push(worker);
@@ -313,7 +315,7 @@ test('cli: status lists a call waiting for approval; approve and deny decide it;
   await session.end();
 });
 
-test('cli: run right after the only worker was killed does not wait in silence: it runs a worker itself', async () => {
+test.concurrent('cli: run right after the only worker was killed does not wait in silence: it runs a worker itself', async () => {
   const { env, taskQueue } = freshEnv();
   const worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' });
   workers.push(worker);
@@ -326,7 +328,7 @@ test('cli: run right after the only worker was killed does not wait in silence: 
   expect(run.stderr).toMatch(/\((the session's workflow task waited for 3 s: no live worker took it|no worker was polling); running one in this process\)/);
 });
 
-test('cli: rewind takes a session back to a turn and branch starts a new one from it; both say files stay on disk', async () => {
+test.concurrent('cli: rewind takes a session back to a turn and branch starts a new one from it; both say files stay on disk', async () => {
   const { env, taskQueue } = freshEnv();
   const worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' });
   workers.push(worker);
@@ -352,7 +354,7 @@ test('cli: rewind takes a session back to a turn and branch starts a new one fro
   expect(JSON.parse(end.stdout)).toMatchObject({ workflowId: branchId, turns: 1, endedBy: 'end_signal' });
 });
 
-test('cli: a file a critical action names that is missing is a warning run prints once; --strict refuses the agent', async () => {
+test.concurrent('cli: a file a critical action names that is missing is a warning run prints once; --strict refuses the agent', async () => {
   const { env } = freshEnv();
   const copy = copyExampleBundle('lw-e2e-missing-');
   try {
@@ -380,7 +382,7 @@ test('cli: a file a critical action names that is missing is a warning run print
   }
 });
 
-test('cli: demo runs the example bundle in its own worker and saves into demo/ of the state folder', async () => {
+test.concurrent('cli: demo runs the example bundle in its own worker and saves into demo/ of the state folder', async () => {
   const { env } = freshEnv();
   const result = await cli(['demo'], env);
   expect(result.code).toBe(0);
@@ -391,23 +393,26 @@ test('cli: demo runs the example bundle in its own worker and saves into demo/ o
   expect(fs.readFileSync(path.join(stateDir, 'demo', 'docs', 'e2e-intake.md'), 'utf8')).toBe(INTAKE_DOCUMENT);
 });
 
-test('cli: demo <project> runs the first agent of a BMAD project of our own with the demo model: its first menu item activates a skill, reads one of its files by a bare path and saves into the output folder', async () => {
-  const { env } = freshEnv();
-  // No model configured: the demo's own canned model plays the agent.
-  const { OPENAI_API_KEY: _key, OPENAI_BASE_URL: _url, ...scripted } = env;
-  const project = writeSkillsProject('lw-e2e-demo-');
-  try {
-    const result = await cli(['demo', project.root], scripted);
-    expect(result.code).toBe(0);
-    expect(result.stderr).toContain('not a real model');
-    expect(result.stderr).toContain('Agent: Gus, Harbour Guide');
-    expect(result.stdout).toContain('(demo model) I ran the first menu item');
-    const saved = path.join(project.root, 'out', 'loopwright-demo.md');
-    expect(result.stderr).toContain(`Saved: ${saved}`);
-    const note = fs.readFileSync(saved, 'utf8');
-    expect(note).toContain('# Demo run of Gus, Harbour Guide');
-    expect(note).toContain(path.join(project.root, '.claude/skills/lw-notes/assets/notes-template.md'));
-  } finally {
-    project.cleanup();
-  }
-});
+test.concurrent(
+  'cli: demo <project> runs the first agent of a BMAD project of our own with the demo model: its first menu item activates a skill, reads one of its files by a bare path and saves into the output folder',
+  async () => {
+    const { env } = freshEnv();
+    // No model configured: the demo's own canned model plays the agent.
+    const { OPENAI_API_KEY: _key, OPENAI_BASE_URL: _url, ...scripted } = env;
+    const project = writeSkillsProject('lw-e2e-demo-');
+    try {
+      const result = await cli(['demo', project.root], scripted);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toContain('not a real model');
+      expect(result.stderr).toContain('Agent: Gus, Harbour Guide');
+      expect(result.stdout).toContain('(demo model) I ran the first menu item');
+      const saved = path.join(project.root, 'out', 'loopwright-demo.md');
+      expect(result.stderr).toContain(`Saved: ${saved}`);
+      const note = fs.readFileSync(saved, 'utf8');
+      expect(note).toContain('# Demo run of Gus, Harbour Guide');
+      expect(note).toContain(path.join(project.root, '.claude/skills/lw-notes/assets/notes-template.md'));
+    } finally {
+      project.cleanup();
+    }
+  },
+);
