@@ -122,7 +122,7 @@ function mcpDefinition(tool: McpListedTool): ToolDefinition {
 export function mcpOffered(tool: McpListedTool, config: McpServerConfig, allowTools: readonly string[] | undefined): OfferedTool {
   const readOnly = tool.annotations?.readOnlyHint === true;
   const allowed = readOnly || (config.alwaysAllow ?? []).some((t) => t === '*' || t === tool.tool) || allowedByPatterns(allowTools ?? [], tool.name);
-  const target = targetOf(tool.parameters);
+  const target = targetArgumentOf(tool.parameters);
   return {
     name: tool.name,
     kind: 'mcp',
@@ -135,7 +135,7 @@ export function mcpOffered(tool: McpListedTool, config: McpServerConfig, allowTo
 }
 
 /** The string argument a person recognises a call by: a known name, else the first required string. */
-function targetOf(schema: Record<string, unknown>): string | undefined {
+function targetArgumentOf(schema: Record<string, unknown>): string | undefined {
   const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
   const strings = Object.keys(properties).filter((key) => properties[key]?.type === 'string');
   const known = TARGET_NAMES.find((name) => strings.includes(name));
