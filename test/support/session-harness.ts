@@ -62,6 +62,9 @@ export async function startSessionHarness(options: { dbFile?: string } = {}): Pr
         taskQueue,
         workflowBundle,
         activityOptions: { model: { baseURL: fake.baseURL, apiKey: 'test-key' }, ...opts.activities },
+        // A test that stops a worker mid-way has its sessions move to the next one after 1 s, not the
+        // 10 s a session's next step otherwise waits for the worker that has it cached.
+        overrides: { stickyQueueScheduleToStartTimeout: '1s' },
       });
       const running = worker.run();
       const stop = async () => {
