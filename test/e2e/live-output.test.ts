@@ -167,8 +167,8 @@ test('chat on a pseudo-terminal shows the reply while it is being written, and o
 test('chat --id on a session whose turn is running follows that turn live, then prompts', async () => {
   const taskQueue = 'live-rejoin';
   await worker(taskQueue);
-  // About 9 s of writing: time for the chat process to start and join while it lasts.
-  fake.setStreaming({ chunkChars: 4, intervalMs: 150 });
+  // About 7 s of writing: time for the chat process to start (about 1 s) and join while it lasts.
+  fake.setStreaming({ chunkChars: 4, intervalMs: 100 });
   const session = await new LoopwrightClient(client, taskQueue).start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
   const turn = session.send('hello');
   await fake.waitForRequests(1, 20_000);
