@@ -1,0 +1,162 @@
+/**
+ * Runs a command (a program and its arguments, or a line for `/bin/sh -c`) in a folder of the
+ * project, inside a bubblewrap (`bwrap`) sandbox, and answers how it ended: `runSandboxed`.
+ *
+ * What the sandbox guarantees (each kept by a test in test/unit/commands-sandbox/ or
+ * test/security/commands-sandbox.test.ts):
+ * - **File system.** The command sees the project root read-only, the write roots writable, a
+ *   private `/tmp` (a tmpfs of `tmpBytes`) holding its empty HOME, `/usr` and the top-level
+ *   program folders read-only, the few `/etc` entries of `ETC_ENTRIES` (never `shadow`, `ssh/`,
+ *   `ssl/private/`), its own `/proc` and a minimal `/dev`; nothing else of the host: no home
+ *   folders, no `/root`, `/var`, `/run`. The working folder and the write roots pass the file
+ *   sandbox's checks (`guardRead`: inside the roots, symlinks resolved, not secret), and a symlink
+ *   in the project leads only within the sandbox's view, so it cannot take a write outside.
+ * - **Secret files** inside the roots (the file sandbox's list and the session's rules) are hidden
+ *   unless the user allows secret files: `/dev/null` over a file, an empty read-only folder over a
+ *   folder (`sandbox-paths.ts`).
+ * - **Protected paths** that exist inside the write roots are mounted read-only (`readOnlyPaths`).
+ * - **Network**: none (a network namespace of its own, with only a loopback of its own) unless
+ *   `network: true`.
+ * - **Environment** built from scratch (`sandbox-env.ts`): PATH, HOME, LANG, TMPDIR and what the
+ *   caller passes; the worker's variables (its API keys, Temporal credentials) never; a variable
+ *   that looks like a credential is refused.
+ * - **Privileges**: never root on the host (`sandbox-user.ts`), no capabilities, no new user
+ *   namespaces, a session of its own (no terminal).
+ * - **Limits**: wall-clock `timeoutMs`; RLIMIT_AS `memoryBytes` and RLIMIT_NPROC `maxProcesses`
+ *   (set inside the sandbox's user namespace, so they count only its own processes; a fork bomb
+ *   stops there); `maxOutputBytes` per stream; the caller's AbortSignal. Reaching any ends the
+ *   command: SIGTERM to all its processes, SIGKILL after `killGraceMs` (`supervised-process.ts`).
+ * - **Nothing outlives the call**: the command runs in a pid namespace whose init is killed last;
+ *   the kernel ends every process of a namespace with its init, and `--die-with-parent` ends the
+ *   sandbox if the worker dies. When the command itself ends, whatever it left running ends too.
+ * - Where no sandbox can be made (`sandbox-availability.ts`), `SandboxUnavailableError` says why
+ *   and how to fix it, unless the operator passed `allowUnsandboxed: true`.
+ *
+ * What it does not guarantee:
+ * - Unsandboxed (`sandboxed: false` in the result): only the environment (HOME and TMPDIR a fresh
+ *   folder, removed after), the limits (RLIMIT_NPROC then counts all the user's processes, so it is
+ *   set to those plus `maxProcesses`), the user (never root) and the kill of the command's process
+ *   group and descendants apply; nothing ends it if the worker itself is killed. Files, network and every process of the
+ *   user are reachable, and a process that starts a new session and is re-parented escapes the kill.
+ * - Secret files are hidden by the names present at the start; one created later (by the command
+ *   in a write root, or by anyone meanwhile) is not hidden, nor a hard link to one under another
+ *   name. A protected path that does not exist yet can be created.
+ * - Memory is address space, not resident memory: a program that maps much and touches little is
+ *   refused early, a tmpfs `/tmp` counts against the host's memory up to `tmpBytes`, and there is
+ *   no CPU or disk quota (a command can fill a write root's disk or spin a core until its timeout).
+ * - With `network: true` the command shares the host's network: anything the host reaches, it
+ *   reaches, abstract Unix sockets included.
+ * - The kernel is shared: the sandbox is as strong as user namespaces and bubblewrap are; it is
+ *   not a virtual machine.
+ * - The exit status of a command killed by a signal is reported as that signal; a command that
+ *   exits with 128+n itself is reported the same way (see `SandboxResult.signal`).
+ */
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { bwrapArgs, limitsWrapper } from './bwrap-args';
+import { countThreadsOf } from './process-tree';
+import { SandboxSetupError, SandboxUnavailableError } from './sandbox-errors';
+import { sandboxAvailability } from './sandbox-availability';
+import { sandboxEnv } from './sandbox-env';
+import { resolveSandboxPaths } from './sandbox-paths';
+import { type CheckedRequest, checkRequest, commandArgv, type SandboxRequest, type SandboxResult } from './sandbox-request';
+import { type SandboxUser, sandboxUser } from './sandbox-user';
+import { supervise, type Supervised, type SuperviseOptions } from './supervised-process';
+
+/** The limits `supervise` applies, as the request gives them. */
+type SuperviseLimits = Pick<SuperviseOptions, 'timeoutMs' | 'killGraceMs' | 'maxOutputBytes' | 'signal'>;
+
+/** How `bwrap` starts every message of its own (a failure to set the sandbox up). */
+const BWRAP_MESSAGE = 'bwrap: ';
+
+/**
+ * Runs `request.command` in the sandbox and resolves with how it ended; the command's own failure
+ * (status, signal, timeout, output limit) is the result, never an error. Throws before anything
+ * runs: `SandboxRequestError` / `SecretEnvironmentError` for a refused request, the file sandbox's
+ * `SecurityViolationError` / `SecretFileError` for a working folder or write root it refuses,
+ * `SandboxUnavailableError` where no sandbox can be made (unless `allowUnsandboxed`), the
+ * signal's reason when it is already aborted; `SandboxSetupError` when `bwrap` cannot set this
+ * sandbox up (a root its user cannot reach).
+ */
+export async function runSandboxed(request: SandboxRequest): Promise<SandboxResult> {
+  const checked = checkRequest(request);
+  const env = sandboxEnv(checked.env);
+  checked.signal?.throwIfAborted();
+  const paths = await resolveSandboxPaths(checked);
+  const user = await sandboxUser(paths.projectRoot, checked.runAs);
+  const available = await sandboxAvailability(user, checked.bwrapPath);
+  checked.signal?.throwIfAborted();
+  const argv = commandArgv(checked.command);
+  const limits: SuperviseLimits = { timeoutMs: checked.timeoutMs, killGraceMs: checked.killGraceMs, maxOutputBytes: checked.maxOutputBytes, signal: checked.signal };
+  const spawnAs = user.spawnAs ? { spawnAs: user.spawnAs } : {};
+
+  if (!available.ok) {
+    if (!checked.allowUnsandboxed || available.prlimit === undefined) throw new SandboxUnavailableError(available.reason, available.fix);
+    return runUnsandboxed(available.prlimit, argv, env, paths.cwd, user, checked, limits);
+  }
+
+  const inner = [...limitsWrapper(available.prlimit, checked), ...argv];
+  const args = bwrapArgs({ paths, network: checked.network === true, tmpBytes: checked.tmpBytes, argv: inner }, available.layout);
+  const ran = await supervise({ file: available.bwrap, args, cwd: '/', env, sandboxed: true, ...spawnAs, ...limits });
+  const stderr = ran.stderr.text();
+  if (!ran.killed && ran.exitCode === 1 && ran.stdout.total === 0 && stderr.startsWith(BWRAP_MESSAGE)) {
+    throw new SandboxSetupError(`${stderr.trim()} (the command runs as uid ${user.uid})`);
+  }
+  return result(
+    ran,
+    true,
+    user.uid,
+    paths.hidden.map((hidden) => hidden.path),
+  );
+}
+
+/** The operator's fallback: the command itself, with the same environment (HOME and TMPDIR a fresh folder of its own) and limits. */
+async function runUnsandboxed(prlimit: string, argv: string[], env: Record<string, string>, cwd: string, user: SandboxUser, checked: CheckedRequest, limits: SuperviseLimits): Promise<SandboxResult> {
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), 'loopwright-command-'));
+  try {
+    if (user.spawnAs) await fs.chown(home, user.spawnAs.uid, user.spawnAs.gid);
+    // Without a user namespace RLIMIT_NPROC counts every process of the user: allow those running now, plus the command's own.
+    const maxProcesses = (await countThreadsOf(user.uid)) + checked.maxProcesses;
+    const wrapper = limitsWrapper(prlimit, { memoryBytes: checked.memoryBytes, maxProcesses });
+    const ran = await supervise({
+      file: wrapper[0],
+      args: [...wrapper.slice(1), ...argv],
+      cwd,
+      env: { ...env, HOME: home, TMPDIR: home },
+      sandboxed: false,
+      ...(user.spawnAs ? { spawnAs: user.spawnAs } : {}),
+      ...limits,
+    });
+    return result(ran, false, user.uid, []);
+  } finally {
+    await fs.rm(home, { recursive: true, force: true });
+  }
+}
+
+function result(ran: Supervised, sandboxed: boolean, uid: number, hiddenPaths: string[]): SandboxResult {
+  let { exitCode, signal } = ran;
+  // bwrap reports a command killed by signal n as status 128 + n, as the shell does.
+  const byStatus = sandboxed && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : undefined;
+  if (byStatus !== undefined) [exitCode, signal] = [null, byStatus];
+  return {
+    sandboxed,
+    exitCode,
+    signal,
+    stdout: ran.stdout.text(),
+    stderr: ran.stderr.text(),
+    stdoutTruncated: ran.stdout.truncated,
+    stderrTruncated: ran.stderr.truncated,
+    outputLimited: ran.outputLimited,
+    timedOut: ran.timedOut,
+    aborted: ran.aborted,
+    killed: ran.killed,
+    durationMs: Math.round(ran.durationMs),
+    uid,
+    hiddenPaths,
+  };
+}
+
+function signalName(n: number): NodeJS.Signals | undefined {
+  return (Object.keys(os.constants.signals) as NodeJS.Signals[]).find((name) => os.constants.signals[name] === n);
+}
