@@ -25,7 +25,7 @@ import type { AssistantMessage, ChatMessage, TokenUsage, ToolCall, ToolMessage, 
 import type { ModelCallResult, ModelFailureDetails } from '../../common/model-call';
 import { TOOL_SPECS } from '../../common/tools';
 import { HashedTranscript } from '../../common/transcript';
-import type { SessionActivityStubs } from '../../workflows/session/activity-proxies';
+import type { SessionActivityStubs } from '../../workflows/stubs/activity-proxies';
 
 // ---------------------------------------------------------------------------------------------
 // The workflow module

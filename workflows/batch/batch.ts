@@ -25,7 +25,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { BatchActivities, SessionOutcome } from '../../activities/batch-activities';
 import { filesQueue } from '../../common/files-host';
-import { filesProxy } from '../session/files-route';
+import { filesProxy } from '../stubs/files-route';
 import {
   type BatchCounts,
   type BatchCursor,

@@ -12,7 +12,7 @@ import { cutToolMessage, fullView, isOmitted, type ModelView, prunedToolMessage,
 import type { CompactionRecord, ContextSettings, ContextState, ContinuedSession } from '../../common/session-types';
 import { BYTES_PER_TOKEN, estimateMessageTokens, estimateToolTokens } from '../../common/token-estimate';
 import { type HashedTranscript, INLINE_DELTA_BYTES } from '../../common/transcript';
-import type { SessionActivityStubs } from '../session/activity-proxies';
+import type { SessionActivityStubs } from '../stubs/activity-proxies';
 
 /** What a context manager carries into the session's next run. */
 export type CarriedContext = NonNullable<ContinuedSession['context']>;

@@ -5,7 +5,7 @@ import { log } from '@temporalio/workflow';
 import { DEFAULT_MAX_CONTINUATIONS } from '../../common/defaults';
 import type { ContinuedSession, InitializeResult, SessionInput } from '../../common/session-types';
 import type { HashedTranscript } from '../../common/transcript';
-import type { SessionActivityStubs } from '../session/activity-proxies';
+import type { SessionActivityStubs } from '../stubs/activity-proxies';
 import { Budgets } from './budgets';
 import { ContextManager } from './context-manager';
 import type { ManagedModel } from '../turn/model-calls';

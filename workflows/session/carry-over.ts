@@ -8,7 +8,7 @@ import { TRANSCRIPT_MISMATCH } from '../../common/failure-types';
 import type { ContinuedSession, PendingTurn, TurnResult } from '../../common/session-types';
 import type { ChatMessage } from '../../common/messages';
 import { CARRY_INLINE_BYTES, type HashedTranscript, TRANSCRIPT_PAGE_BYTES, type TranscriptGap, utf8Length } from '../../common/transcript';
-import type { SessionActivityStubs } from './activity-proxies';
+import type { SessionActivityStubs } from '../stubs/activity-proxies';
 import type { SessionRuntime } from './session-runtime';
 
 /** Results of this many latest turns travel to the next run, for clients collecting them there. */

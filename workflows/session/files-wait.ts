@@ -3,7 +3,7 @@ import { log, workflowInfo } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { filesQueue } from '../../common/files-host';
-import type { FilesRoute } from './files-route';
+import type { FilesRoute } from '../stubs/files-route';
 import type { SessionRuntime } from './session-runtime';
 
 /** The route to `host`'s workers; `runtime` is read only when a wait begins or ends (after the session is built). */

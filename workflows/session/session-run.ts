@@ -25,7 +25,7 @@ import { VERIFY_PATCH } from '../../common/verify-types';
 import { FILES_HOST_PATCH } from '../../common/files-host';
 import { bundleChanges } from './bundle-pins';
 import { BUILT_IN_TOOL_SET, refreshSessionTools } from './session-tools';
-import { sessionActivities, type SessionActivityStubs } from './activity-proxies';
+import { sessionActivities, type SessionActivityStubs } from '../stubs/activity-proxies';
 import { carriedTurns, continuedSession, loadCarriedTranscript, RECENT_TURNS } from './carry-over';
 import { sessionMemos, type SessionMemos } from './session-memos';
 import { excerpt, oneShotOutcome, shortReport, turnSpanEnd } from './session-outcome';

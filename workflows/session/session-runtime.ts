@@ -6,7 +6,7 @@
 import type { ApplicationFailure, CancellationScope } from '@temporalio/workflow';
 import type { InitializeResult, SessionInput, SessionState } from '../../common/session-types';
 import type { HashedTranscript } from '../../common/transcript';
-import type { SessionActivityStubs } from './activity-proxies';
+import type { SessionActivityStubs } from '../stubs/activity-proxies';
 import type { ManagedModel } from '../turn/model-calls';
 import type { SessionToolSet } from '../turn/tool-calls';
 import type { SessionVerifier } from '../verify/verify';

@@ -10,7 +10,7 @@ import { refreshToolsUpdate } from '../../common/contract/session-definitions';
 import type { ListToolsResult, SessionTool } from '../../common/offered-tools';
 import type { InitializeResult, OfferedToolSummary, SessionInput } from '../../common/session-types';
 import { DELEGATE_TASK, isLoopToolName, TOOL_SPECS } from '../../common/tools';
-import type { SessionActivityStubs } from './activity-proxies';
+import type { SessionActivityStubs } from '../stubs/activity-proxies';
 import type { SessionRuntime } from './session-runtime';
 import { rootMessage, type SessionToolSet } from '../turn/tool-calls';
 

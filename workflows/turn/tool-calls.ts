@@ -11,7 +11,7 @@ import type { RuntimeContext } from '../../common/runtime-context';
 import { NOT_FILES_HOST } from '../../common/files-host';
 import { TOOL_SPECS, toolSpec } from '../../common/tools';
 import { argumentRecord, callArguments, contentOf, modesOf, replacedOf, targetOf } from '../../common/tools/tool-spec';
-import type { SessionActivityStubs } from '../session/activity-proxies';
+import type { SessionActivityStubs } from '../stubs/activity-proxies';
 
 /** The tools of a session beyond the built-in ones, as `listTools` recorded them. */
 export interface SessionToolSet {

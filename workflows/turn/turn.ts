@@ -12,7 +12,7 @@ import type { CompactionRecord, PendingQuestion, PendingTurn, RunningTool, TurnR
 import { loopToolSpec, TOOL_SPECS, toolSpec } from '../../common/tools';
 import { argsOf, targetOf } from '../../common/tools/tool-spec';
 import type { HashedTranscript } from '../../common/transcript';
-import type { SessionActivityStubs } from '../session/activity-proxies';
+import type { SessionActivityStubs } from '../stubs/activity-proxies';
 import { isContextLengthFailure, type ManagedModel, ModelCaller, type ModelStep } from './model-calls';
 import { rootMessage, type SessionToolSet, truncateArguments } from './tool-calls';
 import { inlineToolNames, type WorkerCopies } from './inline-reads';

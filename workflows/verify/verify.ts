@@ -27,7 +27,7 @@ import {
   type VerifyTarget,
 } from '../../common/verify-types';
 import type { AnswerVerdict } from '../turn/extensions';
-import type { SessionActivityStubs } from '../session/activity-proxies';
+import type { SessionActivityStubs } from '../stubs/activity-proxies';
 import { rootMessage } from '../turn/tool-calls';
 import { withSpan } from '../tracing/trace-hook';
 

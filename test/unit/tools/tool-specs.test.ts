@@ -320,7 +320,7 @@ describe('workflow code', () => {
     expect([...imports].filter((m) => m === 'zod' || m.startsWith('zod/'))).toEqual([]);
     expect(imports.has(join(root, 'common/tools/index.ts'))).toBe(true);
     const names = [...TOOL_NAMES, ...LOOP_TOOL_NAMES];
-    for (const file of ['turn/tool-calls.ts', 'turn/approvals.ts', 'turn/turn.ts', 'session/activity-proxies.ts', 'session/session.ts']) {
+    for (const file of ['turn/tool-calls.ts', 'turn/approvals.ts', 'turn/turn.ts', 'stubs/activity-proxies.ts', 'session/session.ts', 'session/session-run.ts']) {
       const code = readFileSync(join(root, 'workflows', file), 'utf8');
       for (const name of names) expect(`${file}: ${code.includes(name) ? name : ''}`).toBe(`${file}: `);
     }
