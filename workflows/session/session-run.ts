@@ -43,9 +43,9 @@ import type { WorkerCopies } from '../turn/inline-reads';
 import type { ManagedModel } from '../turn/model-calls';
 import type { SessionToolSet } from '../turn/tool-calls';
 import { addUsage, ZERO_USAGE } from '../turn/usage';
-import { sessionVerifier, verifyExtension } from '../verify/verify-session';
+import { verifyExtension } from '../verify/verify-extension';
 import type { SessionVerifier } from '../verify/verify';
-import { delegationApprovals, delegationHooks, sessionDelegator } from '../delegation/delegation-session';
+import { delegationApprovals, delegationHooks, sessionDelegator, sessionVerifier } from './session-features';
 import { delegationExtension, type Delegator } from '../delegation/delegation';
 import type { DelegationApprovals } from '../delegation/delegation-approvals';
 

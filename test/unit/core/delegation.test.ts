@@ -20,7 +20,7 @@ import type { TokenUsage } from '../../../common/messages';
 import type { BudgetState, PendingApproval, SessionInput, SessionState } from '../../../common/session-types';
 import type { HashedTranscript } from '../../../common/transcript';
 import { DelegationApprovals } from '../../../workflows/delegation/delegation-approvals';
-import { delegationApprovals } from '../../../workflows/delegation/delegation-session';
+import { delegationApprovals } from '../../../workflows/session/session-features';
 import { delegationExtension, Delegator } from '../../../workflows/delegation/delegation';
 import type { SessionRuntime } from '../../../workflows/session/session-runtime';
 import { assistant, system, toolCall, transcriptOf, usage, user, workflowFake } from '../../support/workflow-fakes';

@@ -15,7 +15,7 @@ import type { TokenUsage } from '../../../common/messages';
 import type { RuntimeContext } from '../../../common/runtime-context';
 import type { ChecklistItemResult, CommandCheck, VerifyInput, VerifyResult, VerifySettings } from '../../../common/verify-types';
 import { SessionVerifier } from '../../../workflows/verify/verify';
-import { verifyExtension } from '../../../workflows/verify/verify-session';
+import { verifyExtension } from '../../../workflows/verify/verify-extension';
 import { activityCancelled, FakeActivities, toolCall, usage, workflowFake } from '../../support/workflow-fakes';
 
 beforeEach(() => workflowFake.reset());

@@ -1,4 +1,7 @@
 /**
+ * How a run of a session builds the features that take part in its turns: the verify phase (from
+ * its settings, its agent and what the run before carried) and delegation.
+ *
  * Delegation in one run of a session, behind `patched('loopwright-delegation')`: the approvals that
  * travel between parent and child sessions (installed before the turn's controls), and the
  * delegator the turn calls for `delegate_task` (once initialisation has said whom the agent may
@@ -8,9 +11,11 @@
 import { patched } from '@temporalio/workflow';
 import { DELEGATION_PATCH } from '../../common/delegation-types';
 import type { ApprovalHost } from '../turn/approvals';
-import { DelegationApprovals } from './delegation-approvals';
-import { Delegator } from './delegation';
-import type { SessionRuntime } from '../session/session-runtime';
+import { DelegationApprovals } from '../delegation/delegation-approvals';
+import { Delegator } from '../delegation/delegation';
+import type { SessionRuntime } from './session-runtime';
+import type { VerifyCarry } from '../../common/verify-types';
+import { SessionVerifier } from '../verify/verify';
 
 /** The approvals across delegation of a session that may delegate or was delegated to; undefined for recorded sessions and when it is off. */
 export function delegationApprovals(rt: SessionRuntime): DelegationApprovals | undefined {
@@ -32,4 +37,26 @@ export function sessionDelegator(rt: SessionRuntime): Delegator | undefined {
   const delegates = rt.init?.delegates;
   if (!rt.delegationApprovals || !delegates || delegates.length === 0 || rt.input.delegation?.enabled === false) return undefined;
   return new Delegator({ input: rt.input, delegates, budgets: () => rt.managed?.budgets.state(), contextWindow: () => rt.managed?.context.window, approvals: rt.delegationApprovals });
+}
+
+/** The session's verifier: its status shows `verifying` while a document is checked. */
+export function sessionVerifier(rt: SessionRuntime, carried: VerifyCarry | undefined): SessionVerifier {
+  const init = rt.init!;
+  const verifier: SessionVerifier = new SessionVerifier(
+    {
+      activities: rt.activities,
+      settings: rt.input.verify,
+      context: () => init.context,
+      checks: init.checks ?? [],
+      commands: init.agent.commands,
+      ...(rt.input.model ? { model: rt.input.model } : {}),
+      ...(rt.input.modelSettings ? { modelSettings: rt.input.modelSettings } : {}),
+      onChange: () => {
+        if (verifier.phase === 'verify') rt.state.status = 'verifying';
+        rt.refreshDetails();
+      },
+    },
+    carried,
+  );
+  return verifier;
 }
