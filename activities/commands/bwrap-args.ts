@@ -81,6 +81,8 @@ export interface BwrapPlan {
   tmpBytes: number;
   /** The program and its arguments as run inside (the limits wrapper first). */
   argv: readonly string[];
+  /** Where bwrap writes the sandbox's init's pid (`--info-fd`; never passed into the sandbox). */
+  infoFd?: number;
 }
 
 /** The arguments of `bwrap` for `plan`; mounts are applied in this order, so later ones cover earlier ones. */
@@ -88,6 +90,7 @@ export function bwrapArgs(plan: BwrapPlan, layout: SystemLayout): string[] {
   const { paths } = plan;
   const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--hostname', 'sandbox'];
   if (plan.network) args.push('--share-net');
+  if (plan.infoFd !== undefined) args.push('--info-fd', String(plan.infoFd));
   args.push('--perms', '0755', '--dir', '/etc');
   // `-try`: an entry may be a dangling symlink (`resolv.conf` into a resolver that is not running).
   for (const mount of layout.mounts) args.push('--ro-bind-try', mount, mount);

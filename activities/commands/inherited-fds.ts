@@ -35,11 +35,14 @@ export function inheritableFds(): number[] {
   return fds;
 }
 
-/** stdin from /dev/null, stdout and stderr piped, and every inheritable descriptor replaced by /dev/null. */
-export function stdioFor(fds: readonly number[] = inheritableFds()): StdioOptions {
-  if (fds.length === 0) return ['ignore', 'pipe', 'pipe'];
-  devNull ??= openSync('/dev/null', 'r');
+/**
+ * stdin from /dev/null, stdout and stderr piped, `piped` descriptors (above stderr) piped too, and
+ * every inheritable descriptor replaced by /dev/null.
+ */
+export function stdioFor(piped: readonly number[] = [], fds: readonly number[] = inheritableFds()): StdioOptions {
   const stdio: (number | 'ignore' | 'pipe')[] = ['ignore', 'pipe', 'pipe'];
-  for (let fd = 3; fd <= Math.max(...fds); fd++) stdio.push(fds.includes(fd) ? devNull : 'ignore');
+  const last = Math.max(2, ...fds, ...piped);
+  if (fds.some((fd) => !piped.includes(fd))) devNull ??= openSync('/dev/null', 'r');
+  for (let fd = 3; fd <= last; fd++) stdio.push(piped.includes(fd) ? 'pipe' : fds.includes(fd) && devNull !== undefined ? devNull : 'ignore');
   return stdio;
 }

@@ -67,6 +67,8 @@ import { supervise, type Supervised, type SuperviseOptions } from './supervised-
 /** The limits `supervise` applies, as the request gives them. */
 type SuperviseLimits = Pick<SuperviseOptions, 'timeoutMs' | 'killGraceMs' | 'maxOutputBytes' | 'signal'>;
 
+/** The descriptor bwrap reports the sandbox's init on. */
+const INFO_FD = 3;
 /** How `bwrap` starts every message of its own (a failure to set the sandbox up). */
 const BWRAP_MESSAGE = 'bwrap: ';
 
@@ -97,8 +99,8 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
   }
 
   const inner = [...limitsWrapper(available.prlimit, checked), ...argv];
-  const args = bwrapArgs({ paths, network: checked.network === true, tmpBytes: checked.tmpBytes, argv: inner }, available.layout);
-  const ran = await supervise({ file: available.bwrap, args, cwd: '/', env, sandboxed: true, ...spawnAs, ...limits });
+  const args = bwrapArgs({ paths, network: checked.network === true, tmpBytes: checked.tmpBytes, argv: inner, infoFd: INFO_FD }, available.layout);
+  const ran = await supervise({ file: available.bwrap, args, cwd: '/', env, sandboxed: true, infoFd: INFO_FD, ...spawnAs, ...limits });
   const stderr = ran.stderr.text();
   if (!ran.killed && ran.exitCode === 1 && ran.stdout.total === 0 && stderr.startsWith(BWRAP_MESSAGE)) {
     throw new SandboxSetupError(`${stderr.trim()} (the command runs as uid ${user.uid})`);

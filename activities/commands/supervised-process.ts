@@ -4,25 +4,28 @@
  * started, then, after the grace period or at once when there is nothing to ask, SIGKILL.
  *
  * Two shapes (`sandboxed`):
- * - the spawned process is `bwrap`, whose only child is the sandbox's init (pid 1 of its pid
- *   namespace): SIGTERM goes to every process below that init, SIGKILL to the init and `bwrap`.
+ * - the spawned process is `bwrap`, which reports the host pid of the sandbox's init (pid 1 of its
+ *   pid namespace) on `infoFd`: SIGTERM goes to every process below that init, SIGKILL to the init.
  *   The kernel kills every process of a pid namespace whose init ends, so nothing survives, and
- *   nothing can leave the namespace;
+ *   nothing can leave the namespace. `bwrap` reports the command's end before its init has quite
+ *   exited, so the call also waits for the init to be gone (it may stay a zombie until the host's
+ *   init reaps it: a zombie holds no memory, file or namespace);
  * - the spawned process is the command itself (no sandbox could be made): it leads a process
  *   group of its own; signals go to the group and to every process below it, and when the command
  *   ends the rest of its group is killed, as the sandbox's end would. A process that left both
  *   (a new session, then re-parented away from the command) cannot be found.
  */
 import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { BoundedOutput } from './bounded-output';
 import { stdioFor } from './inherited-fds';
 import { descendantsOf, isRunning, signalEach } from './process-tree';
 
 /** How often a process that should be ending is looked at again. */
-const POLL_MS = 20;
-/** How long bwrap may take to exit once the sandbox's init is killed. */
-const BWRAP_EXIT_MS = 2_000;
+const POLL_MS = 10;
+/** How long the sandbox's init may take to exit once bwrap has reported, or once it is killed. */
+const INIT_EXIT_MS = 2_000;
 /** SIGKILL rounds before giving up on processes that keep forking (unsandboxed only). */
 const KILL_ROUNDS = 50;
 
@@ -34,7 +37,9 @@ export interface SuperviseOptions {
   env: Record<string, string>;
   /** Spawn as this user (the worker is root). */
   spawnAs?: { uid: number; gid: number };
+  /** `file` is bwrap, given `--info-fd <infoFd>`. */
   sandboxed: boolean;
+  infoFd?: number;
   timeoutMs: number;
   killGraceMs: number;
   maxOutputBytes: number;
@@ -56,14 +61,21 @@ export interface Supervised {
 
 type EndReason = 'timeout' | 'abort' | 'output';
 
+/** A process known by pid and start time, so a reused pid is never taken for it. */
+interface KnownProcess {
+  pid: number;
+  start: string;
+}
+
 /** Runs `options.file` to its end (see the module comment). Rejects only when it cannot be spawned. */
 export function supervise(options: SuperviseOptions): Promise<Supervised> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
+    const infoFd = options.sandboxed ? options.infoFd : undefined;
     const child = spawn(options.file, [...options.args], {
       cwd: options.cwd,
       env: options.env,
-      stdio: stdioFor(),
+      stdio: stdioFor(infoFd === undefined ? [] : [infoFd]),
       // A process group of its own: the unsandboxed command's group is what is signalled.
       detached: true,
       ...(options.spawnAs ?? {}),
@@ -73,15 +85,21 @@ export function supervise(options: SuperviseOptions): Promise<Supervised> {
     let reason: EndReason | undefined;
     let exited = false;
     let closed = false;
+    let init: Promise<KnownProcess | undefined> = Promise.resolve(undefined);
 
+    if (infoFd !== undefined) init = readInit(child.stdio[infoFd] as Readable);
+
+    /** Who gets SIGTERM, and who SIGKILL. */
     const processes = async (): Promise<{ term: number[]; kill: number[] }> => {
       const pid = child.pid as number;
-      const below = await descendantsOf(pid);
       if (options.sandboxed) {
-        // The first process below bwrap is the sandbox's init: it is killed, never asked. bwrap
-        // itself is left to reap it and exit, so no zombie is left to the host's init.
-        return { term: below.slice(1), kill: below.length > 0 ? below : [pid] };
+        const known = await init;
+        if (known !== undefined) return { term: await descendantsOf(known.pid), kill: [known.pid] };
+        // No report from bwrap (it failed early): its first child is the init.
+        const below = await descendantsOf(pid);
+        return { term: below.slice(1), kill: below.length > 0 ? below.slice(0, 1) : [pid] };
       }
+      const below = await descendantsOf(pid);
       return { term: [-pid, pid, ...below], kill: [-pid, pid, ...below] };
     };
     const kill = async () => {
@@ -89,12 +107,11 @@ export function supervise(options: SuperviseOptions): Promise<Supervised> {
         const { kill: targets } = await processes();
         if (!(await anyRunning(targets))) break;
         signalEach(targets, 'SIGKILL');
-        if (options.sandboxed) break; // the namespace goes with its init
+        if (options.sandboxed) break; // the namespace goes with its init; bwrap reaps it and exits
         await delay(POLL_MS);
       }
       if (!options.sandboxed) return;
-      const deadline = performance.now() + BWRAP_EXIT_MS;
-      while (!exited && performance.now() < deadline) await delay(POLL_MS);
+      await waitFor(() => exited, INIT_EXIT_MS);
       // bwrap did not follow its child: kill it too (its child dies with it, by --die-with-parent).
       if (!exited) signalEach([child.pid as number], 'SIGKILL');
     };
@@ -102,11 +119,9 @@ export function supervise(options: SuperviseOptions): Promise<Supervised> {
       if (reason !== undefined || exited) return;
       reason = why;
       const { term } = await processes();
-      const asked = term.length > 0 && (await anyRunning(term));
-      if (asked) {
+      if (term.length > 0 && (await anyRunning(term))) {
         signalEach(term, 'SIGTERM');
-        const deadline = performance.now() + options.killGraceMs;
-        while (!exited && performance.now() < deadline) await delay(POLL_MS);
+        await waitFor(() => exited, options.killGraceMs);
       }
       if (!exited) await kill();
     };
@@ -151,24 +166,78 @@ export function supervise(options: SuperviseOptions): Promise<Supervised> {
       closed = true;
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
-      resolve({
-        exitCode: code,
-        signal,
-        stdout,
-        stderr,
-        timedOut: reason === 'timeout',
-        aborted: reason === 'abort',
-        outputLimited: reason === 'output',
-        killed: reason !== undefined,
-        durationMs: performance.now() - started,
-      });
+      const finish = () =>
+        resolve({
+          exitCode: code,
+          signal,
+          stdout,
+          stderr,
+          timedOut: reason === 'timeout',
+          aborted: reason === 'abort',
+          outputLimited: reason === 'output',
+          killed: reason !== undefined,
+          durationMs: performance.now() - started,
+        });
+      // Nothing of the sandbox may outlive the call: wait for its init, which ends the rest.
+      init.then(awaitGone).then(finish, finish);
     });
   });
+}
+
+/** The sandbox's init as bwrap reports it on its info descriptor (`{"child-pid": 1234, ...}`), or `undefined`. */
+function readInit(info: Readable): Promise<KnownProcess | undefined> {
+  return new Promise((resolve) => {
+    let text = '';
+    info.setEncoding('utf8');
+    info.on('data', (chunk: string) => {
+      text += chunk;
+      const pid = /"child-pid"\s*:\s*(\d+)/.exec(text)?.[1];
+      if (pid !== undefined) resolve(startTime(Number(pid)).then((start) => (start === undefined ? undefined : { pid: Number(pid), start })));
+    });
+    info.on('error', () => resolve(undefined));
+    info.on('close', () => resolve(undefined));
+  });
+}
+
+/** Waits until `known` has exited (a zombie counts as exited); kills it if it lingers. */
+async function awaitGone(known: KnownProcess | undefined): Promise<void> {
+  if (known === undefined) return;
+  const alive = async () => {
+    const stat = await procStat(known.pid);
+    return stat !== undefined && stat.start === known.start && stat.state !== 'Z';
+  };
+  const deadline = performance.now() + INIT_EXIT_MS;
+  while ((await alive()) && performance.now() < deadline) await delay(POLL_MS);
+  if (await alive()) {
+    signalEach([known.pid], 'SIGKILL');
+    while (await alive()) await delay(POLL_MS);
+  }
+}
+
+async function startTime(pid: number): Promise<string | undefined> {
+  return (await procStat(pid))?.start;
+}
+
+/** State and start time (clock ticks after boot) of `pid`, from `/proc/<pid>/stat`. */
+async function procStat(pid: number): Promise<{ state: string; start: string } | undefined> {
+  try {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields after the name start at the third, the state; the start time is the 22nd.
+    return { state: fields[0], start: fields[19] };
+  } catch {
+    return undefined;
+  }
 }
 
 async function anyRunning(pids: readonly number[]): Promise<boolean> {
   for (const pid of pids) if (await isRunning(pid)) return true;
   return false;
+}
+
+async function waitFor(done: () => boolean, ms: number): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!done() && performance.now() < deadline) await delay(POLL_MS);
 }
 
 function delay(ms: number): Promise<void> {
