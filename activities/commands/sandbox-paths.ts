@@ -19,15 +19,18 @@
  *   the sandbox's own view, where its target is either hidden or absent.
  * - `readOnlyPaths` inside the write roots (the bundle's protected paths) are mounted read-only.
  *
+ * Listings of folders unchanged since the last command are reused (`folder-listings.ts`).
+ *
  * Limits: hiding is decided from the names present when the command starts. A secret file created
  * meanwhile, or by the command itself in a write root, is not hidden, and a hard link to a secret
  * file under another name is not recognised (the file sandbox matches names, too).
  */
-import { type Dirent, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { guardRead, isBroadRoot, isInside } from '../../bundle/sandbox/path-guard';
 import { protectingEntry } from '../../bundle/sandbox/protected-paths';
 import { SecretFileError, secretMatch, type SecretFileOptions } from '../../bundle/sandbox/secret-files';
+import { folderListing, type Listing } from './folder-listings';
 import { SandboxRequestError } from './sandbox-errors';
 import { SANDBOX_TMP } from './sandbox-env';
 
@@ -97,7 +100,9 @@ export async function resolveSandboxPaths(request: PathsRequest): Promise<Sandbo
   for (const root of writeRoots) if (protectingEntry(root, scan.protectedPaths) !== undefined) scan.readOnly.push(root);
   const tops = [projectRoot, ...writeRoots.filter((root) => !isInside(root, projectRoot))].filter((root, i, all) => !all.some((other, j) => j !== i && isInside(root, other, true)));
   const hidden: HiddenPath[] = [];
-  for (const top of tops) hidden.push(...(await scan.folder(top)).hidden);
+  // Nothing to hide and nothing to protect: no walk at all.
+  const walked = request.allowSecretFiles === true ? (scan.protectedPaths.length > 0 ? writeRoots : []) : tops;
+  for (const top of walked) hidden.push(...(await scan.folder(top)).hidden);
   return { projectRoot, writeRoots, cwd, readOnly: scan.readOnly, hidden };
 }
 
@@ -129,6 +134,8 @@ interface Found {
 class SecretScan {
   readonly readOnly: string[] = [];
   private entries = 0;
+  /** What the secret decisions depend on besides the folder: the roots and the rules. */
+  private readonly matchKey: string;
 
   constructor(
     private readonly roots: readonly string[],
@@ -136,36 +143,48 @@ class SecretScan {
     readonly protectedPaths: readonly string[],
     /** `undefined`: the user allows secret files, nothing is hidden. */
     private readonly secrets: SecretFileOptions | undefined,
-  ) {}
+  ) {
+    this.matchKey = JSON.stringify([roots, secrets === undefined ? null : (secrets.secretFiles ?? [])]);
+  }
 
   /** Walks `dir`, a folder not itself secret. */
   async folder(dir: string): Promise<Found> {
-    let list: Dirent[];
+    let listing: Listing;
     try {
-      list = await fs.readdir(dir, { withFileTypes: true });
+      listing = await folderListing(dir, this.matchKey, () => this.list(dir));
     } catch {
       // Unreadable to the worker, so to the sandbox's user as well (the same one; root reads everything).
       return { hidden: [], allHidden: false };
     }
-    this.entries += list.length;
+    this.entries += listing.entries.length;
     if (this.entries > MAX_SCANNED_ENTRIES) {
       throw new SandboxRequestError(`The roots hold more than ${MAX_SCANNED_ENTRIES} entries to check for secret files; use a smaller project root`, 'projectRoot');
     }
-    const found = await Promise.all(list.map((entry) => this.entry(dir, entry)));
+    const found = await Promise.all(listing.entries.map((entry, i) => this.entry(path.join(dir, entry.name), entry.kind, listing.secret[i])));
     const allHidden = found.every((f) => f.allHidden);
-    if (allHidden && !this.roots.includes(dir) && this.isSecret(path.join(dir, PROBE_NAME))) {
+    if (allHidden && listing.probeSecret && !this.roots.includes(dir)) {
       // Hide the folder itself: its names too, and nothing new can be created in it.
       return { hidden: [{ path: dir, kind: 'folder' }], allHidden: true };
     }
     return { hidden: found.flatMap((f) => f.hidden), allHidden: false };
   }
 
-  private async entry(dir: string, entry: Dirent): Promise<Found> {
-    const full = path.join(dir, entry.name);
-    if (this.protectedPaths.length > 0 && !entry.isSymbolicLink() && this.isProtected(full)) this.readOnly.push(full);
-    if (entry.isSymbolicLink()) return { hidden: [], allHidden: false };
-    if (this.isSecret(full)) return { hidden: [{ path: full, kind: entry.isDirectory() ? 'folder' : 'file' }], allHidden: true };
-    if (entry.isDirectory()) return this.folder(full);
+  /** Lists `dir` and decides which entries are secret. */
+  private async list(dir: string): Promise<Listing> {
+    const list = await fs.readdir(dir, { withFileTypes: true });
+    const entries = list.map((entry) => ({ name: entry.name, kind: entry.isSymbolicLink() ? ('link' as const) : entry.isDirectory() ? ('folder' as const) : ('other' as const) }));
+    return {
+      entries,
+      secret: entries.map((entry) => entry.kind !== 'link' && this.isSecret(path.join(dir, entry.name))),
+      probeSecret: this.isSecret(path.join(dir, PROBE_NAME)),
+    };
+  }
+
+  private async entry(full: string, kind: Listing['entries'][number]['kind'], secret: boolean): Promise<Found> {
+    if (kind === 'link') return { hidden: [], allHidden: false };
+    if (this.protectedPaths.length > 0 && this.isProtected(full)) this.readOnly.push(full);
+    if (secret) return { hidden: [{ path: full, kind: kind === 'folder' ? 'folder' : 'file' }], allHidden: true };
+    if (kind === 'folder') return this.folder(full);
     return { hidden: [], allHidden: false };
   }
 

@@ -5,6 +5,7 @@ import { BoundedOutput } from '../../../activities/commands/bounded-output';
 import { bwrapArgs, limitsWrapper, type SystemLayout } from '../../../activities/commands/bwrap-args';
 import { sandboxEnv, secretNameReason } from '../../../activities/commands/sandbox-env';
 import { resolveSandboxPaths, type SandboxPaths } from '../../../activities/commands/sandbox-paths';
+import { RACY_MS } from '../../../activities/commands/folder-listings';
 import { makeSandboxProject, type SandboxProject } from './sandbox-fixture';
 
 const LAYOUT: SystemLayout = { links: [{ path: '/bin', target: 'usr/bin' }], mounts: ['/usr', '/etc/passwd'] };
@@ -125,6 +126,21 @@ describe('resolveSandboxPaths', () => {
     const paths = await resolveSandboxPaths({ projectRoot: fx.project, writeRoots: [fx.out], secretFiles });
     const hidden = paths.hidden.map((h) => path.relative(fx.project, h.path)).sort();
     expect(hidden).toEqual(['.aws/credentials', '.env', '.git', '.ssh', 'docs', 'out/.env']);
+  });
+
+  it('resolveSandboxPaths: a secret created after a listing was kept is hidden the next time', async () => {
+    // Listings of folders changed in the last RACY_MS are not kept: let the project settle first.
+    await new Promise((resolve) => setTimeout(resolve, RACY_MS + 100));
+    const before = await resolveSandboxPaths({ projectRoot: fx.project, writeRoots: [fx.out] });
+    expect(before.hidden.map((h) => h.path)).not.toContain(path.join(fx.project, 'docs', '.env'));
+    await fs.writeFile(path.join(fx.project, 'docs', '.env'), 'KEY=x\n');
+    // A folder replaced by another one at the same path, holding a key.
+    await fs.rename(path.join(fx.out, 'agents'), path.join(fx.dir, 'agents-away'));
+    await fs.mkdir(path.join(fx.out, 'agents'));
+    await fs.writeFile(path.join(fx.out, 'agents', 'id_ed25519'), 'key\n');
+    const after = await resolveSandboxPaths({ projectRoot: fx.project, writeRoots: [fx.out] });
+    expect(after.hidden.map((h) => h.path)).toEqual(expect.arrayContaining([path.join(fx.project, 'docs', '.env'), path.join(fx.out, 'agents', 'id_ed25519')]));
+    expect(after.hidden).toHaveLength(before.hidden.length + 2);
   });
 
   it('resolveSandboxPaths: allowSecretFiles hides nothing', async () => {
