@@ -33,6 +33,9 @@
  *   skills       Agent Skills discovery of 50 generated skills and the catalog's tokens against every
  *                SKILL.md body up front (scripts/bench/skills.ts). Needs no server: it runs first,
  *                and `--only skills` starts none.
+ *   sandbox      a command's start-up cost in the bubblewrap sandbox (`true` through runSandboxed)
+ *                against spawning it directly, and the secret-file scan alone (scripts/bench/sandbox.ts).
+ *                Needs no server either, and bwrap (`npm run setup`).
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
@@ -64,6 +67,7 @@ import { measureBatch } from './bench/batch';
 import { measureBatchKill } from './bench/batch-kill';
 import { measureDelegation } from './bench/delegation';
 import { formatSkills, measureSkills, type SkillsFigures } from './bench/skills';
+import { formatSandbox, measureSandbox, type SandboxFigures } from './bench/sandbox';
 import { startWorkerProcess } from './bench/worker-process';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
@@ -100,11 +104,14 @@ const IDLE_CACHED_SESSIONS = 0;
 
 /** The skills part: outside PARTS, since it needs no dev server (the other parts share one). */
 const SKILLS_PART = 'skills';
+/** The sandbox part: outside PARTS too, no dev server. */
+const SANDBOX_PART = 'sandbox';
 
 interface Options {
   json: boolean;
   parts: BenchPart[];
   skills: boolean;
+  sandbox: boolean;
   levels: number[];
   idleSessions: number;
   idleSeconds: number;
@@ -127,10 +134,18 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     const partStarted = performance.now();
     skills = await measureSkills({ progress });
     progress(`skills took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
-    if (options.parts.length === 0) {
-      process.stdout.write(options.json ? `${JSON.stringify({ skills }, null, 2)}\n` : `${formatSkills(skills)}\n`);
-      return;
-    }
+  }
+  let sandbox: SandboxFigures | undefined;
+  if (options.sandbox) {
+    const partStarted = performance.now();
+    sandbox = await measureSandbox({ progress });
+    progress(`sandbox took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
+  }
+  const serverless = { ...(skills ? { skills } : {}), ...(sandbox ? { sandbox } : {}) };
+  const serverlessText = [skills ? formatSkills(skills) : '', sandbox ? formatSandbox(sandbox) : ''].filter(Boolean).join('\n\n');
+  if (options.parts.length === 0) {
+    process.stdout.write(options.json ? `${JSON.stringify(serverless, null, 2)}\n` : `${serverlessText}\n`);
+    return;
   }
 
   const bundle = prepareBenchBundle(cleanup);
@@ -302,8 +317,8 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
 
   report.totalSeconds = (performance.now() - started) / 1000;
   const files = { smallFileBytes: bundle.smallFileBytes, largeFileBytes: bundle.largeFileBytes };
-  const skillsText = skills ? `\n\n${formatSkills(skills)}` : '';
-  process.stdout.write(options.json ? `${JSON.stringify({ ...report, files, ...(skills ? { skills } : {}) }, null, 2)}\n` : `${formatReport(report)}${skillsText}\n`);
+  const serverlessBlock = serverlessText ? `\n\n${serverlessText}` : '';
+  process.stdout.write(options.json ? `${JSON.stringify({ ...report, files, ...serverless }, null, 2)}\n` : `${formatReport(report)}${serverlessBlock}\n`);
 }
 
 /** Forget the recorded requests (the responder goes with them, so it is set again). */
@@ -325,7 +340,8 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART].join('|')}[,...]] [--levels 10,100,1000]` + ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
+  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART, SANDBOX_PART].join('|')}[,...]] [--levels 10,100,1000]` +
+  ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */
 function parseOptions(argv: string[]): Options {
@@ -355,7 +371,7 @@ function parseOptions(argv: string[]): Options {
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
     .filter(Boolean);
-  for (const part of only) if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART) fail(`unknown part ${part}`);
+  for (const part of only) if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART && part !== SANDBOX_PART) fail(`unknown part ${part}`);
   const count = (name: string, raw: string | undefined, fallback: number, min: number) => {
     if (raw === undefined) return fallback;
     const value = Number(raw);
@@ -366,6 +382,7 @@ function parseOptions(argv: string[]): Options {
     json: values.json ?? false,
     parts: only.length === 0 ? [...PARTS] : PARTS.filter((p) => only.includes(p)),
     skills: only.length === 0 || only.includes(SKILLS_PART),
+    sandbox: only.length === 0 || only.includes(SANDBOX_PART),
     levels,
     idleSessions: count('idle-sessions', values['idle-sessions'], IDLE_SESSIONS, 1),
     idleSeconds: count('idle-seconds', values['idle-seconds'], IDLE_REST_SECONDS, 1),
