@@ -12,10 +12,10 @@
  *   file would be secret (`.ssh/`).
  * - Secret files (the list of `bundle/sandbox/secret-files.ts` with the session's rules, matched
  *   relative to every root that holds them, as the guard does) are hidden unless the user allows
- *   secret files: a file gets `/dev/null` mounted over it (it reads empty, cannot be written,
- *   renamed or removed), a folder an empty read-only tmpfs (its names are hidden too). A folder
- *   that is not itself secret but where any new name would be (`.ssh/`, `.aws/`) is hidden whole
- *   when everything in it is secret. Symlinks are not followed: inside the sandbox a link leads to
+ *   secret files: a file gets `/dev/null` mounted over it (opening it fails, since devices do not
+ *   open on bwrap's mounts; it cannot be written, renamed or removed), a folder an empty read-only
+ *   tmpfs (its names are hidden too). A folder that is not itself secret but where any new name
+ *   would be (`.ssh/`, `.aws/`) is hidden whole when everything in it is secret. Symlinks are not followed: inside the sandbox a link leads to
  *   the sandbox's own view, where its target is either hidden or absent.
  * - `readOnlyPaths` inside the write roots (the bundle's protected paths) are mounted read-only.
  *

@@ -95,7 +95,7 @@ export interface SandboxResult {
   durationMs: number;
   /** The host user the command ran as. */
   uid: number;
-  /** Secret files and folders inside the roots that the command saw empty (`/dev/null`, an empty read-only folder). */
+  /** Secret files and folders inside the roots hidden from the command (`/dev/null` over a file, which then fails to open; an empty read-only folder). */
   hiddenPaths: string[];
 }
 

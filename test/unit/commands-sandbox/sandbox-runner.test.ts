@@ -102,9 +102,10 @@ describe('runSandboxed: ending a command', () => {
     await expect(fs.access(path.join(fx.out, 'ran.txt'))).rejects.toThrow(/ENOENT/);
   });
 
-  it('runSandboxed: processes the command leaves in the background end with it', async () => {
+  it('runSandboxed: processes the command leaves in the background, even in a new session, end with it', async () => {
     const marker = `loopwright-background-${process.pid}`;
-    const result = await run({ shell: `readlink /proc/self/ns/pid; sh -c 'sleep 30; : ${marker}' >/dev/null 2>&1 & echo started` });
+    // In a session of its own and re-parented to the sandbox's init once its parent exits.
+    const result = await run({ shell: `readlink /proc/self/ns/pid; setsid sh -c 'sleep 30; : ${marker}' >/dev/null 2>&1 & echo started` });
     expect(result.stdout).toMatch(/started\n$/);
     expect(result.durationMs).toBeLessThan(2_000);
     expect(await liveProcessesInNamespace(namespaceOf(result.stdout))).toEqual([]);
