@@ -51,7 +51,7 @@ export function createListTools(sources: ToolSources): (input: ListToolsInput) =
       tools.push(definition);
       if (tool) offered.push(tool);
     };
-    for (const definition of builtInToolDefinitions({ skills: input.skills === true })) offer(definition);
+    for (const definition of builtInToolDefinitions({ skills: input.skills === true, commands: input.commands === true })) offer(definition);
     for (const tool of sources.custom) offer(tool.definition, tool.offered);
 
     const servers = await configuredServers(input, warnings);

@@ -81,7 +81,11 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
           agent: summarizeAgent(result.agent),
           messages: result.messages,
           context: result.context,
-          tools: [...builtInToolDefinitions({ skills: result.context.skillFolders !== undefined }), ...LOOP_TOOL_DEFINITIONS, ...(delegates.length > 0 ? [delegateDefinition(delegates)] : [])],
+          tools: [
+            ...builtInToolDefinitions({ skills: result.context.skillFolders !== undefined, commands: result.context.commands !== undefined }),
+            ...LOOP_TOOL_DEFINITIONS,
+            ...(delegates.length > 0 ? [delegateDefinition(delegates)] : []),
+          ],
           ...warningsOf(result),
           ...checksOf(result.agent),
           ...(delegates.length > 0 ? { delegates } : {}),

@@ -11,8 +11,7 @@
 import * as path from 'node:path';
 import { MCP_NAME_SEPARATOR } from '../common/offered-tools';
 import { allowedByPatterns } from '../common/tool-patterns';
-import { ACTIVATE_SKILL } from '../common/tools/activate-skill';
-import { LOOP_TOOL_SPECS, TOOL_SPECS } from '../common/tools';
+import { LOOP_TOOL_NAMES, LOOP_TOOL_SPECS, offeredBuiltIns, TOOL_SPECS } from '../common/tools';
 import { agentHead, installedProjectAt, matchAgent, type BundleAgent } from './bundle-loader';
 import { MANIFEST_FILE, exists } from './bundle-layout';
 import { parseManifest, readManifestFile } from './bundle-manifest';
@@ -72,10 +71,12 @@ export const BUILTIN_TOOLS: readonly BuiltinToolOffer[] = [
 /**
  * The built-in tools a session with this allow-list offers: the activity tools it lets through
  * (all of them without one), and the loop-breaking tools, which a session keeps whatever the list
- * says (only `loopBreakers: false` removes them). The skill tool only when the project has skills.
+ * says (only `loopBreakers: false` removes them). The skill tool only when the project has skills,
+ * the command tool only when commands are on.
  */
-export function offeredBuiltinTools(allowList: readonly string[] | undefined, options: { skills?: boolean } = {}): BuiltinToolOffer[] {
-  return BUILTIN_TOOLS.filter((tool) => options.skills === true || tool.name !== ACTIVATE_SKILL.name)
+export function offeredBuiltinTools(allowList: readonly string[] | undefined, options: { skills?: boolean; commands?: boolean } = {}): BuiltinToolOffer[] {
+  const offered = new Set<string>([...offeredBuiltIns({ skills: options.skills === true, commands: options.commands === true }).map((spec) => spec.name), ...LOOP_TOOL_NAMES]);
+  return BUILTIN_TOOLS.filter((tool) => offered.has(tool.name))
     .filter((tool) => allowList === undefined || tool.kind === 'loop' || allowedByPatterns(allowList, tool.name))
     .map((tool) => ({ ...tool }));
 }

@@ -5,7 +5,7 @@
  */
 import * as path from 'node:path';
 import type { SystemMessage } from '../common/messages';
-import type { RuntimeContext, SecretFileRule } from '../common/runtime-context';
+import type { RuntimeContext, SecretFileRule, CommandSettings } from '../common/runtime-context';
 import { readAgentFile } from './agent-file';
 import type { AgentDefinition } from './agent-schema';
 import { findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
@@ -53,6 +53,8 @@ export interface InitializeAgentInput {
   allowBroadProjectRoot?: boolean;
   /** Offer the user's own skills too, after the project's. */
   userSkills?: boolean;
+  /** Commands are on: the runtime context carries how they run, and the prompt gets the command tool's rules. */
+  commands?: CommandSettings;
   /** More skills folders (absolute), after the project's. */
   skillFolders?: string[];
   /** Let the tools read and write secret files (credentials, keys, `.env*`, `.git/`; see `secret-files.ts`). */
@@ -233,6 +235,7 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     readRoots,
     writeRoots,
     ...(bundle.skillFolders !== undefined ? { skillFolders: bundle.skillFolders } : {}),
+    ...(input.commands ? { commands: input.commands } : {}),
     protectedPaths,
     ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
     ...(secretFiles.length > 0 ? { secretFiles } : {}),
@@ -241,7 +244,7 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
   };
   const skillCatalog = bundle.skills !== undefined ? projectCatalog(bundle.skills) : undefined;
   const messages: SystemMessage[] = [
-    { role: 'system', content: buildSystemPrompt(agent, skillCatalog !== undefined ? { skillCatalog } : {}) },
+    { role: 'system', content: buildSystemPrompt(agent, { ...(skillCatalog !== undefined ? { skillCatalog } : {}), ...(input.commands ? { commands: true } : {}) }) },
     ...(central?.source === 'central' && found.module ? [configMessage(found.module, centralVariables, central.files)] : []),
     ...critical.messages,
     ...facts.messages,

@@ -11,7 +11,7 @@
  * Paths stay as the agent file writes them (`{project-root}/...`): the tools resolve variables, so
  * the prompt is identical for every machine and the model passes paths through unchanged.
  */
-import { LOOP_TOOL_SPECS, TOOL_SPECS } from '../common/tools';
+import { LOOP_TOOL_SPECS, offeredBuiltIns } from '../common/tools';
 import { ACTIVATE_SKILL } from '../common/tools/activate-skill';
 import { EXECUTE_WORKFLOW } from '../common/tools/execute-workflow';
 import { READ_FILE } from '../common/tools/read-file';
@@ -47,6 +47,8 @@ export interface SystemPromptOptions {
    * and the rules of the skill tool are given. Without it neither is.
    */
   skillCatalog?: string;
+  /** Commands are on (`commands.enabled`): the command tool's rules are in the prompt. */
+  commands?: boolean;
 }
 
 /** The system message that opens every session of `agent`. Deterministic: same agent, same text. */
@@ -65,7 +67,7 @@ export function buildSystemPrompt(agent: AgentDefinition, options: SystemPromptO
   sections.push(
     [
       'CRITICAL INSTRUCTIONS FOR TOOL USE:',
-      ...TOOL_SPECS.filter((spec) => hasSkills || spec.name !== ACTIVATE_SKILL.name).flatMap((spec) => spec.promptRules),
+      ...offeredBuiltIns({ skills: hasSkills, commands: options.commands === true }).flatMap((spec) => spec.promptRules),
       '- Never just say that you loaded, read or saved something: call the tool. A load instruction that you only acknowledge in text has not happened.',
       '- After a tool call, wait for its result and work from what it returned. If it reports an error, correct the path or tell the user; do not invent the content.',
       '- Files shown in "[Critical Action] Loaded file" messages are already loaded; do not load them again.',

@@ -66,6 +66,9 @@ export const DEFAULT_MODEL_HEARTBEAT_TIMEOUT = '30 seconds';
 /** Longest one tool call may take (`timeouts.tool`). */
 export const DEFAULT_TOOL_TIMEOUT = '1 minute';
 
+/** Longest one command may run (`commands.timeout`). */
+export const DEFAULT_COMMAND_TIMEOUT = '2 minutes';
+
 /** A tool call whose worker sends no heartbeat for this long is retried elsewhere (`timeouts.toolHeartbeat`). */
 export const DEFAULT_TOOL_HEARTBEAT_TIMEOUT = '10 seconds';
 

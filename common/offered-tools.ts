@@ -13,8 +13,10 @@ export interface ToolPolicy {
   name: string;
   /** `read`: no side effects (may run as a local activity). `write`: changes something. */
   access: 'read' | 'write';
-  /** Retry class of its activity (see activity-proxies.ts). */
-  retries: 'quick' | 'persistent';
+  /** Retry class of its activity (see stubs/activity-proxies.ts). */
+  retries: 'quick' | 'persistent' | 'once';
+  /** `required`: every call waits for a human yes whatever the session's approval policy. */
+  approval?: 'required';
   /** The argument a person recognises a call by (a path, a URL, a query). */
   target?: string;
   /** The argument that carries what is written. */
@@ -29,8 +31,6 @@ export interface ToolPolicy {
 export interface OfferedTool extends ToolPolicy {
   /** `custom`: a worker's own activity named like the tool. `mcp`: a tool of an MCP server, called through `callMcpTool`. */
   kind: 'custom' | 'mcp';
-  /** `required`: every call waits for a human yes whatever the session's approval policy (MCP tools not marked read-only and not allowed). */
-  approval?: 'required';
   /**
    * For `mcp`: the server's name in the configuration, the tool's own name there, and whether the
    * server marks it read-only or idempotent (a call cut off by the server dying is made again).
@@ -96,6 +96,8 @@ export interface ListToolsInput {
   allowTools?: string[];
   /** The session's project has Agent Skills: `activate_skill` is offered. */
   skills?: boolean;
+  /** Commands are on: `run_command` is offered. */
+  commands?: boolean;
 }
 
 /** Result of `listTools`: the definitions the model is sent and how each non-built-in tool is run. */

@@ -45,6 +45,8 @@ export interface RuntimeContext {
    * `activate_skill` finds a skill by name; absent when the project has none.
    */
   skillFolders?: string[];
+  /** Commands are on (`commands.enabled`): how `run_command` runs them. Absent: no command tool. */
+  commands?: CommandSettings;
   /**
    * The skills this session activated, newest first (set by the workflow from `activate_skill`'s
    * recorded results): a relative path `read_file` is given resolves from their folders first.
@@ -60,4 +62,14 @@ export interface SecretFileRule {
   pattern: string;
   /** `<file>:<line>`, or `the session setting secretFiles[<i>]`. */
   source: string;
+}
+
+/** How the command tool runs commands (from the session's `commands` settings). */
+export interface CommandSettings {
+  /** Let commands reach the network. */
+  network: boolean;
+  /** Where no sandbox can be made, run commands directly instead of refusing them (the operator's opt-in). */
+  allowUnsandboxed: boolean;
+  /** Longest one command may run, in milliseconds. */
+  timeoutMs: number;
 }

@@ -6,8 +6,7 @@
  */
 import { z } from 'zod';
 import type { ToolDefinition } from './messages';
-import { LOOP_TOOL_SPECS, TOOL_SPECS } from './tools';
-import { ACTIVATE_SKILL } from './tools/activate-skill';
+import { LOOP_TOOL_SPECS, offeredBuiltIns, TOOL_SPECS } from './tools';
 import type { ArgsOf, ToolParameters, ToolSpecBase } from './tools/tool-spec';
 
 /**
@@ -71,11 +70,12 @@ export function toolDefinition(spec: ToolSpecBase): ToolDefinition {
 export const TOOL_DEFINITIONS: ToolDefinition[] = TOOL_SPECS.map(toolDefinition);
 
 /**
- * The built-in tools a session offers: all of `TOOL_DEFINITIONS`, except the skill tool when the
- * session's project has no skills (a tool with nothing to load would only mislead the model).
+ * The built-in tools a session offers: those of `TOOL_DEFINITIONS` its features call for (the
+ * skill tool when the project has skills, the command tool when commands are on).
  */
-export function builtInToolDefinitions(options: { skills: boolean }): ToolDefinition[] {
-  return options.skills ? TOOL_DEFINITIONS : TOOL_DEFINITIONS.filter((d) => d.function.name !== ACTIVATE_SKILL.name);
+export function builtInToolDefinitions(features: { skills: boolean; commands?: boolean }): ToolDefinition[] {
+  const offered = new Set(offeredBuiltIns(features).map((spec) => spec.name));
+  return TOOL_DEFINITIONS.filter((d) => offered.has(d.function.name));
 }
 
 /** The loop-breaking tools, offered unless a session turns them off (`loopBreakers: false`). */

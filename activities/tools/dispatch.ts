@@ -11,6 +11,7 @@ import { activateSkill } from './activate-skill';
 import { editFile } from './edit-file';
 import { executeWorkflow } from './execute-workflow';
 import { readFile } from './read-file';
+import { runCommand } from './run-command';
 import { saveOutput } from './save-output';
 
 export { MAX_TOOL_RESULT_BYTES } from './activity-wrapper';
@@ -19,7 +20,7 @@ export { MAX_TOOL_RESULT_BYTES } from './activity-wrapper';
  * The built-in tools' implementations, one for each definition of `TOOL_SPECS` (common/tools/):
  * the only list on the worker that names them.
  */
-export const TOOL_IMPLEMENTATIONS: readonly ToolImplementation[] = [readFile, executeWorkflow, saveOutput, editFile, activateSkill];
+export const TOOL_IMPLEMENTATIONS: readonly ToolImplementation[] = [readFile, executeWorkflow, saveOutput, editFile, activateSkill, runCommand];
 
 /** The tool functions, by the name the model calls them. */
 export const TOOLS = Object.fromEntries(TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, tool.run])) as Record<ToolName, ToolFunction>;

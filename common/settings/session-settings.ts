@@ -36,6 +36,7 @@ import {
   DEFAULT_MODEL_HEARTBEAT_TIMEOUT,
   DEFAULT_SUMMARY_TOKENS,
   DEFAULT_TOOL_HEARTBEAT_TIMEOUT,
+  DEFAULT_COMMAND_TIMEOUT,
   DEFAULT_TOOL_TIMEOUT,
   DEFAULT_VERIFY_ATTEMPTS,
 } from '../defaults';
@@ -487,6 +488,33 @@ export const SESSION_SETTINGS = {
       { strict: true },
     ),
     doc: "The verify phase: documents a workflow's checklist checks are verified after they are saved.",
+  }),
+  commands: setting({
+    kind: group(
+      {
+        enabled: setting({
+          kind: boolean,
+          default: false,
+          doc: 'Offer `run_command`: the model runs shell command lines in the project, in a sandbox (bubblewrap), each after a person approves it.',
+          flag: { flags: '--commands', help: 'offer run_command: shell commands in a sandbox (bubblewrap), each approved first', group: 'tools' },
+        }),
+        network: setting({
+          kind: boolean,
+          default: false,
+          doc: 'Let commands reach the network (default: no network at all in the sandbox).',
+          flag: { flags: '--command-network', help: 'let sandboxed commands reach the network', group: 'tools' },
+        }),
+        allowUnsandboxed: setting({
+          kind: boolean,
+          default: false,
+          doc: "The operator's opt-in: where no sandbox can be made (no bubblewrap), run commands directly, with the same environment and limits, instead of refusing them.",
+          flag: { flags: '--allow-unsandboxed-commands', help: 'where no sandbox can be made, run commands without one instead of refusing them', group: 'tools' },
+        }),
+        timeout: setting({ kind: duration, default: DEFAULT_COMMAND_TIMEOUT, doc: 'Longest one command may run; it is then ended with everything it started.' }),
+      },
+      { strict: true },
+    ),
+    doc: 'Commands (`run_command`): off unless enabled.',
   }),
   delegation: setting({
     kind: group(

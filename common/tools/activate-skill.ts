@@ -17,6 +17,7 @@ export const ACTIVATE_SKILL = defineTool({
   access: 'read',
   target: 'name',
   retries: 'quick',
+  offeredWhen: 'skills',
   promptRules: [
     "- To use an Agent Skill (when a task matches a skill's description, or a menu item or instruction says to invoke one), call the activate_skill tool with its name, then follow the instructions it returns. A bare path in those instructions (references/x.md, assets/y.md) is relative to the skill's folder: read it with read_file as written.",
   ],

@@ -9,12 +9,13 @@ export { DELEGATE_TASK, delegateDescription } from './delegate-task';
 import { EDIT_FILE } from './edit-file';
 import { EXECUTE_WORKFLOW } from './execute-workflow';
 import { READ_FILE } from './read-file';
+import { RUN_COMMAND } from './run-command';
 import { SAVE_OUTPUT } from './save-output';
 import { TASK_COMPLETION } from './task-completion';
-import type { LoopToolSpec, ToolSpec } from './tool-spec';
+import type { BuiltInFeature, LoopToolSpec, ToolSpec } from './tool-spec';
 
 /** The tools that run as activities, one activity type each. */
-export const TOOL_SPECS = [READ_FILE, EXECUTE_WORKFLOW, SAVE_OUTPUT, EDIT_FILE, ACTIVATE_SKILL] as const;
+export const TOOL_SPECS = [READ_FILE, EXECUTE_WORKFLOW, SAVE_OUTPUT, EDIT_FILE, ACTIVATE_SKILL, RUN_COMMAND] as const;
 
 /** The loop-breaking tools, offered unless a session turns them off (`loopBreakers: false`). */
 export const LOOP_TOOL_SPECS = [ASK_QUESTION, TASK_COMPLETION] as const;
@@ -44,4 +45,9 @@ export function isToolName(name: string): name is ToolName {
 
 export function isLoopToolName(name: string): name is LoopToolName {
   return loopToolSpec(name) !== undefined;
+}
+
+/** The built-in tools a session with these features is offered (a tool with nothing to act on would only mislead the model). */
+export function offeredBuiltIns(features: Partial<Record<BuiltInFeature, boolean>>): ToolSpec[] {
+  return TOOL_SPECS.filter((spec: ToolSpec) => spec.offeredWhen === undefined || features[spec.offeredWhen] === true);
 }

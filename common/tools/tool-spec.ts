@@ -53,6 +53,9 @@ export interface ToolSpecBase<P extends ToolParameters = ToolParameters, N exten
   promptRules: readonly string[];
 }
 
+/** The session features that decide whether a built-in tool is offered. */
+export type BuiltInFeature = 'skills' | 'commands';
+
 /** A tool that runs as an activity of its own. */
 export interface ToolSpec<P extends ToolParameters = ToolParameters, N extends string = string> extends ToolSpecBase<P, N> {
   /**
@@ -62,9 +65,14 @@ export interface ToolSpec<P extends ToolParameters = ToolParameters, N extends s
   access: 'read' | 'write';
   /**
    * Timeouts and retries of its activity: `quick` (a few short retries; cheap to repeat but
-   * pointless to repeat often) or `persistent` (longer backoff: the result must not be lost).
+   * pointless to repeat often), `persistent` (longer backoff: the result must not be lost) or
+   * `once` (never made again: a call whose worker was lost may or may not have taken effect).
    */
-  retries: 'quick' | 'persistent';
+  retries: 'quick' | 'persistent' | 'once';
+  /** `required`: every call waits for a person's yes, whatever the session's approval policy. */
+  approval?: 'required';
+  /** Offered only to sessions with this feature on (`skills`: the project has skills; `commands`: `commands.enabled`). */
+  offeredWhen?: BuiltInFeature;
   /** The argument that carries what is written: summaries show its size, approvals its start. */
   content?: string;
   /**

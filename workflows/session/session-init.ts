@@ -10,6 +10,10 @@ import type { SessionRuntime } from './session-runtime';
 import { refreshSessionTools } from './session-tools';
 import { rootMessage } from '../turn/tool-calls';
 import { bundleName } from './web-ui';
+import { msToNumber } from '@temporalio/common/lib/time';
+import { DEFAULT_COMMAND_TIMEOUT } from '../../common/defaults';
+import type { CommandSettings } from '../../common/runtime-context';
+import type { SessionInput } from '../../common/session-types';
 
 export async function initializeSession(rt: SessionRuntime): Promise<NonNullable<SessionRuntime['init']>> {
   const { input, activities, transcript, state } = rt;
@@ -25,6 +29,7 @@ export async function initializeSession(rt: SessionRuntime): Promise<NonNullable
         ...(input.allowBroadProjectRoot ? { allowBroadProjectRoot: true } : {}),
         ...(input.userSkills ? { userSkills: true } : {}),
         ...(input.skillFolders !== undefined ? { skillFolders: input.skillFolders } : {}),
+        ...(input.commands?.enabled ? { commands: commandSettings(input.commands) } : {}),
         ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
         ...(input.secretFiles !== undefined ? { secretFiles: input.secretFiles } : {}),
         ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
@@ -62,4 +67,13 @@ export async function initializeSession(rt: SessionRuntime): Promise<NonNullable
       cause: err instanceof Error ? err : undefined,
     });
   }
+}
+
+/** How the command tool runs commands, from the session's settings (asked for only when they are on). */
+function commandSettings(commands: NonNullable<SessionInput['commands']>): CommandSettings {
+  return {
+    network: commands.network === true,
+    allowUnsandboxed: commands.allowUnsandboxed === true,
+    timeoutMs: msToNumber((commands.timeout ?? DEFAULT_COMMAND_TIMEOUT) as Parameters<typeof msToNumber>[0]),
+  };
 }

@@ -49,6 +49,7 @@ export async function listSessionTools(input: SessionInput, activities: SessionA
         ...(input.projectMcpConfig === false ? { projectMcpConfig: false } : {}),
         ...(input.allowTools !== undefined ? { allowTools: input.allowTools } : {}),
         ...(init.context.skillFolders !== undefined ? { skills: true } : {}),
+        ...(init.context.commands !== undefined ? { commands: true } : {}),
       },
     ]);
   } catch (err) {

@@ -22,7 +22,7 @@ export type SessionActivityStubs = ActivityInterfaceFor<Pick<SessionActivities, 
   /** The read-only tools (`access: 'read'`) as local activities: run in the worker that runs the workflow task, no round trip through the server. */
   localReads: Readonly<Record<string, LocalActivityFunctionWithOptions<ToolActivityFunction>>>;
   /** The activity of a custom tool (registered under the tool's name), by its retry class; `local` for a read run as a local activity. */
-  customTool(name: string, retries: 'quick' | 'persistent', local: boolean): ActivityFunctionWithOptions<ToolActivityFunction> | LocalActivityFunctionWithOptions<ToolActivityFunction>;
+  customTool(name: string, retries: 'quick' | 'persistent' | 'once', local: boolean): ActivityFunctionWithOptions<ToolActivityFunction> | LocalActivityFunctionWithOptions<ToolActivityFunction>;
   /** Lists the tools a session offers (built-in, custom, MCP), at start, on continue-as-new and on demand. */
   listTools: ActivityFunctionWithOptions<(input: ListToolsInput) => Promise<ListToolsResult>>;
   /** Calls one tool of an MCP server. */
@@ -117,6 +117,9 @@ type FileProxy = <A extends object>(options: ActivityOptions) => ActivityInterfa
 /** An MCP call's bound when the session sets no tool timeout: the server's own per-call timeout (default 60 s) acts first. */
 const MCP_CALL_TIMEOUT = '10 minutes';
 
+/** The outer bound of a call that is never made again; the tool itself ends it sooner (a command's own timeout). */
+const ONCE_TOOL_BOUND = '1 hour';
+
 const NOT_REGISTERED = { nonRetryableErrorTypes: ['NotFoundError'] };
 
 /** The built-in tools' stubs (normal and local), and the custom tools' by retry class. */
@@ -144,6 +147,14 @@ function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<S
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8 },
   });
+  // Tools whose call must not be made twice (a command): no retry. The tool bounds its own run (a
+  // command's timeout); the heartbeat notices a lost worker, and the call then fails saying it may
+  // or may not have taken effect (tool-calls.ts).
+  const once = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: ONCE_TOOL_BOUND,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { maximumAttempts: 1 },
+  });
   const customQuick = fileActivities<Record<string, ToolActivityFunction>>({
     startToCloseTimeout: (timeouts.tool ?? DEFAULT_TOOL_TIMEOUT) as Duration,
     heartbeatTimeout: toolHeartbeat,
@@ -158,10 +169,12 @@ function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<S
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8, ...notRegistered },
   });
+  const byClass = { quick, persistent, once };
+  const customByClass = { quick: customQuick, persistent: customPersistent, once };
   return {
-    tools: Object.fromEntries(TOOL_SPECS.map((spec) => [spec.name, (spec.retries === 'persistent' ? persistent : quick)[spec.name]!])),
+    tools: Object.fromEntries(TOOL_SPECS.map((spec: { name: string; retries: keyof typeof byClass }) => [spec.name, byClass[spec.retries][spec.name]!])),
     localReads: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.access === 'read').map((spec) => [spec.name, localQuick[spec.name]!])),
-    customTool: (name, retries, local) => (local ? customLocal[name]! : (retries === 'persistent' ? customPersistent : customQuick)[name]!),
+    customTool: (name, retries, local) => (local ? customLocal[name]! : customByClass[retries][name]!),
   };
 }
 

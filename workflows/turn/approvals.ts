@@ -8,7 +8,7 @@ import { BAD_INPUT } from '../../common/failure-types';
 import type { ToolCall } from '../../common/messages';
 import type { ApprovalPolicy, PendingApproval, SessionInput, SessionState } from '../../common/session-types';
 import type { APPROVAL_ON_TIMEOUT } from '../../common/settings/session-settings';
-import { offeredOf, type SessionTool } from '../../common/offered-tools';
+import type { SessionTool } from '../../common/offered-tools';
 import { TOOL_SPECS, toolSpec } from '../../common/tools';
 import { argsOf, contentOf, modesOf, replacedOf, targetOf } from '../../common/tools/tool-spec';
 import { utf8Length } from '../../common/transcript';
@@ -97,8 +97,8 @@ export function approvalSettings(input: SessionInput): { policy: ApprovalPolicy;
 /** Whether `policy` makes a call of `tool` wait for a human yes; `writes` covers the tools with `access: 'write'`. */
 export function policyCovers(policy: ApprovalPolicy, tool: string, specs: readonly SessionTool[] = TOOL_SPECS): boolean {
   const spec = toolSpec(tool, specs);
-  // A tool offered with `approval: 'required'` (an MCP tool not marked read-only) always waits.
-  if (offeredOf(spec)?.approval === 'required') return true;
+  // A tool with `approval: 'required'` (the command tool; an MCP tool not marked read-only) always waits.
+  if (spec?.approval === 'required') return true;
   if (policy === 'none') return false;
   if (policy === 'all') return true;
   if (policy === 'writes') return spec?.access === 'write';

@@ -37,7 +37,7 @@ export function runToolCall(activities: SessionActivityStubs, call: ToolCall, co
   const parsed = callArguments(call);
   if (!parsed.ok) return Promise.resolve({ success: false, error: parsed.error });
   const args = parsed.value;
-  const failed = (err: unknown): ToolResult => toolFailure(err, name, call.id);
+  const failed = (err: unknown): ToolResult => toolFailure(err, name, call.id, spec.retries === 'once');
   try {
     const summary = { summary: toolSummary(name, args, options.toolSet?.tools) };
     const offered = offeredOf(spec);
@@ -82,7 +82,7 @@ function locally(run: Promise<ToolResult>, remote: () => Promise<ToolResult>, fa
 }
 
 /** A tool activity that failed after its retries, as the result the model gets; cancellation is rethrown. */
-function toolFailure(err: unknown, name: string, callId: string): ToolResult {
+function toolFailure(err: unknown, name: string, callId: string, once = false): ToolResult {
   if (isCancellation(err)) throw err;
   if (failureType(err) === 'NotFoundError' || /not registered on (this )?worker/i.test(rootMessage(err))) {
     // The worker that took the call has no activity of that name: its set of tools differs from
@@ -96,6 +96,8 @@ function toolFailure(err: unknown, name: string, callId: string): ToolResult {
   }
   const message = rootMessage(err);
   log.warn('Tool activity failed after its retries', { tool: name, toolCallId: callId, error: message });
+  // A call that is never made again (a command) and did not answer may have done its work or part of it.
+  if (once) return { success: false, unknownOutcome: true, error: `${name} did not finish (${message}); it may or may not have taken effect, and it was not run again: check before running it again` };
   return { success: false, error: `${name} failed: ${message}` };
 }
 

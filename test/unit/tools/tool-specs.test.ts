@@ -12,7 +12,8 @@ import { TOOL_ACTIVITIES, TOOL_IMPLEMENTATIONS, TOOLS } from '../../../activitie
 import { parseArgsOf } from '../../../activities/tools/parse-args';
 import type { ToolCall } from '../../../common/messages';
 import { prunedToolMessage } from '../../../common/model-view';
-import { argsSchema, LOOP_TOOL_DEFINITIONS, toFunctionParameters, TOOL_DEFINITIONS, toolDefinition } from '../../../common/tool-definitions';
+import { argsSchema, builtInToolDefinitions, LOOP_TOOL_DEFINITIONS, toFunctionParameters, TOOL_DEFINITIONS, toolDefinition } from '../../../common/tool-definitions';
+import { RUN_COMMAND } from '../../../common/tools/run-command';
 import { isLoopToolName, isToolName, LOOP_TOOL_NAMES, LOOP_TOOL_SPECS, loopToolSpec, TOOL_NAMES, TOOL_SPECS, toolSpec } from '../../../common/tools';
 import { argsOf, callArguments, defineTool, type ToolSpec, type ToolSpecBase } from '../../../common/tools/tool-spec';
 import { parseAgent } from '../../../bundle/agent-parser';
@@ -28,13 +29,17 @@ const call = (name: string, args: unknown): ToolCall => ({ id: 'c1', type: 'func
 describe('built-in tool definitions', () => {
   test('the model is sent exactly what it was sent before the definitions existed', () => {
     const expected: unknown = JSON.parse(readFileSync(join(__dirname, 'tool-definitions.expected.json'), 'utf8'));
-    expect(JSON.parse(JSON.stringify([...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS]))).toEqual(expected);
+    // What a session with skills and without commands offers (the command tool is offered only when commands are on).
+    const offered = [...builtInToolDefinitions({ skills: true }), ...LOOP_TOOL_DEFINITIONS];
+    expect(JSON.parse(JSON.stringify(offered))).toEqual(expected);
     // Byte for byte, key order included.
-    expect(JSON.stringify([...TOOL_DEFINITIONS, ...LOOP_TOOL_DEFINITIONS])).toBe(JSON.stringify(expected));
+    expect(JSON.stringify(offered)).toBe(JSON.stringify(expected));
+    expect(builtInToolDefinitions({ skills: false }).map((d) => d.function.name)).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file']);
+    expect(builtInToolDefinitions({ skills: false, commands: true }).map((d) => d.function.name)).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'run_command']);
   });
 
   test('names, lists and definitions agree; every name is unique', () => {
-    expect(TOOL_NAMES).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'activate_skill']);
+    expect(TOOL_NAMES).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'activate_skill', 'run_command']);
     expect(LOOP_TOOL_NAMES).toEqual(['ask_question', 'task_completion']);
     const all = [...TOOL_NAMES, ...LOOP_TOOL_NAMES];
     expect(new Set(all).size).toBe(all.length);
@@ -71,6 +76,7 @@ describe('built-in tool definitions', () => {
       ['save_output', 'write', 'persistent', 'file_path', 'content'],
       ['edit_file', 'write', 'persistent', 'file_path', 'new_text'],
       ['activate_skill', 'read', 'quick', 'name', undefined],
+      ['run_command', 'write', 'once', 'command', undefined],
     ]);
     expect(TOOL_SPECS.map((s) => [s.name, s.replaces, s.modes])).toEqual([
       ['read_file', undefined, undefined],
@@ -78,6 +84,7 @@ describe('built-in tool definitions', () => {
       ['save_output', undefined, ['mode']],
       ['edit_file', 'old_text', ['replace_all']],
       ['activate_skill', undefined, undefined],
+      ['run_command', undefined, undefined],
     ]);
     expect(LOOP_TOOL_SPECS.map((s) => [s.name, s.loop, s.target])).toEqual([
       ['ask_question', 'question', 'question'],
@@ -108,7 +115,9 @@ describe('built-in tool definitions', () => {
   });
 
   test('the approval policy, previews, summaries and pruned results read the definitions', () => {
-    expect(TOOL_SPECS.filter((s) => policyCovers('writes', s.name)).map((s) => s.name)).toEqual(['save_output', 'edit_file']);
+    expect(TOOL_SPECS.filter((s) => policyCovers('writes', s.name)).map((s) => s.name)).toEqual(['save_output', 'edit_file', 'run_command']);
+    // A command waits for a yes whatever the policy.
+    expect(TOOL_SPECS.filter((s) => policyCovers('none', s.name)).map((s) => s.name)).toEqual(['run_command']);
     expect(policyCovers('writes', 'no_such_tool')).toBe(false);
     expect(toolSummary('read_file', { file_path: '{bundle-root}/config.yaml' })).toBe('read_file {bundle-root}/config.yaml');
     expect(toolSummary('execute_workflow', { workflow_path: '{bundle-root}/w.yaml' })).toBe('execute_workflow {bundle-root}/w.yaml');
@@ -150,7 +159,10 @@ describe('built-in tool definitions', () => {
     // The skill tool's rules come with a project's skill catalog only.
     const prompt = buildSystemPrompt(agent, { skillCatalog: 'SKILLS:\n<available_skills></available_skills>' });
     for (const rule of ACTIVATE_SKILL.promptRules) expect(buildSystemPrompt(agent)).not.toContain(rule);
-    const rules = [...TOOL_SPECS, ...LOOP_TOOL_SPECS].flatMap((s) => s.promptRules);
+    // The command tool's rules come only when commands are on.
+    for (const rule of RUN_COMMAND.promptRules) expect(prompt).not.toContain(rule);
+    for (const rule of RUN_COMMAND.promptRules) expect(buildSystemPrompt(agent, { commands: true })).toContain(rule);
+    const rules = [...TOOL_SPECS.filter((s) => s !== RUN_COMMAND), ...LOOP_TOOL_SPECS].flatMap((s) => s.promptRules);
     const positions = rules.map((rule) => prompt.indexOf(rule));
     expect(positions.every((p) => p > 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);

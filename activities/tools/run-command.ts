@@ -1,0 +1,103 @@
+/**
+ * The `run_command` tool: a shell line in the project, in the command sandbox (activities/commands/,
+ * bubblewrap), for sessions that turn commands on. Path variables in the line and the folder are
+ * filled in from the session's variables; the project is read-only but for the session's write roots
+ * (protected paths read-only again, secret files hidden), with no network unless the session allows
+ * it and no credentials in the environment. The command's own failure (an exit status, a timeout,
+ * output past the limit) is a result the model reads; a sandbox that cannot be made is a result
+ * saying why and how to fix it.
+ */
+import { promises as fs } from 'node:fs';
+import type { ToolResult } from '../../common/messages';
+import type { RuntimeContext } from '../../common/runtime-context';
+import { RUN_COMMAND } from '../../common/tools/run-command';
+import { resolveVariables } from '../../bundle/variables';
+import { secretOptionsOf } from '../../bundle/sandbox/secret-files';
+import { CheckedDir } from '../../bundle/sandbox/dir-handle';
+import { runSandboxed } from '../commands/sandbox-runner';
+import { CommandSandboxError } from '../commands/sandbox-errors';
+import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
+import { parseArgsOf } from './parse-args';
+import { toToolFailure } from './tool-failure';
+
+/** Output of each stream a result carries (the sandbox ends a command that writes more). */
+export const COMMAND_OUTPUT_BYTES = 64 * 1024;
+
+/** Runs `run_command` for the session `ctx`; refuses when the session has commands off. */
+export async function runCommandTool(ctx: RuntimeContext, args: unknown, options: ToolRunOptions = {}): Promise<ToolResult> {
+  const parsed = parseArgsOf(RUN_COMMAND, args);
+  if (!parsed.ok) return { success: false, error: parsed.error };
+  const settings = ctx.commands;
+  if (!settings) return { success: false, error: `${RUN_COMMAND.name} is not offered in this session: commands are off (commands.enabled, --commands)` };
+  const command = resolveVariables(parsed.value.command, ctx.variables);
+  const cwd = parsed.value.cwd === undefined ? undefined : resolveVariables(parsed.value.cwd, ctx.variables);
+  try {
+    await createMissingWriteRoots(ctx);
+    const result = await runSandboxed({
+      command: { shell: command },
+      projectRoot: ctx.projectRoot,
+      writeRoots: ctx.writeRoots,
+      ...(cwd !== undefined ? { cwd } : {}),
+      network: settings.network,
+      allowUnsandboxed: settings.allowUnsandboxed,
+      timeoutMs: settings.timeoutMs,
+      maxOutputBytes: COMMAND_OUTPUT_BYTES,
+      ...(ctx.protectedPaths ? { readOnlyPaths: ctx.protectedPaths } : {}),
+      ...secretOptionsOf(ctx),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const ended = result.timedOut
+      ? `it ran past its ${settings.timeoutMs / 1000} s and was ended`
+      : result.outputLimited
+        ? `its output passed ${COMMAND_OUTPUT_BYTES} bytes and it was ended`
+        : result.signal
+          ? `it was ended by ${result.signal}`
+          : undefined;
+    return {
+      success: result.exitCode === 0 && !result.killed,
+      command,
+      exitCode: result.exitCode,
+      ...(result.signal ? { signal: result.signal } : {}),
+      stdout: result.stdout,
+      stderr: result.stderr,
+      ...(result.stdoutTruncated || result.stderrTruncated ? { truncated: true } : {}),
+      sandboxed: result.sandboxed,
+      durationMs: result.durationMs,
+      ...(ended ? { error: `The command did not finish: ${ended}` } : result.exitCode !== 0 ? { error: `The command exited with status ${result.exitCode}` } : {}),
+    };
+  } catch (err) {
+    // A request the sandbox refuses (no sandbox on this machine, a variable it will not pass) is the
+    // operator's or the model's to fix; a folder outside the roots is the path guard's refusal, which
+    // names no path.
+    if (err instanceof CommandSandboxError) return { success: false, command, errorType: err.name, error: err.message };
+    return { ...toToolFailure(err), command };
+  }
+}
+
+/**
+ * Creates the session's write roots that do not exist yet (an output folder before its first
+ * document), as `save_output` would, through checked folder opens: the sandbox mounts only folders
+ * that exist. A worker run as root gives them to the project's owner, whom the command runs as.
+ */
+async function createMissingWriteRoots(ctx: RuntimeContext): Promise<void> {
+  for (const root of ctx.writeRoots) {
+    if (
+      await fs.stat(root).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
+    const dir = await CheckedDir.open(root, root, { create: true });
+    try {
+      if (process.getuid?.() === 0) {
+        const owner = await fs.stat(ctx.projectRoot);
+        if (owner.uid !== 0) await fs.lchown(root, owner.uid, owner.gid);
+      }
+    } finally {
+      await dir.close();
+    }
+  }
+}
+
+export const runCommand: ToolImplementation = { spec: RUN_COMMAND, run: runCommandTool };

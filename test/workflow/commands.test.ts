@@ -1,0 +1,100 @@
+/**
+ * Commands in a session, on the dev server and the real sandbox: a session with commands on offers
+ * `run_command` (its definition and its rule in the prompt; a session without them offers neither);
+ * every call waits for a person's yes whatever the approval policy, with the exact command line in
+ * the approval; approved, it runs in the sandbox with the path variables filled in and its output
+ * becomes the call's result; denied, nothing runs.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ChatMessage, ToolMessage } from '../../common/messages';
+import type { SessionState } from '../../common/session-types';
+import type { SessionHandle } from '../../client/session-client';
+import { text, toolCalls } from '../../fake-model/server';
+import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
+import type { LoopwrightClient } from '../../client/session-client';
+
+jest.setTimeout(60_000);
+
+let h: SessionHarness;
+let lw: LoopwrightClient;
+let copy: ReturnType<typeof copyExampleBundle>;
+
+beforeAll(async () => {
+  h = await startSessionHarness();
+  lw = (await h.startWorker()).loopwright;
+  copy = copyExampleBundle('lw-commands-');
+  // Run as root, the sandbox runs a command as the project's owner, or nobody when that is root:
+  // the project belongs to nobody here, as a user's project would belong to that user.
+  fs.chmodSync(copy.root, 0o755);
+  if (process.getuid?.() === 0) execFileSync('chown', ['-R', '65534:65534', copy.bundle]);
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  copy?.cleanup();
+});
+
+beforeEach(() => h.fake.reset());
+
+async function waitForState(session: SessionHandle, test: (s: SessionState) => boolean): Promise<SessionState> {
+  for (let i = 0; i < 400; i++) {
+    const state = await session.state();
+    if (test(state)) return state;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('state never matched');
+}
+
+function resultOf(messages: ChatMessage[], id: string): Record<string, unknown> {
+  const message = messages.find((m): m is ToolMessage => m.role === 'tool' && m.tool_call_id === id);
+  if (!message) throw new Error(`no result for ${id}`);
+  return JSON.parse(message.content) as Record<string, unknown>;
+}
+
+const COMMAND = { id: 'call_cmd', name: 'run_command', arguments: { command: 'echo made > {output_folder}/from-command.txt && cat {project-root}/config.yaml | head -c 12' } };
+
+test('without commands on, run_command is neither offered nor in the prompt', async () => {
+  h.fake.enqueue(text('Hello.'));
+  const session = await lw.start({ bundlePath: copy.bundle, agentId: 'facilitator' });
+  await session.send('hi');
+  const request = h.fake.requests[0]!.body!;
+  expect((request.tools ?? []).map((t) => t.function.name)).not.toContain('run_command');
+  expect(JSON.stringify(request.messages)).not.toContain('run_command');
+  await session.end();
+});
+
+test('with commands on, a command waits for a yes (policy none), runs in the sandbox once approved, and its output is the result', async () => {
+  h.fake.enqueue(toolCalls([COMMAND]), text('Ran it.'));
+  const session = await lw.start({ bundlePath: copy.bundle, agentId: 'facilitator', commands: { enabled: true } });
+  const turn = session.send('run the command');
+  const waiting = await waitForState(session, (s) => s.pendingApprovals.length > 0);
+  expect(waiting.pendingApprovals).toEqual([expect.objectContaining({ callId: 'call_cmd', tool: 'run_command', path: expect.stringContaining('from-command.txt && cat ') })]);
+  // The approval shows the command with its variables filled in.
+  expect(waiting.pendingApprovals[0]!.path).toContain(path.join(copy.bundle, 'config.yaml'));
+  const first = h.fake.requests[0]!.body!;
+  expect((first.tools ?? []).map((t) => t.function.name)).toContain('run_command');
+  expect(String(first.messages![0]!.content)).toContain('call the run_command tool');
+  expect(fs.existsSync(path.join(copy.bundle, 'docs', 'from-command.txt'))).toBe(false);
+
+  await session.approve('call_cmd');
+  await expect(turn).resolves.toMatchObject({ success: true, response: 'Ran it.' });
+  const result = resultOf(await session.messages(), 'call_cmd');
+  expect(result).toMatchObject({ success: true, exitCode: 0, sandboxed: true, stdout: fs.readFileSync(path.join(copy.bundle, 'config.yaml'), 'utf8').slice(0, 12) });
+  expect(fs.readFileSync(path.join(copy.bundle, 'docs', 'from-command.txt'), 'utf8')).toBe('made\n');
+  await session.end();
+});
+
+test('a denied command does not run; the model is told the user declined it', async () => {
+  const marker = { id: 'call_no', name: 'run_command', arguments: { command: 'touch {output_folder}/denied.txt' } };
+  h.fake.enqueue(toolCalls([marker]), text('Understood.'));
+  const session = await lw.start({ bundlePath: copy.bundle, agentId: 'facilitator', commands: { enabled: true } });
+  const turn = session.send('try it');
+  await waitForState(session, (s) => s.pendingApprovals.length > 0);
+  await session.deny('call_no', 'not now');
+  await expect(turn).resolves.toMatchObject({ success: true, response: 'Understood.' });
+  expect(resultOf(await session.messages(), 'call_no')).toEqual({ success: false, declined: true, error: 'The user declined this call: not now' });
+  expect(fs.existsSync(path.join(copy.bundle, 'docs', 'denied.txt'))).toBe(false);
+  await session.end();
+});
