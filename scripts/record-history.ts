@@ -31,6 +31,7 @@ import { copyExampleBundle, startSessionHarness } from '../test/support/session-
 import { recordingTools, recordToolsSession } from './record-tools-session';
 import { recordSkillsSession } from './record-skills-session';
 import { recordVerifySession } from './record-verify-session';
+import { recordCommandsSession } from './record-commands-session';
 
 async function main(): Promise<void> {
   const name = process.argv[2];
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
   const tools = process.argv.includes('--tools');
   const verify = process.argv.includes('--verify');
   const skills = process.argv.includes('--skills');
+  const commands = process.argv.includes('--commands');
   if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> [--continue-as-new] (lower-case letters, digits, dashes)');
   const dir = path.resolve(__dirname, '../test/fixtures/histories');
   const existing = fs.readdirSync(dir).filter((f) => f === `${name}.json` || f.startsWith(`${name}-run`));
@@ -51,8 +53,9 @@ async function main(): Promise<void> {
     if (tools) await recordToolsSession(loopwright, h.fake, bundle.bundle, name);
     if (verify) await recordVerifySession(loopwright, h.fake, name, chain);
     if (skills) await recordSkillsSession(loopwright, h.fake, name, chain);
+    if (commands) await recordCommandsSession(loopwright, h.fake, bundle.bundle, name);
     const session = context ? await recordContextSession(loopwright, h.fake, bundle.bundle, name, chain) : undefined;
-    if (!session && !tools && !verify && !skills)
+    if (!session && !tools && !verify && !skills && !commands)
       h.fake.enqueue(
         toolCalls([
           { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
@@ -64,7 +67,7 @@ async function main(): Promise<void> {
         hang(),
         text('Resumed.'),
       );
-    if (!session && !tools && !verify && !skills) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
+    if (!session && !tools && !verify && !skills && !commands) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
     const workflowId = `fixture-${name}`;
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
     const cli = findTemporalCli();
