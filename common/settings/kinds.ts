@@ -5,6 +5,7 @@
  * no classes: the workflow sandbox evaluates this module once per cached session (zod cost about
  * 2 MB a session, see common/session-input-schema.ts; a class costs about 1 KB a session here).
  */
+import { msToNumber } from '@temporalio/common/lib/time';
 
 /** What is wrong with a value: where, relative to the value checked (`''` for the value itself, `a.0`), and why. */
 export interface Problem {
@@ -80,8 +81,22 @@ export const boolean: Kind<boolean> = { type: 'true or false', check: (value) =>
 /** A share, 0 to 1 (not checked for being finite, as sessions have always been checked). */
 export const fraction: Kind<number> = simple('number from 0 to 1', (value) => typeof value === 'number' && value >= 0 && value <= 1);
 
-/** A Temporal duration: a string such as '30 seconds' (milliseconds, a number, are accepted too). */
-export const duration: Kind<string> = simple("duration such as '30 seconds'", (value) => (typeof value === 'string' && value.trim() !== '') || (typeof value === 'number' && value > 0));
+/**
+ * A Temporal duration: a string such as '30 seconds' that Temporal can read (milliseconds, a number,
+ * are accepted too). Checked here, at the start: a duration the workflow could not read later
+ * would fail its workflow task again and again instead of the session's start.
+ */
+export const duration: Kind<string> = simple("duration such as '30 seconds'", (value) => (typeof value === 'string' && readableDuration(value)) || (typeof value === 'number' && value > 0));
+
+function readableDuration(text: string): boolean {
+  if (text.trim() === '') return false;
+  try {
+    const ms = msToNumber(text as Parameters<typeof msToNumber>[0]);
+    return Number.isFinite(ms) && ms >= 0;
+  } catch {
+    return false;
+  }
+}
 
 /** A JSON object with any fields. */
 export const jsonObject: Kind<Record<string, unknown>> = { type: 'object', check: (value) => (isObject(value) ? undefined : expected('an object', value)) };

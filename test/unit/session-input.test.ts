@@ -40,3 +40,9 @@ test.each([
 ])('session input: %j is refused naming the field', (input, message) => {
   expect(sessionInputProblem(input)).toBe(message);
 });
+
+test('session input: a duration Temporal cannot read is refused at the start, naming the field', () => {
+  expect(sessionInputProblem({ ...VALID, commands: { enabled: true, timeout: 'two minutes' } })).toBe('commands.timeout: expected a duration such as \'30 seconds\', got "two minutes"');
+  expect(sessionInputProblem({ ...VALID, idleTimeout: 'soon' })).toBe('idleTimeout: expected a duration such as \'30 seconds\', got "soon"');
+  expect(sessionInputProblem({ ...VALID, commands: { enabled: true, timeout: '90s' }, idleTimeout: '2 hours' })).toBeUndefined();
+});
