@@ -29,7 +29,7 @@ export async function runCommandTool(ctx: RuntimeContext, args: unknown, options
   if (!parsed.ok) return { success: false, error: parsed.error };
   const settings = ctx.commands;
   if (!settings) return { success: false, error: `${RUN_COMMAND.name} is not offered in this session: commands are off (commands.enabled, --commands)` };
-  const command = resolveVariables(parsed.value.command, ctx.variables);
+  const command = resolveVariables(parsed.value.command, shellVariables(ctx.variables));
   const cwd = parsed.value.cwd === undefined ? undefined : resolveVariables(parsed.value.cwd, ctx.variables);
   try {
     await createMissingWriteRoots(ctx);
@@ -72,6 +72,15 @@ export async function runCommandTool(ctx: RuntimeContext, args: unknown, options
     if (err instanceof CommandSandboxError) return { success: false, command, errorType: err.name, error: err.message };
     return { ...toToolFailure(err), command };
   }
+}
+
+/**
+ * The session's variables as they go into a shell line: a value with nothing the shell would read
+ * differently (a plain path) as it is, so it can also stand inside the model's own quotes; any
+ * other value single-quoted, so a folder named `a b` or `$x;y` stays one word and runs nothing.
+ */
+function shellVariables(variables: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, /^[A-Za-z0-9_./:@%+=,-]*$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`]));
 }
 
 /**

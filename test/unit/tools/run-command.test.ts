@@ -91,3 +91,10 @@ test('without a sandbox (nothing it needs on the PATH) the command is refused wi
     forgetSandboxAvailability();
   }
 });
+
+test('a variable whose value the shell would split or expand is filled in quoted: one word, nothing run', async () => {
+  const odd = { ...ctx, variables: { ...ctx.variables, odd: "a b $(touch pwned);'q" } };
+  const result = await runCommandTool(odd, { command: 'printf "%s|" {odd}' });
+  expect(result).toMatchObject({ success: true, stdout: "a b $(touch pwned);'q|" });
+  await expect(fs.stat(path.join(fx.out, 'pwned'))).rejects.toMatchObject({ code: 'ENOENT' });
+});
