@@ -5,7 +5,8 @@
  * no classes: the workflow sandbox evaluates this module once per cached session (zod cost about
  * 2 MB a session, see common/session-input-schema.ts; a class costs about 1 KB a session here).
  */
-import { msToNumber } from '@temporalio/common/lib/time';
+// The parser Temporal reads duration strings with (`msToNumber`), without loading the SDK (`--help` stays light).
+import ms from 'ms';
 
 /** What is wrong with a value: where, relative to the value checked (`''` for the value itself, `a.0`), and why. */
 export interface Problem {
@@ -91,8 +92,8 @@ export const duration: Kind<string> = simple("duration such as '30 seconds'", (v
 function readableDuration(text: string): boolean {
   if (text.trim() === '') return false;
   try {
-    const ms = msToNumber(text as Parameters<typeof msToNumber>[0]);
-    return Number.isFinite(ms) && ms >= 0;
+    const millis: unknown = ms(text as `${number}s`);
+    return typeof millis === 'number' && Number.isFinite(millis) && millis >= 0;
   } catch {
     return false;
   }
