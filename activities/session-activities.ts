@@ -10,7 +10,7 @@ import type { InitializeAgentActivityInput, SessionActivities } from '../common/
 import { AGENT_INIT_FAILED } from '../common/failure-types';
 import type { AgentSummary, InitializeResult } from '../common/session-types';
 import { builtInToolDefinitions, LOOP_TOOL_DEFINITIONS, toolDefinition } from '../common/tool-definitions';
-import { DELEGATE_TASK, delegateDescription } from '../common/tools';
+import { DELEGATE_TASK, delegateDescription, RUN_SUBAGENT } from '../common/tools';
 import type { DelegateAgent } from '../common/delegation-types';
 import { agentDelegates } from '../bundle/agent-delegates';
 import type { AgentDefinition } from '../bundle/agent-schema';
@@ -76,7 +76,9 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
       try {
         const { delegation, ...rest } = input;
         const result = await initializeAgent({ ...rest, maxReadBytes });
-        const delegates = delegation ? await agentDelegates(input.bundlePath, input.agentId, delegation.agents, loadOptionsOf(input)) : [];
+        const delegates = delegation && !input.subagent ? await agentDelegates(input.bundlePath, input.agentId, delegation.agents, loadOptionsOf(input)) : [];
+        // Subagents from instructions: where skills ask for them (Agent Skills projects), when delegation is on.
+        const subagents = delegation !== undefined && result.context.skillFolders !== undefined;
         return {
           agent: summarizeAgent(result.agent),
           messages: result.messages,
@@ -85,6 +87,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
             ...builtInToolDefinitions({ skills: result.context.skillFolders !== undefined, commands: result.context.commands !== undefined }),
             ...LOOP_TOOL_DEFINITIONS,
             ...(delegates.length > 0 ? [delegateDefinition(delegates)] : []),
+            ...(subagents ? [toolDefinition(RUN_SUBAGENT)] : []),
           ],
           ...warningsOf(result),
           ...checksOf(result.agent),

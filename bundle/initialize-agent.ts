@@ -21,7 +21,9 @@ import { protectedPathsFor } from './loader-reads';
 import { isInside, resolveRealPath, UnsafeRootError } from './sandbox/path-guard';
 import { protectingEntry } from './sandbox/protected-paths';
 import { loadSecretFileRules } from './sandbox/secret-file-overrides';
+import { subagentAgent, subagentInstructions } from './subagent';
 import { buildSystemPrompt } from './system-prompt';
+import type { SubagentSpec } from '../common/delegation-types';
 import { findUnresolved, pathVariables, resolveConfigVariables } from './variables';
 
 /** Largest file `read_file` returns unless configured otherwise: 1 MiB. */
@@ -66,6 +68,11 @@ export interface InitializeAgentInput {
   secretFiles?: string[];
   /** Let the tools read files with more than one hard link. */
   allowHardLinks?: boolean;
+  /**
+   * A subagent (`run_subagent`): the session's agent is made of these instructions instead of the
+   * bundle's agent `agentId`, which still gives the project, its config and skills.
+   */
+  subagent?: SubagentSpec;
   /** Value of `{date}` during initialisation (default today). */
   date?: string;
   /**
@@ -147,11 +154,13 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
   const found = await findAgent(bundle, input.agentId);
   // A source agent (`*.agent.yaml`) is compiled with the installer's templates of its tree, if
   // any; an agent skill from its SKILL.md and customization; a folder of skills runs our own agent.
-  const { agent, files: agentFiles } = found.builtin
-    ? { agent: builtinSkillsAgent(found.id, bundle.projectRoot), files: [] }
-    : found.skill
-      ? await readSkillAgent({ name: found.skill.name, dir: found.skill.dir, file: found.file, ...(found.description ? { description: found.description } : {}) }, bundle.projectRoot, found.module)
-      : await readAgentFile(found.file, bundle.bundleRoot, { allowHardLinks: input.allowHardLinks === true });
+  const { agent, files: agentFiles } = input.subagent
+    ? { agent: subagentAgent(input.subagent, bundle.projectRoot), files: [] }
+    : found.builtin
+      ? { agent: builtinSkillsAgent(found.id, bundle.projectRoot), files: [] }
+      : found.skill
+        ? await readSkillAgent({ name: found.skill.name, dir: found.skill.dir, file: found.file, ...(found.description ? { description: found.description } : {}) }, bundle.projectRoot, found.module)
+        : await readAgentFile(found.file, bundle.bundleRoot, { allowHardLinks: input.allowHardLinks === true });
   const warnings: string[] = [...(bundle.skillWarnings ?? [])];
   // An agent skill without a central config loads its module's config.yaml as the 6.0 agents did.
   const central = found.skill && found.module ? await readModuleVariables(bundle.projectRoot, found.module) : undefined;
@@ -243,8 +252,10 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     maxReadBytes,
   };
   const skillCatalog = bundle.skills !== undefined ? projectCatalog(bundle.skills) : undefined;
+  const subagent = input.subagent ? await subagentInstructions(input.subagent, context) : undefined;
+  const promptOptions = { ...(skillCatalog !== undefined ? { skillCatalog } : {}), ...(input.commands ? { commands: true } : {}), ...(subagent !== undefined ? { subagent } : {}) };
   const messages: SystemMessage[] = [
-    { role: 'system', content: buildSystemPrompt(agent, { ...(skillCatalog !== undefined ? { skillCatalog } : {}), ...(input.commands ? { commands: true } : {}) }) },
+    { role: 'system', content: buildSystemPrompt(agent, promptOptions) },
     ...(central?.source === 'central' && found.module ? [configMessage(found.module, centralVariables, central.files)] : []),
     ...critical.messages,
     ...facts.messages,

@@ -39,6 +39,21 @@ const WORKFLOW_PATTERN = [
   `5. Save what the workflow produces with ${SAVE_OUTPUT.name}, at the path the workflow names.`,
 ].join('\n');
 
+/** How the agent converses: BMAD's style rules (guided steps, one question at a time). */
+const CONVERSATION_STYLE = [
+  'CONVERSATION STYLE:',
+  'In guided workflows (instructions with <step n="..."> sections):',
+  '- Open each step by showing its number and goal, e.g. "Step 2: Refine the problem statement", with enough context that the user knows where they are.',
+  '- Where an <action> asks you to guide or suggest (questions to consider, options, prompts), you may offer several related suggestions at once: they are ideas for the user to weigh, not questions you need answered.',
+  '- Where an <ask> asks the user for input, ask exactly one clear question, then wait for the answer.',
+  'In every conversation:',
+  '- Keep replies purposeful: 2 to 4 sentences unless the moment needs more.',
+  '- When you need input, ask one direct question at a time.',
+  '- Be warm and conversational, never a form to fill in.',
+  "- Before moving on, paraphrase the user's answer to show you understood it.",
+  '- If something is unclear, ask a follow-up question before going further.',
+].join('\n');
+
 /** Settings of `buildSystemPrompt`. */
 export interface SystemPromptOptions {
   loopBreakers?: boolean;
@@ -49,6 +64,11 @@ export interface SystemPromptOptions {
   skillCatalog?: string;
   /** Commands are on (`commands.enabled`): the command tool's rules are in the prompt. */
   commands?: boolean;
+  /**
+   * A subagent's instructions (`run_subagent`): they take the place of the menu and the workflow
+   * pattern, and the conversation rules (nobody converses with a subagent) are left out.
+   */
+  subagent?: string;
 }
 
 /** The system message that opens every session of `agent`. Deterministic: same agent, same text. */
@@ -75,7 +95,9 @@ export function buildSystemPrompt(agent: AgentDefinition, options: SystemPromptO
     ].join('\n'),
   );
 
-  if (agent.skill !== undefined) {
+  if (options.subagent !== undefined) {
+    sections.push(`YOUR INSTRUCTIONS (from the agent that started you):\n${options.subagent}`);
+  } else if (agent.skill !== undefined) {
     sections.push(...skillAgentSections(agent, agent.skill));
   } else {
     sections.push(`AVAILABLE COMMANDS:\n${agent.commands.length > 0 ? agent.commands.map(formatCommand).join('\n') : '(none)'}`);
@@ -83,21 +105,7 @@ export function buildSystemPrompt(agent: AgentDefinition, options: SystemPromptO
     sections.push(namesSkills ? `${WORKFLOW_PATTERN}\nA command whose target is a Skill runs that skill: call ${ACTIVATE_SKILL.name} with its name and follow what it returns.` : WORKFLOW_PATTERN);
   }
 
-  sections.push(
-    [
-      'CONVERSATION STYLE:',
-      'In guided workflows (instructions with <step n="..."> sections):',
-      '- Open each step by showing its number and goal, e.g. "Step 2: Refine the problem statement", with enough context that the user knows where they are.',
-      '- Where an <action> asks you to guide or suggest (questions to consider, options, prompts), you may offer several related suggestions at once: they are ideas for the user to weigh, not questions you need answered.',
-      '- Where an <ask> asks the user for input, ask exactly one clear question, then wait for the answer.',
-      'In every conversation:',
-      '- Keep replies purposeful: 2 to 4 sentences unless the moment needs more.',
-      '- When you need input, ask one direct question at a time.',
-      '- Be warm and conversational, never a form to fill in.',
-      "- Before moving on, paraphrase the user's answer to show you understood it.",
-      '- If something is unclear, ask a follow-up question before going further.',
-    ].join('\n'),
-  );
+  if (options.subagent === undefined) sections.push(CONVERSATION_STYLE);
 
   if (agent.prompts.length > 0) {
     const prompts = agent.prompts.map((p) => `<prompt id="${p.id}">\n${p.text}\n</prompt>`).join('\n');

@@ -1,4 +1,5 @@
 import type { CheckPinsInput, CheckPinsResult } from './pins';
+import type { SubagentSpec } from './delegation-types';
 import type { ToolDefinition, ToolResult } from './messages';
 import type { ListToolsInput, ListToolsResult, McpCallInput } from './offered-tools';
 import type { DescribeModelInput, ModelCallInput, ModelCallResult, ModelDescription, SummarizeInput, SummarizeResult } from './model-call';
@@ -26,6 +27,8 @@ export interface InitializeAgentActivityInput {
   strict?: boolean;
   /** Find the agents this one may delegate to (sessions with delegation on); `agents`: the session's ids or patterns. */
   delegation?: { agents?: string[] };
+  /** A subagent's instructions (a child started by `run_subagent`): its agent is made of them. */
+  subagent?: SubagentSpec;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 
 // Declared in the settings table (common/settings/session-settings.ts), with their doc text.
-export type { DelegatedBy, DelegationSettings } from './settings/session-settings';
+export type { DelegatedBy, DelegationSettings, SubagentSpec } from './settings/session-settings';
 
 /** Sessions that may delegate (the `delegate_task` tool, child sessions, forwarded approvals). */
 export const DELEGATION_PATCH = 'loopwright-delegation';

@@ -566,6 +566,19 @@ export const SESSION_SETTINGS = {
     internal: true,
     doc: 'Set on a child session by the session that delegated to it.',
   }),
+  subagent: setting({
+    kind: group(
+      {
+        name: setting({ kind: nonEmptyString, required: true, doc: "What the subagent is called (`run_subagent`'s `name`, else its file's name)." }),
+        instructions: setting({ kind: string, doc: 'Its instructions as text.' }),
+        instructionsFile: setting({ kind: nonEmptyString, doc: "A file holding its instructions, read with `read_file`'s rules when the child starts." }),
+        activeSkillDirs: setting({ kind: stringList, doc: "The starting agent's active skill folders, newest first: a bare `instructionsFile` is looked for there first." }),
+      },
+      { strict: true },
+    ),
+    internal: true,
+    doc: 'Set on a child session started by `run_subagent`: its agent is made of these instructions instead of an agent of the bundle.',
+  }),
   // Written by the session itself when it continues as new; its transcript is checked by hash on arrival.
   continued: setting({
     kind: partialObject<ContinuedSession>('what the previous run carries over', { fromRunId: nonEmptyString, run: positiveWholeNumber }),
@@ -587,6 +600,8 @@ export const SESSION_INPUT_RULES: readonly ((input: SessionInput) => string | un
     const maxDepth = delegation?.maxDepth ?? DEFAULT_DELEGATION_MAX_DEPTH;
     return delegatedBy && delegatedBy.depth > maxDepth ? `delegatedBy.depth: ${delegatedBy.depth} is deeper than delegation.maxDepth (${maxDepth})` : undefined;
   },
+  ({ subagent, delegatedBy }) => (subagent && !delegatedBy ? 'subagent: only a session started by another (with delegatedBy) runs a subagent' : undefined),
+  ({ subagent }) => (subagent && subagent.instructionsFile === undefined && (subagent.instructions ?? '').trim() === '' ? 'subagent: give instructions or instructionsFile' : undefined),
 ];
 
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
@@ -613,3 +628,5 @@ export type VerifySettings = NonNullable<SessionInput['verify']>;
 export type DelegationSettings = NonNullable<SessionInput['delegation']>;
 /** Set on a child session by its parent: who started it, for which call, and how deep it is. */
 export type DelegatedBy = NonNullable<SessionInput['delegatedBy']>;
+/** Set on a child session by `run_subagent`: the instructions its agent is made of. */
+export type SubagentSpec = NonNullable<SessionInput['subagent']>;

@@ -6,6 +6,7 @@
 import { ACTIVATE_SKILL } from './activate-skill';
 import { ASK_QUESTION } from './ask-question';
 export { DELEGATE_TASK, delegateDescription } from './delegate-task';
+export { RUN_SUBAGENT } from './run-subagent';
 import { EDIT_FILE } from './edit-file';
 import { EXECUTE_WORKFLOW } from './execute-workflow';
 import { READ_FILE } from './read-file';

@@ -1,7 +1,9 @@
 /**
  * Delegation between agents: a `delegate_task` call starts another agent of the bundle as a child
  * session workflow (one-shot, the task as its first message, the parent's settings) and its final
- * reply becomes the call's result. The turn calls it like a tool; no activity runs.
+ * reply becomes the call's result. A `run_subagent` call does the same with an agent made of the
+ * instructions it gives (`SessionInput.subagent`), in the same project. The turn calls either like
+ * a tool; no activity runs, and several in one reply run at once.
  *
  * Durable and bounded: the child's workflow id is derived from the parent's id, the turn, the
  * iteration and the call id, and its start is a command in the parent's history, so a crash or a
@@ -12,10 +14,10 @@
  * and budgets. Its pending approvals reach the user through the parent (`delegation-approvals.ts`).
  */
 import { ApplicationFailure, CancellationScope, ChildWorkflowCancellationType, executeChild, isCancellation, log, metricMeter, ParentClosePolicy, workflowInfo } from '@temporalio/workflow';
-import { DEFAULT_DELEGATION_MAX_CHILDREN, DEFAULT_DELEGATION_MAX_DEPTH, type DelegateAgent, type DelegationResult } from '../../common/delegation-types';
+import { DEFAULT_DELEGATION_MAX_CHILDREN, DEFAULT_DELEGATION_MAX_DEPTH, type DelegateAgent, type DelegatedBy, type DelegationResult, type SubagentSpec } from '../../common/delegation-types';
 import type { ToolCall, ToolResult } from '../../common/messages';
 import type { BudgetSettings, BudgetState, SessionInput, SessionResult, TurnResult } from '../../common/session-types';
-import { DELEGATE_TASK } from '../../common/tools';
+import { DELEGATE_TASK, RUN_SUBAGENT } from '../../common/tools';
 import { argsOf } from '../../common/tools/tool-spec';
 import type { HashedTranscript } from '../../common/transcript';
 import { SESSION_WORKFLOW } from '../../common/contract/session-definitions';
@@ -28,6 +30,10 @@ export interface DelegatorDeps {
   input: SessionInput;
   /** The agents this session's agent may call (from initialisation). */
   delegates: readonly DelegateAgent[];
+  /** `run_subagent` is offered: subagents from instructions may be started. */
+  subagents?: boolean;
+  /** The session's active skills, newest first: a subagent's bare instructions file is looked for in their folders. */
+  activeSkills?(): readonly { dir: string }[] | undefined;
   /** The session's budgets now, when it has any. */
   budgets(): BudgetState | undefined;
   /** The model's context window as the session knows it (the child then need not ask the server). */
@@ -58,7 +64,7 @@ export class Delegator {
 
   /** Whether `call` is a delegation (the turn runs it here instead of as an activity). */
   handles(call: ToolCall): boolean {
-    return call.function.name === DELEGATE_TASK.name;
+    return call.function.name === DELEGATE_TASK.name || (this.deps.subagents === true && call.function.name === RUN_SUBAGENT.name);
   }
 
   /** `delegations` for the turn result: the delegate_task calls among the messages [from, to). */
@@ -67,19 +73,19 @@ export class Delegator {
     return n > 0 ? { delegations: n } : {};
   }
 
-  /** Run one `delegate_task` call; never throws except for the turn's cancellation. */
+  /** Run one `delegate_task` or `run_subagent` call; never throws except for the turn's cancellation. */
   async run(call: ToolCall, at: DelegationCall): Promise<ToolResult> {
     const args = argsOf(call);
-    const asked = typeof args.agent === 'string' ? args.agent.trim() : '';
-    const task = typeof args.task === 'string' ? args.task.trim() : '';
+    const text = (key: string): string => (typeof args[key] === 'string' ? (args[key] as string).trim() : '');
+    const subagent = call.function.name === RUN_SUBAGENT.name ? subagentOf(args) : undefined;
+    const asked = subagent ? subagent.name : text('agent');
+    const task = text('task');
     const refuse = (error: string): ToolResult => {
       count('refused');
       return result({ success: false, agent: asked, response: null, status: 'refused', error });
     };
-    if (asked === '' || task === '') return refuse('delegate_task needs both agent (an agent id) and task (the task, complete)');
-    const target = this.find(asked);
-    const callable = this.deps.delegates.map((a) => a.id).join(', ');
-    if (!target) return refuse(`${asked} is not an agent you may delegate to; you may call: ${callable}`);
+    const target = this.targetOf(asked, task, subagent);
+    if (typeof target === 'string') return refuse(target);
     const depth = this.depth + 1;
     if (depth > this.maxDepth) {
       return refuse(`Delegation refused: ${target.id} would run at depth ${depth}, past the session's limit of ${this.maxDepth} (delegation.maxDepth); do this task yourself`);
@@ -93,17 +99,9 @@ export class Delegator {
     const info = workflowInfo();
     const workflowId = childWorkflowId(info.workflowId, at.turn, at.iteration, call.id);
     const { input } = this.deps;
-    const { firstMessage: _first, continued: _continued, branchFrom: _branch, oneShot: _oneShot, delegatedBy: _by, budget: _budget, idleTimeout: _idle, agentId: _agent, ...shared } = input;
-    const childInput: SessionInput = {
-      ...shared,
-      agentId: target.id,
-      firstMessage: task,
-      oneShot: true,
-      delegatedBy: { workflowId: info.workflowId, callId: call.id, agent: input.agentId, depth },
-      ...(budget ? { budget } : {}),
-    };
+    const childInput = this.childInput(task, subagent ?? target.id, { workflowId: info.workflowId, callId: call.id, agent: input.agentId, depth }, budget);
     const window = this.deps.contextWindow();
-    if (window !== undefined && shared.context?.window === undefined) childInput.context = { ...shared.context, window };
+    if (window !== undefined && input.context?.window === undefined) childInput.context = { ...input.context, window };
     const base = { agent: target.id, workflowId };
     this.approvals.started(workflowId, call.id);
     log.info('Delegating', { agent: target.id, workflowId, depth, turn: at.turn });
@@ -115,8 +113,10 @@ export class Delegator {
         cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
         // A parent that ends any other way (terminated, timed out) asks its children to stop too.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        staticSummary: `${target.id} · delegated by ${input.agentId} · ${task.replace(/\s+/g, ' ').slice(0, 60)}`,
-        staticDetails: `Agent **${target.id}** (${target.name}) of bundle \`${input.bundlePath}\` (one-shot), delegated by **${input.agentId}** in session \`${info.workflowId}\`, turn ${at.turn}, call ${call.id}; depth ${depth} of ${this.maxDepth}`,
+        staticSummary: `${subagent ? `subagent ${target.id}` : target.id} · ${subagent ? 'started' : 'delegated'} by ${input.agentId} · ${task.replace(/\s+/g, ' ').slice(0, 60)}`,
+        staticDetails: subagent
+          ? `Subagent **${target.id}** (instructions ${subagent.instructionsFile !== undefined ? `from \`${subagent.instructionsFile}\`` : 'given as text'}) in bundle \`${input.bundlePath}\` (one-shot), started by **${input.agentId}** in session \`${info.workflowId}\`, turn ${at.turn}, call ${call.id}; depth ${depth} of ${this.maxDepth}`
+          : `Agent **${target.id}** (${target.name}) of bundle \`${input.bundlePath}\` (one-shot), delegated by **${input.agentId}** in session \`${info.workflowId}\`, turn ${at.turn}, call ${call.id}; depth ${depth} of ${this.maxDepth}`,
       });
       const turn = done.lastTurn;
       at.recordUsage(done.usage);
@@ -149,6 +149,47 @@ export class Delegator {
     }
   }
 
+  /** Who a call starts: an agent of the bundle or a subagent, or why none (the text the model reads). */
+  private targetOf(asked: string, task: string, subagent: SubagentSpec | undefined): DelegateAgent | string {
+    if (subagent) {
+      if (task === '' || (subagent.instructions === undefined && subagent.instructionsFile === undefined)) {
+        return 'run_subagent needs task (the task, complete) and instructions or instructions_file (who the subagent is and how it works)';
+      }
+      return { id: subagent.name, name: subagent.name, title: 'subagent' };
+    }
+    if (asked === '' || task === '') return 'delegate_task needs both agent (an agent id) and task (the task, complete)';
+    return this.find(asked) ?? `${asked} is not an agent you may delegate to; you may call: ${this.deps.delegates.map((a) => a.id).join(', ')}`;
+  }
+
+  /** The child's input: the parent's settings, but its own agent (or subagent), task, depth and budget. */
+  private childInput(task: string, agent: string | SubagentSpec, delegatedBy: DelegatedBy, budget: BudgetSettings | undefined): SessionInput {
+    const { input } = this.deps;
+    const {
+      firstMessage: _first,
+      continued: _continued,
+      branchFrom: _branch,
+      oneShot: _oneShot,
+      delegatedBy: _by,
+      budget: _budget,
+      idleTimeout: _idle,
+      agentId: _agent,
+      subagent: _sub,
+      ...shared
+    } = input;
+    const subagent = typeof agent === 'string' ? undefined : agent;
+    const activeSkillDirs = subagent ? (this.deps.activeSkills?.() ?? []).map((s) => s.dir) : [];
+    return {
+      ...shared,
+      // A subagent runs in the same project as its parent, with its parent's agent giving the config.
+      agentId: subagent ? input.agentId : (agent as string),
+      ...(subagent ? { subagent: { ...subagent, ...(activeSkillDirs.length > 0 ? { activeSkillDirs } : {}) } } : {}),
+      firstMessage: task,
+      oneShot: true,
+      delegatedBy,
+      ...(budget ? { budget } : {}),
+    };
+  }
+
   /** The callable agent `asked` names: its id, or its id without the module (`pm` for `bmm/pm`), in any case. */
   private find(asked: string): DelegateAgent | undefined {
     const lower = asked.toLowerCase();
@@ -171,14 +212,27 @@ export function childWorkflowId(parent: string, turn: number, iteration: number,
   return `${parent}-t${turn}-i${iteration}-${safe}`;
 }
 
-/** The ids of the delegate_task calls of these messages, in order. */
+/** The ids of the delegate_task and run_subagent calls of these messages, in order. */
 function delegateCallIds(messages: readonly { role: string; tool_calls?: readonly ToolCall[] }[]): string[] {
   const ids: string[] = [];
   for (const m of messages) {
     if (m.role !== 'assistant') continue;
-    for (const c of m.tool_calls ?? []) if (c.function.name === DELEGATE_TASK.name) ids.push(c.id);
+    for (const c of m.tool_calls ?? []) if (c.function.name === DELEGATE_TASK.name || c.function.name === RUN_SUBAGENT.name) ids.push(c.id);
   }
   return ids;
+}
+
+/** The subagent a `run_subagent` call asks for: its name (given, else its file's, else `subagent`) and instructions. */
+function subagentOf(args: Record<string, unknown>): SubagentSpec {
+  const given = (key: string): string | undefined => (typeof args[key] === 'string' && (args[key] as string).trim() !== '' ? (args[key] as string).trim() : undefined);
+  const file = given('instructions_file');
+  const instructions = given('instructions');
+  const fromFile = file
+    ?.split(/[\\/]/)
+    .pop()
+    ?.replace(/\.[^.]*$/, '');
+  const name = (given('name') ?? fromFile ?? 'subagent').replace(/[^A-Za-z0-9_.-]+/g, '-').slice(0, 64) || 'subagent';
+  return { name, ...(instructions !== undefined ? { instructions } : {}), ...(file !== undefined ? { instructionsFile: file } : {}) };
 }
 
 /** 1 for the turn's first delegation, 2 for the second...: the position of `callId` (its latest use) among the turn's delegate_task calls. */

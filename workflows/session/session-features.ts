@@ -10,6 +10,7 @@
  */
 import { patched } from '@temporalio/workflow';
 import { DELEGATION_PATCH } from '../../common/delegation-types';
+import { RUN_SUBAGENT } from '../../common/tools';
 import type { ApprovalHost } from '../turn/approvals';
 import { DelegationApprovals } from '../delegation/delegation-approvals';
 import { Delegator } from '../delegation/delegation';
@@ -34,9 +35,18 @@ export function delegationHooks(rt: SessionRuntime): Pick<ApprovalHost, 'forward
 
 /** The delegator of an initialised session whose agent has someone to call. */
 export function sessionDelegator(rt: SessionRuntime): Delegator | undefined {
-  const delegates = rt.init?.delegates;
-  if (!rt.delegationApprovals || !delegates || delegates.length === 0 || rt.input.delegation?.enabled === false) return undefined;
-  return new Delegator({ input: rt.input, delegates, budgets: () => rt.managed?.budgets.state(), contextWindow: () => rt.managed?.context.window, approvals: rt.delegationApprovals });
+  const delegates = rt.init?.delegates ?? [];
+  const subagents = rt.init?.tools.some((t) => t.function.name === RUN_SUBAGENT.name) === true;
+  if (!rt.delegationApprovals || (delegates.length === 0 && !subagents) || rt.input.delegation?.enabled === false) return undefined;
+  return new Delegator({
+    input: rt.input,
+    delegates,
+    subagents,
+    budgets: () => rt.managed?.budgets.state(),
+    contextWindow: () => rt.managed?.context.window,
+    activeSkills: () => rt.init?.context.activeSkills,
+    approvals: rt.delegationApprovals,
+  });
 }
 
 /** The session's verifier: its status shows `verifying` while a document is checked. */

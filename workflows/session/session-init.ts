@@ -19,7 +19,7 @@ export async function initializeSession(rt: SessionRuntime): Promise<NonNullable
   const { input, activities, transcript, state } = rt;
   try {
     // Named in the Web UI's event list like every other activity.
-    const summary = `initializeAgent ${input.agentId} · ${bundleName(input.bundlePath)}`;
+    const summary = `initializeAgent ${input.subagent ? `subagent ${input.subagent.name}` : input.agentId} · ${bundleName(input.bundlePath)}`;
     const result = await activities.initializeAgent.executeWithOptions({ summary }, [
       {
         bundlePath: input.bundlePath,
@@ -34,6 +34,7 @@ export async function initializeSession(rt: SessionRuntime): Promise<NonNullable
         ...(input.secretFiles !== undefined ? { secretFiles: input.secretFiles } : {}),
         ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
         ...(input.strict ? { strict: true } : {}),
+        ...(input.subagent ? { subagent: input.subagent } : {}),
         // Whom the agent may delegate to: found by the same recorded activity.
         ...(rt.delegationApprovals && input.delegation?.enabled !== false ? { delegation: input.delegation?.agents ? { agents: input.delegation.agents } : {} } : {}),
       },

@@ -9,7 +9,7 @@ import { BAD_INPUT, BUSY } from '../../common/failure-types';
 import { refreshToolsUpdate } from '../../common/contract/session-definitions';
 import type { ListToolsResult, SessionTool } from '../../common/offered-tools';
 import type { InitializeResult, OfferedToolSummary, SessionInput } from '../../common/session-types';
-import { DELEGATE_TASK, isLoopToolName, TOOL_SPECS } from '../../common/tools';
+import { DELEGATE_TASK, isLoopToolName, RUN_SUBAGENT, TOOL_SPECS } from '../../common/tools';
 import type { SessionActivityStubs } from '../stubs/activity-proxies';
 import type { SessionRuntime } from './session-runtime';
 import { rootMessage, type SessionToolSet } from '../turn/tool-calls';
@@ -59,9 +59,10 @@ export async function listSessionTools(input: SessionInput, activities: SessionA
     return { init, toolSet: BUILT_IN_TOOL_SET, summaries: builtInSummaries(), warnings: [`Tools could not be listed (${message}); the built-in tools are offered`] };
   }
   const listedNames = new Set(listed.tools.map((t) => t.function.name));
-  // Loop-breaking tools and delegate_task are the workflow's own: no allow-list narrows them.
-  const loopTools = init.tools.filter((t) => isLoopToolName(t.function.name) || t.function.name === DELEGATE_TASK.name);
-  const delegates = init.tools.some((t) => t.function.name === DELEGATE_TASK.name) ? [DELEGATE_TASK] : [];
+  // Loop-breaking tools, delegate_task and run_subagent are the workflow's own: no allow-list narrows them.
+  const workflowTools = [DELEGATE_TASK, RUN_SUBAGENT];
+  const loopTools = init.tools.filter((t) => isLoopToolName(t.function.name) || workflowTools.some((spec) => spec.name === t.function.name));
+  const delegates = workflowTools.filter((spec) => init.tools.some((t) => t.function.name === spec.name));
   const tools: SessionTool[] = [...TOOL_SPECS.filter((spec) => listedNames.has(spec.name)), ...listed.offered, ...delegates];
   return {
     init: { ...init, tools: [...listed.tools, ...loopTools] },

@@ -203,6 +203,60 @@ describe('Delegator', () => {
   });
 });
 
+describe('Delegator: subagents (run_subagent)', () => {
+  const subagentCall = (id: string, args: Record<string, unknown>) => toolCall(id, 'run_subagent', args);
+
+  function withSubagents(input: Partial<SessionInput> = {}, activeSkills: { dir: string }[] = []) {
+    const state = sessionState();
+    const full = { ...BASE, ...input };
+    const approvals = new DelegationApprovals(full, { state, refreshDetails: () => undefined });
+    const delegator = new Delegator({ input: full, delegates: [], subagents: true, activeSkills: () => activeSkills, budgets: () => undefined, contextWindow: () => undefined, approvals });
+    return { delegator, used: [] as TokenUsage[] };
+  }
+
+  test("a call starts a child of the same agent and project, made of the call's instructions, named after its file", async () => {
+    const call = subagentCall('s1', { instructions_file: 'agents/web-researcher.md', instructions: ' Be brief. ', task: ' Find competitors. ' });
+    const { delegator, used } = withSubagents({ subagent: undefined }, [{ dir: '/p/.claude/skills/prfaq' }]);
+    expect(delegator.handles(call)).toBe(true);
+    workflowFake.scriptChildren({ turns: 1, endedBy: 'one_shot', usage: usage(20, 5), lastTurn: { success: true, status: 'completed', response: 'Two competitors.' } });
+    const result = await delegator.run(call, at(replying(call), used));
+    expect(result).toEqual({ success: true, agent: 'web-researcher', workflowId: 'parent-t1-i1-s1', response: 'Two competitors.', status: 'completed', usage: usage(20, 5) });
+    const { options } = workflowFake.children[0]!;
+    expect(options.staticSummary).toBe('subagent web-researcher · started by lead · Find competitors.');
+    expect((options.args as SessionInput[])[0]).toEqual({
+      bundlePath: '/bundle',
+      agentId: 'lead',
+      model: 'main-model',
+      projectRoot: '/p',
+      subagent: { name: 'web-researcher', instructions: 'Be brief.', instructionsFile: 'agents/web-researcher.md', activeSkillDirs: ['/p/.claude/skills/prfaq'] },
+      firstMessage: 'Find competitors.',
+      oneShot: true,
+      delegatedBy: { workflowId: 'parent', callId: 's1', agent: 'lead', depth: 1 },
+    });
+  });
+
+  test('a name is made safe for a workflow id and the Web UI; a call without instructions or task is refused; delegate_task limits apply', async () => {
+    const { delegator, used } = withSubagents({ delegation: { maxDepth: 1 }, delegatedBy: { workflowId: 'top', callId: 'c', agent: 'lead', depth: 1 } });
+    const refused = await delegator.run(subagentCall('s2', { task: 'x' }), at(replying(subagentCall('s2', { task: 'x' })), used));
+    expect(refused).toMatchObject({
+      success: false,
+      status: 'refused',
+      agent: 'subagent',
+      error: 'run_subagent needs task (the task, complete) and instructions or instructions_file (who the subagent is and how it works)',
+    });
+    const deep = subagentCall('s3', { instructions: 'Review.', name: 'security reviewer/2', task: 'Review the spine.' });
+    const tooDeep = await delegator.run(deep, at(replying(deep), used));
+    expect(tooDeep).toMatchObject({ success: false, status: 'refused', agent: 'security-reviewer-2' });
+    expect(String(tooDeep.error)).toContain("past the session's limit of 1 (delegation.maxDepth)");
+    expect(workflowFake.children).toHaveLength(0);
+  });
+
+  test('a session that does not offer run_subagent does not run its calls', () => {
+    const { delegator } = parent();
+    expect(delegator.handles(subagentCall('s4', { instructions: 'x', task: 'y' }))).toBe(false);
+  });
+});
+
 describe('DelegationApprovals', () => {
   const CHILD = 'parent-t1-i1-d1';
   const pending = (callId: string, extra: Partial<PendingApproval> = {}): PendingApproval => ({ callId, tool: 'save_output', path: 'docs/req.md', preview: '# Requirements', since: 5, ...extra });
