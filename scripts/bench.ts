@@ -28,8 +28,9 @@
  *   batch        a batch (agentBatch) of 1,000 one-shot sessions of one zero-latency model call each, on
  *                one and then two worker processes: sessions per second, worker and server CPU per
  *                session (scripts/bench/batch.ts).
- *   delegation   a child session per delegated task (delegate_task) against the same work in the
- *                parent: time and history per task (scripts/bench/delegation.ts).
+ *   delegation   a child session per delegated task (delegate_task), and per subagent (run_subagent,
+ *                one after another and all in one reply), against the same work in the parent:
+ *                time and history per task (scripts/bench/delegation.ts).
  *   skills       Agent Skills discovery of 50 generated skills and the catalog's tokens against every
  *                SKILL.md body up front (scripts/bench/skills.ts). Needs no server: it runs first,
  *                and `--only skills` starts none.

@@ -5,8 +5,11 @@
  * parent itself (the parent's call asking for a `read_file` of a small file, then the call that
  * answers, which asks for the next one). Both paths make 2K + 1 model calls per turn; the
  * difference is the child session (its workflow start and end, its activities, its workflow tasks)
- * against two small local activities. Also the history each path leaves: the parent's, plus every
- * child's. One worker in this process on the bench's dev server; a fresh session per turn.
+ * against two small local activities. The same tasks done by subagents (`run_subagent`, whose
+ * child reads its instructions from a file of the project first): one after the other, as the
+ * delegated path, and all K in one reply, where they run at once (K + 2 model calls). Also the
+ * history each path leaves: the parent's, plus every child's. One worker in this process on the
+ * bench's dev server; a fresh session per turn.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,7 +26,12 @@ import { measureHistory } from './history-size';
 import { median, summarize, type SampleSummary } from './stats';
 import { ms, textTable } from './text-table';
 
-const PATTERN = /^delegation bench: mode=(delegate|inline) tasks=(\d+)$/;
+const PATTERN = /^delegation bench: mode=(delegate|inline|subagent|parallel) tasks=(\d+)$/;
+
+type Mode = 'delegate' | 'inline' | 'subagent' | 'parallel';
+const MODES: readonly Mode[] = ['delegate', 'inline', 'subagent', 'parallel'];
+/** The id of the k-th task's call (1-based) in each mode that starts children. */
+const CALL_PREFIX: Record<Mode, string> = { delegate: 'd', inline: 'r', subagent: 's', parallel: 'p' };
 const TASK = /^bench task (\d+)$/;
 
 /**
@@ -40,10 +48,13 @@ export const delegationResponder: Responder = (request) => {
   if (!match) return text('delegation bench responder: no bench message found');
   const calls = messages.slice(lastUser + 1).filter((m) => m.role === 'assistant').length;
   const tasks = Number(match[2]);
+  const subagent = (id: string, k: number) => ({ id, name: 'run_subagent', arguments: { instructions_file: '{project-root}/helper.md', task: `bench task ${k}` } });
   if (match[1] === 'delegate') {
     if (calls >= tasks) return text('all tasks done');
     return toolCalls([{ id: `d${calls + 1}`, name: 'delegate_task', arguments: { agent: 'worker', task: `bench task ${calls + 1}` } }]);
   }
+  if (match[1] === 'subagent') return calls >= tasks ? text('all tasks done') : toolCalls([subagent(`s${calls + 1}`, calls + 1)]);
+  if (match[1] === 'parallel') return calls >= 1 ? text('all tasks done') : toolCalls(Array.from({ length: tasks }, (_, i) => subagent(`p${i + 1}`, i + 1)));
   if (calls >= 2 * tasks) return text('all tasks done');
   return toolCalls([{ id: `r${calls + 1}`, name: 'read_file', arguments: { file_path: '{bundle-root}/notes.md' } }]);
 };
@@ -64,6 +75,12 @@ export interface DelegationFigures {
   warmup: number;
   delegated: DelegationPath;
   inline: DelegationPath;
+  /** Subagents (run_subagent), one after the other. */
+  subagent: DelegationPath;
+  /** Subagents, all in one reply (they run at once). */
+  parallel: DelegationPath;
+  /** (median subagent turn - median inline turn) / tasks. */
+  subagentOverheadPerTask: number;
   /** (median delegated turn - median inline turn) / tasks. */
   overheadPerTask: number;
   /** Median of the round-by-round differences, per task. */
@@ -90,7 +107,10 @@ const AGENT = (id: string, name: string) => `\`\`\`xml
 \`\`\`
 `;
 
-/** A two-agent bundle (`lead`, `worker`) in a temp folder. */
+/**
+ * A two-agent bundle (`lead`, `worker`) in a temp folder, with a skill (so `run_subagent` is offered)
+ * and a subagent's instructions file.
+ */
 function writeBundle(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-bench-delegation-'));
   fs.mkdirSync(path.join(root, 'agents'));
@@ -98,6 +118,9 @@ function writeBundle(): string {
   fs.writeFileSync(path.join(root, 'notes.md'), 'A small file.\n');
   fs.writeFileSync(path.join(root, 'agents/lead.md'), AGENT('lead', 'Lead'));
   fs.writeFileSync(path.join(root, 'agents/worker.md'), AGENT('worker', 'Worker'));
+  fs.mkdirSync(path.join(root, '.agents/skills/bench-notes'), { recursive: true });
+  fs.writeFileSync(path.join(root, '.agents/skills/bench-notes/SKILL.md'), '---\nname: bench-notes\ndescription: Take notes. Use when asked for notes.\n---\nWrite notes.\n');
+  fs.writeFileSync(path.join(root, 'helper.md'), '---\nname: helper\n---\nYou answer one bench task briefly.\n');
   return root;
 }
 
@@ -120,24 +143,25 @@ export async function measureDelegation(options: DelegationBenchOptions, cleanup
   cleanup.push('delegation worker', stopWorker);
   const loopwright = new LoopwrightClient(options.server.client, taskQueue);
 
-  const turn = async (mode: 'delegate' | 'inline') => {
+  const turn = async (mode: Mode) => {
     const session = await loopwright.start({ bundlePath: bundle, agentId: 'lead', projectRoot: bundle, maxIterations: 4 * tasks + 2 });
     await waitUntilReady(session, options.turnTimeoutMs);
     const started = performance.now();
     const result = await withTimeout(session.send(`delegation bench: mode=${mode} tasks=${tasks}`), options.turnTimeoutMs, `delegation bench turn (${mode})`);
     const elapsed = performance.now() - started;
-    if (!result.success || result.response !== 'all tasks done' || (mode === 'delegate' && result.delegations !== tasks)) {
+    if (!result.success || result.response !== 'all tasks done' || (mode !== 'inline' && result.delegations !== tasks)) {
       throw new Error(`delegation bench turn (${mode}) did not do its ${tasks} tasks: ${result.status}, ${result.delegations ?? 0} delegations: ${result.response ?? result.error ?? ''}`);
     }
     return { ms: elapsed, session };
   };
-  const histories = async (session: SessionHandle, mode: 'delegate' | 'inline') => {
+  const histories = async (session: SessionHandle, mode: Mode) => {
     const parent = measureHistory(await session.workflow.fetchHistory());
     let childBytes = 0;
     let childEvents = 0;
-    if (mode === 'delegate') {
+    if (mode !== 'inline') {
       for (let k = 1; k <= tasks; k++) {
-        const child = measureHistory(await loopwright.client.workflow.getHandle(`${session.workflow.workflowId}-t1-i${k}-d${k}`).fetchHistory());
+        const iteration = mode === 'parallel' ? 1 : k;
+        const child = measureHistory(await loopwright.client.workflow.getHandle(`${session.workflow.workflowId}-t1-i${iteration}-${CALL_PREFIX[mode]}${k}`).fetchHistory());
         childBytes += child.protoBytes;
         childEvents += child.events;
       }
@@ -149,30 +173,35 @@ export async function measureDelegation(options: DelegationBenchOptions, cleanup
     await withTimeout(session.result(), options.turnTimeoutMs, 'session end');
   };
 
-  const modes = ['delegate', 'inline'] as const;
-  options.progress?.(`delegation: ${warmup} warm-up and ${runs} timed turns of ${tasks} tasks each, delegated and inline, in rotating order`);
+  const modes = MODES;
+  options.progress?.(`delegation: ${warmup} warm-up and ${runs} timed turns of ${tasks} tasks each, delegated, inline and by subagents, in rotating order`);
   for (let i = 0; i < warmup; i++) for (const mode of modes) await finish((await turn(mode)).session);
-  const samples: Record<string, number[]> = { delegate: [], inline: [] };
+  const samples: Record<Mode, number[]> = { delegate: [], inline: [], subagent: [], parallel: [] };
   const sizes: Record<string, Awaited<ReturnType<typeof histories>>> = {};
   for (let i = 0; i < runs; i++) {
     for (const mode of i % 2 === 0 ? modes : [...modes].reverse()) {
       const { ms: elapsed, session } = await turn(mode);
-      samples[mode]!.push(elapsed);
+      samples[mode].push(elapsed);
       if (i === runs - 1) sizes[mode] = await histories(session, mode);
       await finish(session);
     }
   }
   await stopWorker();
   await fake.close();
-  const delegated = { turn: summarize(samples.delegate!), ...sizes.delegate! };
-  const inline = { turn: summarize(samples.inline!), ...sizes.inline! };
-  const paired = samples.delegate!.map((d, i) => d - samples.inline![i]!);
+  const delegated = { turn: summarize(samples.delegate), ...sizes.delegate! };
+  const inline = { turn: summarize(samples.inline), ...sizes.inline! };
+  const subagent = { turn: summarize(samples.subagent), ...sizes.subagent! };
+  const parallel = { turn: summarize(samples.parallel), ...sizes.parallel! };
+  const paired = samples.delegate.map((d, i) => d - samples.inline[i]!);
   return {
     tasks,
     runs,
     warmup,
     delegated,
     inline,
+    subagent,
+    parallel,
+    subagentOverheadPerTask: (subagent.turn.median - inline.turn.median) / tasks,
     overheadPerTask: (delegated.turn.median - inline.turn.median) / tasks,
     pairedOverheadPerTask: median(paired) / tasks,
     historyBytesPerTask: (delegated.parentBytes + delegated.childBytes - inline.parentBytes) / tasks,
@@ -193,9 +222,11 @@ export function formatDelegation(f: DelegationFigures): string {
       ` (a read_file call, then the answering call); ${2 * f.tasks + 1} model calls per turn either way; zero-latency fake model; medians of ${f.runs} turns after ${f.warmup} warm-up`,
     textTable(
       ['path', 'turn ms median (min..max)', 'ms/task', 'parent history / events', 'children history / events'],
-      [row('delegated (child sessions)', f.delegated), row('inline (in the parent)', f.inline)],
+      [row('delegated (child sessions)', f.delegated), row('inline (in the parent)', f.inline), row('subagents, one after another', f.subagent), row(`subagents, ${f.tasks} in one reply`, f.parallel)],
     ),
     `   Overhead of a child session: ${ms(f.overheadPerTask, 1)} ms per task (${ms(f.pairedOverheadPerTask, 1)} ms as the median of round-by-round differences);` +
       ` history ${kb(f.historyBytesPerTask)} more per task, parent and child together.`,
+    `   Overhead of a subagent (run_subagent, instructions read from a file): ${ms(f.subagentOverheadPerTask, 1)} ms per task against the same work inline;` +
+      ` ${f.tasks} subagents in one reply take ${ms(f.parallel.turn.median, 1)} ms against ${ms(f.subagent.turn.median, 1)} ms one after another.`,
   ].join('\n');
 }
