@@ -94,9 +94,9 @@ export interface ListToolsInput {
   projectMcpConfig?: boolean;
   /** Tools that run without approval (names or `server__*` patterns). */
   allowTools?: string[];
-  /** The session's project has Agent Skills: `activate_skill` is offered. */
+  /** The session's project has Agent Skills: `activate_skill` is offered (and `list_files`, `search_files`). */
   skills?: boolean;
-  /** Commands are on: `run_command` is offered. */
+  /** Commands are on: `run_command` is offered (and `list_files`, `search_files`). */
   commands?: boolean;
 }
 

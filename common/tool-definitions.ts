@@ -71,7 +71,8 @@ export const TOOL_DEFINITIONS: ToolDefinition[] = TOOL_SPECS.map(toolDefinition)
 
 /**
  * The built-in tools a session offers: those of `TOOL_DEFINITIONS` its features call for (the
- * skill tool when the project has skills, the command tool when commands are on).
+ * skill tool when the project has skills, the command tool when commands are on, the workspace
+ * tools with either; see `offeredWhen`).
  */
 export function builtInToolDefinitions(features: { skills: boolean; commands?: boolean }): ToolDefinition[] {
   const offered = new Set(offeredBuiltIns(features).map((spec) => spec.name));

@@ -82,9 +82,16 @@ export async function resolveSandboxPaths(request: PathsRequest): Promise<Sandbo
   for (const [i, given] of (request.writeRoots ?? []).entries()) {
     const field = `writeRoots[${i}]`;
     let real = await realFolder(given, field);
+    // Write roots are real paths when the session starts: one that now leads elsewhere was swapped
+    // for a link (or a folder above it was), and binding what it leads to would open that to writes.
+    if (real !== path.resolve(given)) throw new SandboxRequestError(`${field} ${given} now leads to ${real}: a write root must be the folder itself, not a link`, field);
     if (await isBroadRoot(real)) throw new SandboxRequestError(`The write root ${real} is too broad (the file-system root or the home folder)`, field);
     if (isInside(real, projectRoot)) {
-      real = await guardRead(real, [projectRoot], secretOptions);
+      real = await guardRead(real, [projectRoot], secretOptions).catch((error: unknown) => {
+        // Gone since it was resolved (moved or replaced meanwhile): the root cannot be used now.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SandboxRequestError(`${field} ${given} is gone`, field);
+        throw error;
+      });
       // A folder where any new file would be secret (`.ssh/`) is no place to write either.
       const probe = path.join(real, PROBE_NAME);
       const match = request.allowSecretFiles === true ? undefined : secretMatch(path.relative(projectRoot, probe), request.secretFiles);
@@ -115,7 +122,11 @@ async function realFolder(given: string, field: string): Promise<string> {
   } catch (error) {
     throw new SandboxRequestError(`${field} ${given} cannot be used: ${(error as Error).message}`, field);
   }
-  if (!(await fs.stat(real)).isDirectory()) throw new SandboxRequestError(`${field} ${given} is not a folder`, field);
+  const isFolder = await fs.stat(real).then(
+    (stat) => stat.isDirectory(),
+    () => false,
+  );
+  if (!isFolder) throw new SandboxRequestError(`${field} ${given} is not a folder`, field);
   if (real === SANDBOX_TMP || isInside(SANDBOX_TMP, real, true)) {
     throw new SandboxRequestError(`${field} ${real} would take the place of the sandbox's private ${SANDBOX_TMP}; use a folder inside it`, field);
   }

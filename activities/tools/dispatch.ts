@@ -10,9 +10,11 @@ import { type ToolActivity, type ToolFunction, type ToolImplementation, toToolAc
 import { activateSkill } from './activate-skill';
 import { editFile } from './edit-file';
 import { executeWorkflow } from './execute-workflow';
+import { listFiles } from './list-files';
 import { readFile } from './read-file';
 import { runCommand } from './run-command';
 import { saveOutput } from './save-output';
+import { searchFiles } from './search-files';
 
 export { MAX_TOOL_RESULT_BYTES } from './activity-wrapper';
 
@@ -20,7 +22,7 @@ export { MAX_TOOL_RESULT_BYTES } from './activity-wrapper';
  * The built-in tools' implementations, one for each definition of `TOOL_SPECS` (common/tools/):
  * the only list on the worker that names them.
  */
-export const TOOL_IMPLEMENTATIONS: readonly ToolImplementation[] = [readFile, executeWorkflow, saveOutput, editFile, activateSkill, runCommand];
+export const TOOL_IMPLEMENTATIONS: readonly ToolImplementation[] = [readFile, executeWorkflow, saveOutput, editFile, listFiles, searchFiles, activateSkill, runCommand];
 
 /** The tool functions, by the name the model calls them. */
 export const TOOLS = Object.fromEntries(TOOL_IMPLEMENTATIONS.map((tool) => [tool.spec.name, tool.run])) as Record<ToolName, ToolFunction>;

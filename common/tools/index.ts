@@ -9,14 +9,16 @@ export { DELEGATE_TASK, delegateDescription } from './delegate-task';
 export { RUN_SUBAGENT } from './run-subagent';
 import { EDIT_FILE } from './edit-file';
 import { EXECUTE_WORKFLOW } from './execute-workflow';
+import { LIST_FILES } from './list-files';
 import { READ_FILE } from './read-file';
 import { RUN_COMMAND } from './run-command';
 import { SAVE_OUTPUT } from './save-output';
+import { SEARCH_FILES } from './search-files';
 import { TASK_COMPLETION } from './task-completion';
 import type { BuiltInFeature, LoopToolSpec, ToolSpec } from './tool-spec';
 
 /** The tools that run as activities, one activity type each. */
-export const TOOL_SPECS = [READ_FILE, EXECUTE_WORKFLOW, SAVE_OUTPUT, EDIT_FILE, ACTIVATE_SKILL, RUN_COMMAND] as const;
+export const TOOL_SPECS = [READ_FILE, EXECUTE_WORKFLOW, SAVE_OUTPUT, EDIT_FILE, LIST_FILES, SEARCH_FILES, ACTIVATE_SKILL, RUN_COMMAND] as const;
 
 /** The loop-breaking tools, offered unless a session turns them off (`loopBreakers: false`). */
 export const LOOP_TOOL_SPECS = [ASK_QUESTION, TASK_COMPLETION] as const;
@@ -48,7 +50,14 @@ export function isLoopToolName(name: string): name is LoopToolName {
   return loopToolSpec(name) !== undefined;
 }
 
-/** The built-in tools a session with these features is offered (a tool with nothing to act on would only mislead the model). */
+/**
+ * The built-in tools a session with these features is offered (a tool with nothing to act on would
+ * only mislead the model): those without `offeredWhen`, and those with one of its features on.
+ */
 export function offeredBuiltIns(features: Partial<Record<BuiltInFeature, boolean>>): ToolSpec[] {
-  return TOOL_SPECS.filter((spec: ToolSpec) => spec.offeredWhen === undefined || features[spec.offeredWhen] === true);
+  return TOOL_SPECS.filter((spec: ToolSpec) => {
+    if (spec.offeredWhen === undefined) return true;
+    const wanted: readonly BuiltInFeature[] = typeof spec.offeredWhen === 'string' ? [spec.offeredWhen] : spec.offeredWhen;
+    return wanted.some((feature) => features[feature] === true);
+  });
 }

@@ -71,8 +71,11 @@ export interface ToolSpec<P extends ToolParameters = ToolParameters, N extends s
   retries: 'quick' | 'persistent' | 'once';
   /** `required`: every call waits for a person's yes, whatever the session's approval policy. */
   approval?: 'required';
-  /** Offered only to sessions with this feature on (`skills`: the project has skills; `commands`: `commands.enabled`). */
-  offeredWhen?: BuiltInFeature;
+  /**
+   * Offered only to sessions with this feature on (`skills`: the project has skills; `commands`:
+   * `commands.enabled`); a list means any of them.
+   */
+  offeredWhen?: BuiltInFeature | readonly BuiltInFeature[];
   /** The argument that carries what is written: summaries show its size, approvals its start. */
   content?: string;
   /**

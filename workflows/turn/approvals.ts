@@ -12,6 +12,7 @@ import type { SessionTool } from '../../common/offered-tools';
 import { TOOL_SPECS, toolSpec } from '../../common/tools';
 import { argsOf, contentOf, modesOf, replacedOf, targetOf } from '../../common/tools/tool-spec';
 import { utf8Length } from '../../common/transcript';
+import { editDiff } from './edit-diff';
 import { approveUpdate, decideApprovalsSignal, denyUpdate } from '../../common/contract/session-definitions';
 import type { ApprovalDecision, TurnApprovals } from './turn';
 
@@ -105,14 +106,15 @@ export function policyCovers(policy: ApprovalPolicy, tool: string, specs: readon
   return policy.includes(tool);
 }
 
-/** Longest piece of a write's text an approval preview shows (each of the old and the new text of an edit). */
+/** Longest piece of a write's text an approval preview shows (each line of an edit's diff). */
 const PREVIEW_CHARS = 200;
 
 /**
  * The target (a path, with known variables filled in) and a short preview of a call, for the
  * person approving it: the start of what a write writes, after the modes the call gives
- * (`[append] 12 bytes: ...`); for an edit (`replaces`) the text it replaces, then what replaces it
- * (`replace 18 bytes: ... with 22 bytes: ...`); else the arguments as they came.
+ * (`[append] 12 bytes: ...`); for an edit (`replaces`) a size line and the unified diff of the text
+ * it replaces against what replaces it (`replace 18 bytes with 22 bytes:` then `@@ -1,1 +1,1 @@`,
+ * `-old`, `+new`; see edit-diff.ts); else the arguments as they came.
  */
 export function previewOf(call: ToolCall, variables: Record<string, string>, specs: readonly SessionTool[] = TOOL_SPECS): { path?: string; preview: string } {
   const spec = toolSpec(call.function.name, specs);
@@ -126,7 +128,7 @@ export function previewOf(call: ToolCall, variables: Record<string, string>, spe
   const lead = modes.length > 0 ? `[${modes.join(', ')}] ` : '';
   let preview: string;
   if (content === undefined) preview = call.function.arguments.slice(0, PREVIEW_CHARS);
-  else if (replaced !== undefined) preview = `${lead}replace ${sized(replaced)} with ${sized(content)}`;
+  else if (replaced !== undefined) preview = `${lead}replace ${utf8Length(replaced)} bytes with ${utf8Length(content)} bytes:\n${editDiff(replaced, content, PREVIEW_CHARS)}`;
   else preview = `${lead}${sized(content)}`;
   return { ...(path !== undefined ? { path } : {}), preview };
 }

@@ -93,8 +93,8 @@ test('inline reads: a cancelled activity ends cancelled, not with results', asyn
 
 test('inline reads: the workflow offers the built-in reads the session offers that need no approval', () => {
   const all = () => true;
-  expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, undefined)).toEqual(['read_file', 'execute_workflow', 'activate_skill']);
-  expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, (c) => c.function.name === 'read_file')).toEqual(['execute_workflow', 'activate_skill']);
+  expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, undefined)).toEqual(['read_file', 'execute_workflow', 'list_files', 'search_files', 'activate_skill']);
+  expect(inlineToolNames(TOOL_DEFINITIONS, undefined, all, (c) => c.function.name === 'read_file')).toEqual(['execute_workflow', 'list_files', 'search_files', 'activate_skill']);
   expect(
     inlineToolNames(
       TOOL_DEFINITIONS.filter((t) => t.function.name !== 'execute_workflow'),
@@ -102,7 +102,7 @@ test('inline reads: the workflow offers the built-in reads the session offers th
       all,
       undefined,
     ),
-  ).toEqual(['read_file', 'activate_skill']);
+  ).toEqual(['read_file', 'list_files', 'search_files', 'activate_skill']);
   expect(inlineToolNames(TOOL_DEFINITIONS, undefined, () => false, undefined)).toEqual([]);
 
   const state: WorkerCopies = {};

@@ -35,11 +35,21 @@ describe('built-in tool definitions', () => {
     // Byte for byte, key order included.
     expect(JSON.stringify(offered)).toBe(JSON.stringify(expected));
     expect(builtInToolDefinitions({ skills: false }).map((d) => d.function.name)).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file']);
-    expect(builtInToolDefinitions({ skills: false, commands: true }).map((d) => d.function.name)).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'run_command']);
+    // The workspace tools come with skills or commands (either), so the default list does not grow.
+    expect(builtInToolDefinitions({ skills: false, commands: true }).map((d) => d.function.name)).toEqual([
+      'read_file',
+      'execute_workflow',
+      'save_output',
+      'edit_file',
+      'list_files',
+      'search_files',
+      'run_command',
+    ]);
+    expect(builtInToolDefinitions({ skills: true }).map((d) => d.function.name)).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'list_files', 'search_files', 'activate_skill']);
   });
 
   test('names, lists and definitions agree; every name is unique', () => {
-    expect(TOOL_NAMES).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'activate_skill', 'run_command']);
+    expect(TOOL_NAMES).toEqual(['read_file', 'execute_workflow', 'save_output', 'edit_file', 'list_files', 'search_files', 'activate_skill', 'run_command']);
     expect(LOOP_TOOL_NAMES).toEqual(['ask_question', 'task_completion']);
     const all = [...TOOL_NAMES, ...LOOP_TOOL_NAMES];
     expect(new Set(all).size).toBe(all.length);
@@ -75,6 +85,8 @@ describe('built-in tool definitions', () => {
       ['execute_workflow', 'read', 'quick', 'workflow_path', undefined],
       ['save_output', 'write', 'persistent', 'file_path', 'content'],
       ['edit_file', 'write', 'persistent', 'file_path', 'new_text'],
+      ['list_files', 'read', 'quick', 'pattern', undefined],
+      ['search_files', 'read', 'quick', 'pattern', undefined],
       ['activate_skill', 'read', 'quick', 'name', undefined],
       ['run_command', 'write', 'once', 'command', undefined],
     ]);
@@ -83,6 +95,8 @@ describe('built-in tool definitions', () => {
       ['execute_workflow', undefined, undefined],
       ['save_output', undefined, ['mode']],
       ['edit_file', 'old_text', ['replace_all']],
+      ['list_files', undefined, undefined],
+      ['search_files', undefined, undefined],
       ['activate_skill', undefined, undefined],
       ['run_command', undefined, undefined],
     ]);
@@ -131,7 +145,7 @@ describe('built-in tool definitions', () => {
     expect(JSON.parse(pruned.content).note).toMatch(/^This result of execute_workflow w\.yaml \(16 bytes\)/);
   });
 
-  test('previews and summaries: an append names its mode, an edit shows what it replaces with what, both bounded', () => {
+  test('previews and summaries: an append names its mode, an edit shows the diff of what it replaces with what, both bounded', () => {
     const vars = { output_folder: '/out' };
     expect(previewOf(call('save_output', { file_path: '{output_folder}/a.md', content: '## Two\n', mode: 'append' }), vars)).toEqual({
       path: '/out/a.md',
@@ -142,13 +156,13 @@ describe('built-in tool definitions', () => {
     const edit = { file_path: '{output_folder}/prd.md', old_text: 'stepsCompleted: []', new_text: 'stepsCompleted: [1, 2]' };
     expect(previewOf(call('edit_file', edit), vars)).toEqual({
       path: '/out/prd.md',
-      preview: 'replace 18 bytes: stepsCompleted: [] with 22 bytes: stepsCompleted: [1, 2]',
+      preview: 'replace 18 bytes with 22 bytes:\n@@ -1,1 +1,1 @@\n-stepsCompleted: []\n+stepsCompleted: [1, 2]',
     });
-    expect(previewOf(call('edit_file', { ...edit, replace_all: true }), vars).preview).toMatch(/^\[replace_all\] replace 18 bytes: /);
+    expect(previewOf(call('edit_file', { ...edit, replace_all: true }), vars).preview).toMatch(/^\[replace_all\] replace 18 bytes with 22 bytes:\n/);
     // replace_all: false is the default and not named.
-    expect(previewOf(call('edit_file', { ...edit, replace_all: false }), vars).preview).toMatch(/^replace 18 bytes: /);
+    expect(previewOf(call('edit_file', { ...edit, replace_all: false }), vars).preview).toMatch(/^replace 18 bytes with 22 bytes:\n/);
     const long = previewOf(call('edit_file', { file_path: 'a.md', old_text: 'o'.repeat(5000), new_text: 'n'.repeat(5000) }), vars).preview;
-    expect(long).toBe(`replace 5000 bytes: ${'o'.repeat(200)}… with 5000 bytes: ${'n'.repeat(200)}…`);
+    expect(long).toBe(`replace 5000 bytes with 5000 bytes:\n@@ -1,1 +1,1 @@\n-${'o'.repeat(199)}…\n+${'n'.repeat(199)}…`);
     expect(toolSummary('save_output', { file_path: '{output_folder}/ui.md', content: 'x'.repeat(4300), mode: 'append' })).toBe('save_output {output_folder}/ui.md (append, 4.2 KB)');
     expect(toolSummary('edit_file', edit)).toBe('edit_file {output_folder}/prd.md (18 B → 22 B)');
     expect(toolSummary('edit_file', { ...edit, replace_all: true })).toBe('edit_file {output_folder}/prd.md (replace_all, 18 B → 22 B)');
