@@ -29,6 +29,9 @@ import { NOT_FILES_HOST, onFilesHost } from '../common/files-host';
 import type { ToolResult } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import { commandChecks } from './command-checks';
+import { type CommandRules, mergeCommandRules, rulesFrom } from '../common/commands/command-rules';
+import { RUN_COMMAND } from '../common/tools/run-command';
+import { refusingDenied } from './tools/run-command';
 
 /** Settings of the activities a worker registers. */
 export interface ActivitiesOptions {
@@ -54,6 +57,13 @@ export interface ActivitiesOptions {
    * sends it to that host. Unset: no check.
    */
   hostId?: string;
+  /**
+   * The operator's command rules (`loopwright worker --allow-command/--deny-command`), for every
+   * session with commands on: added to its rules when this worker initialises it (recorded with the
+   * session, so its approvals follow them), and the deny rules checked again by this worker before
+   * it runs any command, whoever initialised the session.
+   */
+  commandRules?: { allow?: string[]; deny?: string[] };
 }
 
 /** What the MCP activities need of a connection pool. */
@@ -71,11 +81,12 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
   const custom = options.tools ?? [];
   checkCustomTools(custom);
   const mcp = options.mcp === false ? undefined : (options.mcp ?? defaultMcpPool());
+  const workerRules = workerCommandRules(options.commandRules);
   return {
     async initializeAgent(input: InitializeAgentActivityInput): Promise<InitializeResult> {
       try {
         const { delegation, ...rest } = input;
-        const result = await initializeAgent({ ...rest, maxReadBytes });
+        const result = withWorkerRules(await initializeAgent({ ...rest, maxReadBytes }), workerRules);
         const delegates = delegation && !input.subagent ? await agentDelegates(input.bundlePath, input.agentId, delegation.agents, loadOptionsOf(input)) : [];
         // Subagents from instructions: where skills ask for them (Agent Skills projects), when delegation is on.
         const subagents = delegation !== undefined && result.context.skillFolders !== undefined;
@@ -125,6 +136,7 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
         },
     // One activity type per tool, registered under the tool's name; custom tools likewise.
     ...(Object.fromEntries(Object.entries(TOOL_ACTIVITIES).map(([name, activity]) => [name, onHost(options.hostId, activity)])) as typeof TOOL_ACTIVITIES),
+    ...(workerRules?.deny ? { [RUN_COMMAND.name]: onHost(options.hostId, refusingDenied(workerRules, TOOL_ACTIVITIES.run_command)) } : {}),
     ...Object.fromEntries(custom.map((tool) => [tool.name, onHost(options.hostId, tool.activity)])),
   };
 }
@@ -164,6 +176,18 @@ function onHost<A extends (context: RuntimeContext, args: unknown) => Promise<To
     }
     return activity(context, args);
   }) as A;
+}
+
+/** The worker's command rules, each naming the worker as its source. */
+function workerCommandRules(given: ActivitiesOptions['commandRules']): CommandRules | undefined {
+  return mergeCommandRules({ allow: rulesFrom(given?.allow, "this worker's --allow-command"), deny: rulesFrom(given?.deny, "this worker's --deny-command") });
+}
+
+/** An initialised session with commands on gets the worker's rules after its own and its bundle's. */
+function withWorkerRules<R extends { context: RuntimeContext }>(result: R, rules: CommandRules | undefined): R {
+  const commands = result.context.commands;
+  if (!rules || !commands) return result;
+  return { ...result, context: { ...result.context, commands: { ...commands, rules: mergeCommandRules(commands.rules, rules) } } };
 }
 
 /** The agent's menu items that name a checklist, when there are any. */

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { TOOL_PATTERN, TOOL_PATTERN_RULE } from '../common/tool-patterns';
+import { commandRuleProblem } from '../common/commands/command-rules';
 import { BundleError, BundleLoadError, SecurityViolationError, YamlSyntaxError } from './errors';
 import { guardRead } from './sandbox/path-guard';
 import { parseYamlSafe } from './safe-yaml';
@@ -38,12 +39,29 @@ export const ManifestAgentSchema = z.object({
 });
 export type ManifestAgent = z.infer<typeof ManifestAgentSchema>;
 
+/** One command rule (common/commands/command-rules.ts). */
+const CommandRuleSchema = z.string().check((ctx) => {
+  const bad = commandRuleProblem(ctx.value);
+  if (bad !== undefined) ctx.issues.push({ code: 'custom', message: bad, input: ctx.value });
+});
+
+/**
+ * The bundle's command rules, for sessions with commands on: `deny` refuses a command without
+ * asking; `allow` is a request the approval shows, never a grant (a bundle may come from someone
+ * else: only the user's own settings and the worker's let a command run without a yes).
+ */
+export const ManifestCommandsSchema = z.strictObject({
+  allow: z.array(CommandRuleSchema).optional(),
+  deny: z.array(CommandRuleSchema).optional(),
+});
+
 /** The manifest; unknown top-level keys are allowed (bundles may carry their own metadata). */
 export const BundleManifestSchema = z.looseObject({
   name: z.string().optional(),
   version: z.union([z.string(), z.number()]).optional(),
   description: z.string().optional(),
   agents: z.array(ManifestAgentSchema).min(1),
+  commands: ManifestCommandsSchema.optional(),
 });
 export type BundleManifest = z.infer<typeof BundleManifestSchema>;
 

@@ -8,7 +8,9 @@ import type { SystemMessage } from '../common/messages';
 import type { RuntimeContext, SecretFileRule, CommandSettings } from '../common/runtime-context';
 import { readAgentFile } from './agent-file';
 import type { AgentDefinition } from './agent-schema';
-import { findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
+import { type BundleAgent, type BundleInfo, findAgent, loadBundle, type LoadBundleOptions } from './bundle-loader';
+import { bundleCommandRules } from './bundle-command-rules';
+import { mergeCommandRules } from '../common/commands/command-rules';
 import { CENTRAL_CONFIG_LAYERS, readModuleVariables } from './skills/bmad-config';
 import { projectCatalog } from './skills/project-skills';
 import { filesHash, skillPinFiles } from './skills/pins';
@@ -244,7 +246,7 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     readRoots,
     writeRoots,
     ...(bundle.skillFolders !== undefined ? { skillFolders: bundle.skillFolders } : {}),
-    ...(input.commands ? { commands: input.commands } : {}),
+    ...(input.commands ? { commands: withBundleRules(input.commands, bundle, found) } : {}),
     protectedPaths,
     ...(input.allowSecretFiles ? { allowSecretFiles: true } : {}),
     ...(secretFiles.length > 0 ? { secretFiles } : {}),
@@ -315,6 +317,13 @@ async function chooseWriteRoots(
     );
   }
   return [real];
+}
+
+/** The session's command settings with the rules the bundle adds after the session's own (bundle-command-rules.ts). */
+function withBundleRules(commands: CommandSettings, bundle: BundleInfo, agent: BundleAgent): CommandSettings {
+  const { rules: own, ...settings } = commands;
+  const rules = mergeCommandRules(own, bundleCommandRules(bundle, agent));
+  return { ...settings, ...(rules ? { rules } : {}) };
 }
 
 function unique(values: string[]): string[] {

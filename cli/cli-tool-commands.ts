@@ -6,7 +6,8 @@
 import type { Command } from 'commander';
 import type { CodecServerOptions } from './commands/codec-server-command';
 import type { DemoOptions } from './commands/demo-command';
-import { collect, port, serverPort } from './commands/option-values';
+import { collect, commandPatterns, port, serverPort } from './commands/option-values';
+import type { WorkerOptions } from './commands/worker-command';
 import type { JsonOption } from './commands/command-support';
 import { CONNECTION_ENV, execute, helpDetails, type Invocation, UI_ENV } from './cli-support';
 import { onSignalGracefully } from './exit-on-signal';
@@ -22,6 +23,12 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     .description('Run a long-lived worker for many sessions; SIGINT/SIGTERM stop it after running tasks finish (again to exit at once).')
     .option('--task-queue <queue>', 'task queue to poll (default: LOOPWRIGHT_TASK_QUEUE, else loopwright)')
     .option('--tool-module <module>', 'a module exporting custom tools made by defineTool (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option(
+      '--allow-command <pattern>',
+      "a command every session this worker starts runs without approval, by prefix and * pattern, e.g. 'git status' (repeatable; the session's and bundle's deny rules win)",
+      commandPatterns,
+    )
+    .option('--deny-command <pattern>', "a command this worker refuses in every session, by prefix and * pattern, e.g. 'git push' (repeatable; wins over every allow rule)", commandPatterns)
     .addHelpText(
       'after',
       helpDetails(
@@ -38,7 +45,7 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
         ],
       ),
     )
-    .action(async (options: { taskQueue?: string; toolModule?: string[] }) => {
+    .action(async (options: WorkerOptions) => {
       const { workerCommand } = await import('./commands/worker-command');
       await execute(invocation, 'worker', {}, () => workerCommand(options, out));
     });

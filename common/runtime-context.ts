@@ -2,6 +2,8 @@
  * Everything a tool needs to act for one agent session, produced once by agent initialisation and
  * passed (as recorded data) to every tool activity, so tools stay stateless.
  */
+import type { CommandRules } from './commands/command-rules';
+
 export interface RuntimeContext {
   /** Absolute, symlink-resolved folder of the bundle (the folder holding config.yaml, agents/, workflows/). */
   bundleRoot: string;
@@ -50,8 +52,9 @@ export interface RuntimeContext {
   /**
    * The skills this session activated, newest first (set by the workflow from `activate_skill`'s
    * recorded results): a relative path `read_file` is given resolves from their folders first.
+   * `commands`: the command patterns its `allowed-tools` asks for (requests the approval shows).
    */
-  activeSkills?: { name: string; dir: string; hash?: string }[];
+  activeSkills?: { name: string; dir: string; hash?: string; commands?: string[] }[];
   /** The host whose workers hold the files (set by the session, see common/files-host.ts); a worker elsewhere refuses file tools. */
   filesHost?: string;
 }
@@ -72,4 +75,10 @@ export interface CommandSettings {
   allowUnsandboxed: boolean;
   /** Longest one command may run, in milliseconds. */
   timeoutMs: number;
+  /**
+   * The rules commands are judged by (common/commands/command-rules.ts): the session's own, then
+   * what initialisation adds (the bundle's deny rules and requests, the agent skill's requests, the
+   * worker's rules), each naming its source. Absent: every command waits for a person.
+   */
+  rules?: CommandRules;
 }

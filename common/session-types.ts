@@ -56,6 +56,22 @@ export interface PendingApproval {
   since: number;
   /** Asked by a child session (delegation): its agent, workflow and own call id; `callId` is `<delegate call>/<its call>`. */
   delegate?: { agent: string; workflowId: string; callId: string };
+  /** A command (`run_command`): the exact line, its folder and its sandbox (absent in sessions recorded before command rules). */
+  command?: CommandApprovalView;
+}
+
+/** What the person approving a command sees (workflows/turn/command-approval.ts). */
+export interface CommandApprovalView {
+  /** The line as it runs: path variables filled in as `run_command` fills them. */
+  line: string;
+  /** The folder it runs in, absolute. */
+  cwd: string;
+  /** The sandbox as the session's settings make it: `bubblewrap: project read-only, writable /p/docs; network off; ends after 120 s`. */
+  sandbox: string;
+  /** Requests that cover it (never grants): `"uv" (skill bmad-init's allowed-tools)`. */
+  requestedBy?: string[];
+  /** Why no allow rule can cover the line, when the session has rules: `the line has a redirection to a file, ...`. */
+  unjudged?: string;
 }
 
 /** One compaction of the model's view: what it did and what it cost. */

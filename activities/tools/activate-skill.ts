@@ -25,6 +25,7 @@ import { skillHash } from '../../bundle/skills/pins';
 import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
 import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';
+import { skillCommandRequests } from '../../bundle/bundle-command-rules';
 
 /** Most files of a skill listed in its activation (the rest are counted, not named). */
 export const MAX_LISTED_SKILL_FILES = 100;
@@ -78,7 +79,9 @@ export async function activateSkillTool(ctx: RuntimeContext, args: unknown, opti
       '</skill_resources>',
       '</skill_content>',
     ].join('\n');
-    return { success: true, path: skill.dir, content, skill: { name: skill.name, dir: skill.dir, hash } };
+    // The commands its allowed-tools asks for (`Bash(git:*)`): requests the approval of a command shows, never grants.
+    const commands = skillCommandRequests(skill, root);
+    return { success: true, path: skill.dir, content, skill: { name: skill.name, dir: skill.dir, hash, ...(commands.length > 0 ? { commands } : {}) } };
   } catch (error) {
     return toToolFailure(error);
   }

@@ -5,7 +5,8 @@
  * (protected paths read-only again, secret files hidden), with no network unless the session allows
  * it and no credentials in the environment. The command's own failure (an exit status, a timeout,
  * output past the limit) is a result the model reads; a sandbox that cannot be made is a result
- * saying why and how to fix it.
+ * saying why and how to fix it. A command a deny rule covers (common/commands/command-rules.ts) is
+ * refused here too, though the workflow refuses it before asking.
  */
 import { promises as fs } from 'node:fs';
 import type { ToolResult } from '../../common/messages';
@@ -16,7 +17,9 @@ import { secretOptionsOf } from '../../bundle/sandbox/secret-files';
 import { CheckedDir } from '../../bundle/sandbox/dir-handle';
 import { runSandboxed } from '../commands/sandbox-runner';
 import { CommandSandboxError } from '../commands/sandbox-errors';
-import type { ToolImplementation, ToolRunOptions } from './activity-wrapper';
+import type { ToolActivity, ToolImplementation, ToolRunOptions } from './activity-wrapper';
+import { type CommandRules, judgeCommand, refusalMessage } from '../../common/commands/command-rules';
+import { shellWord } from '../../common/commands/command-line';
 import { parseArgsOf } from './parse-args';
 import { toToolFailure } from './tool-failure';
 
@@ -31,6 +34,9 @@ export async function runCommandTool(ctx: RuntimeContext, args: unknown, options
   if (!settings) return { success: false, error: `${RUN_COMMAND.name} is not offered in this session: commands are off (commands.enabled, --commands)` };
   const command = resolveVariables(parsed.value.command, shellVariables(ctx.variables));
   const cwd = parsed.value.cwd === undefined ? undefined : resolveVariables(parsed.value.cwd, ctx.variables);
+  // The workflow refuses a denied command without asking; checked again here, on the line as it runs.
+  const refused = deniedResult(parsed.value.command, command, settings.rules, ctx.variables);
+  if (refused) return refused;
   try {
     await createMissingWriteRoots(ctx);
     const result = await runSandboxed({
@@ -77,10 +83,40 @@ export async function runCommandTool(ctx: RuntimeContext, args: unknown, options
 /**
  * The session's variables as they go into a shell line: a value with nothing the shell would read
  * differently (a plain path) as it is, so it can also stand inside the model's own quotes; any
- * other value single-quoted, so a folder named `a b` or `$x;y` stays one word and runs nothing.
+ * other value single-quoted, so a folder named `a b` or `$x;y` stays one word and runs nothing
+ * (`shellWord`, which the approval's view of the line uses too).
  */
 function shellVariables(variables: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, /^[A-Za-z0-9_./:@%+=,-]*$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`]));
+  return Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, shellWord(value)]));
+}
+
+/**
+ * The result of a command a deny rule covers (as written, or as it runs), naming the rule; undefined
+ * when none does. Nothing runs.
+ */
+function deniedResult(written: string, command: string, rules: CommandRules | undefined, variables: Record<string, string>): ToolResult | undefined {
+  if (!rules?.deny) return undefined;
+  for (const line of new Set([written, command])) {
+    const verdict = judgeCommand(line, { deny: rules.deny }, variables);
+    if (verdict.verdict === 'deny') return { success: false, command, refused: true, error: refusalMessage(verdict) };
+  }
+  return undefined;
+}
+
+/**
+ * `run_command`'s activity refusing, before anything else, a command one of `rules`' deny rules
+ * covers: the worker's own rules (`loopwright worker --deny-command`), whoever initialised the session.
+ */
+export function refusingDenied(rules: CommandRules, activity: ToolActivity): ToolActivity {
+  return async (ctx, args) => {
+    const parsed = parseArgsOf(RUN_COMMAND, args);
+    if (parsed.ok) {
+      const variables = ctx?.variables ?? {};
+      const refused = deniedResult(parsed.value.command, resolveVariables(parsed.value.command, shellVariables(variables)), rules, variables);
+      if (refused) return refused;
+    }
+    return activity(ctx, args);
+  };
 }
 
 /**

@@ -146,7 +146,7 @@ function fallbackModule(modules: string[] | undefined): string | undefined {
 
 /** What `findSkillInFolders` found: the skill, and the names of every skill there (for a "did you mean"). */
 export interface FoundSkill {
-  skill?: { name: string; dir: string; file: string };
+  skill?: { name: string; dir: string; file: string; allowedTools?: string[] };
   names: string[];
 }
 
@@ -164,7 +164,7 @@ export async function findSkillInFolders(folders: readonly string[], name: strin
     const found = await discoverSkills({ projectRoot: folder, extraFolders: [folder], ...(inside ? { extraScopeRoot: scopeRoot } : {}) });
     const extra = found.skills.filter((s) => s.scope === 'extra');
     const skill = extra.find((s) => s.name === name);
-    if (skill !== undefined) return { skill: { name: skill.name, dir: skill.dir, file: skill.file }, names: [] };
+    if (skill !== undefined) return { skill: { name: skill.name, dir: skill.dir, file: skill.file, ...(skill.allowedTools ? { allowedTools: skill.allowedTools } : {}) }, names: [] };
     for (const s of extra) names.add(s.name);
   }
   return { names: [...names].sort() };

@@ -20,6 +20,7 @@ import { CHAT_HELP, describeMessage, newBudgetWarnings, parseBudgetArgs, turnEnd
 import { budgetLines, formatCompaction, stateDetailLines } from './session-text';
 import { openTemporal } from '../temporal-session';
 import { type LiveReply, startLiveReply } from './live-reply';
+import { approvalLines } from './approval-text';
 
 /** Options of `loopwright chat`; the setting flags' values besides (see the settings table). */
 export interface ChatOptions {
@@ -253,7 +254,9 @@ class Chat {
       if (this.shownApprovals.has(approval.callId)) continue;
       this.shownApprovals.add(approval.callId);
       this.clearLive();
-      this.info(`  ? ${approval.tool}${approval.path ? ` ${approval.path}` : ''} — ${approval.preview}`);
+      const { head, details } = approvalLines(approval);
+      this.info(`  ? ${head}`);
+      for (const line of details) this.info(`    ${line}`);
       this.info(`    /approve ${approval.callId}   or   /deny ${approval.callId} [reason]`);
     }
     const tools = state.runningTools.map((t) => (t.detail ? `${t.name} ${t.detail}` : t.name)).join(', ');

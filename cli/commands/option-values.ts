@@ -10,6 +10,7 @@ import { orList } from '../../common/settings/kinds';
 import type { FlagParsers } from '../../common/settings/setting';
 import { APPROVAL_POLICIES } from '../../common/settings/session-settings';
 import { TOOL_PATTERN, TOOL_PATTERN_RULE } from '../../common/tool-patterns';
+import { commandRuleProblem } from '../../common/commands/command-rules';
 
 /** A whole number >= 1 (iteration limits, turn numbers, list sizes). */
 export function positiveInt(raw: string): number {
@@ -173,6 +174,13 @@ export function agentPatternList(raw: string): string[] {
   return items;
 }
 
+/** `--allow-command`, `--deny-command` (repeatable): each use adds one command rule, e.g. 'git status' or 'uv run {project-root}/_bmad/scripts/*'. */
+export function commandPatterns(raw: string, previous: string[] | undefined): string[] {
+  const bad = commandRuleProblem(raw);
+  if (bad !== undefined) throw new InvalidArgumentError(`${bad.charAt(0).toUpperCase()}${bad.slice(1)}.`);
+  return [...(previous ?? []), raw.trim()];
+}
+
 /** A parser of a flag value: `flag` parses each use (a repeatable one adds to `previous`), `env` its environment variable's value. */
 export interface FlagParser<T> {
   flag: (raw: string, previous: T | undefined) => T;
@@ -195,5 +203,6 @@ export const FLAG_PARSERS: { readonly [P in keyof FlagParsers]: FlagParser<FlagP
   toolPatternList: { flag: toolPatternList },
   toolPatterns: { flag: toolPatterns, env: toolPatternList },
   agentPatternList: { flag: agentPatternList },
+  commandPatterns: { flag: commandPatterns },
   approvalPolicy: { flag: approvalPolicy },
 };

@@ -12,6 +12,7 @@ import type { CommandOutput } from '../output';
 import { openTemporal } from '../temporal-session';
 import { type JsonOption, webUiLink, withSession, workerNotice } from './command-support';
 import { budgetSummary, stateDetailLines, toolLine } from './session-text';
+import { approvalLines } from './approval-text';
 
 /** `loopwright transcript <id> [--json] [--from N]`: the whole conversation, across the session's runs. */
 export async function transcriptCommand(workflowId: string, options: JsonOption & { from?: number }, out: CommandOutput): Promise<number> {
@@ -117,7 +118,11 @@ export async function statusCommand(workflowId: string, options: JsonOption, out
       out.log(`  status:     ${state.status}`);
       out.log(`  turn:       ${state.turn}, iteration ${state.iteration}/${state.maxIterations}`);
       if (state.runningTools.length) out.log(`  running:    ${state.runningTools.map((t) => (t.detail ? `${t.name} ${t.detail}` : t.name)).join(', ')}`);
-      for (const p of state.pendingApprovals ?? []) out.log(`  approval:   ${p.callId} ${p.tool}${p.path ? ` ${p.path}` : ''} — ${p.preview}  (loopwright approve|deny ${workflowId} ${p.callId})`);
+      for (const p of state.pendingApprovals ?? []) {
+        const { head, details } = approvalLines(p);
+        out.log(`  approval:   ${p.callId} ${head}  (loopwright approve|deny ${workflowId} ${p.callId})`);
+        for (const line of details) out.log(`              ${line}`);
+      }
       if (state.pendingQuestion) out.log(`  question:   ${state.pendingQuestion.question}  (answer with loopwright send)`);
       out.log(`  tokens:     ${state.usage.totalTokens} (prompt ${state.usage.promptTokens}, completion ${state.usage.completionTokens})`);
       out.log(`  messages:   ${state.messageCount} (${state.transcriptBytes} bytes)${state.run > 1 ? `, run ${state.run} (continued as new ${state.run - 1} time(s))` : ''}`);

@@ -14,7 +14,16 @@ import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
 import { CustomToolError } from '../../activities/tools/custom-tool';
 import { loadToolModules, ToolModuleError, toolModulesFromEnv } from '../../worker/tool-modules';
 
-export async function workerCommand(options: { taskQueue?: string; toolModule?: string[] }, out: CommandOutput): Promise<number> {
+/** The worker's options, as commander parsed them. */
+export interface WorkerOptions {
+  taskQueue?: string;
+  toolModule?: string[];
+  /** The operator's command rules for every session this worker starts (`--allow-command`, `--deny-command`). */
+  allowCommand?: string[];
+  denyCommand?: string[];
+}
+
+export async function workerCommand(options: WorkerOptions, out: CommandOutput): Promise<number> {
   // Tool modules load before any connection: a bad one is a usage error naming it.
   let tools;
   try {
@@ -33,9 +42,12 @@ export async function workerCommand(options: { taskQueue?: string; toolModule?: 
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
       tools,
+      ...(options.allowCommand || options.denyCommand ? { activityOptions: { commandRules: { allow: options.allowCommand, deny: options.denyCommand } } } : {}),
       overrides: { identity: `loopwright-worker-${process.pid}@${os.hostname()}` },
     });
     if (tools.length > 0) out.error(`Custom tools: ${tools.map((t) => t.name).join(', ')}`);
+    if (options.allowCommand) out.error(`Commands allowed in every session: ${options.allowCommand.map((p) => JSON.stringify(p)).join(', ')}`);
+    if (options.denyCommand) out.error(`Commands refused in every session: ${options.denyCommand.map((p) => JSON.stringify(p)).join(', ')}`);
     out.error(`Worker polling task queue "${temporal.taskQueue}" on ${temporal.target.address} (namespace ${temporal.namespace}); Ctrl-C to stop`);
     const running = worker.run();
     const release = onSignalGracefully((signal) => {

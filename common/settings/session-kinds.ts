@@ -1,9 +1,10 @@
 /**
  * Kinds of value of the session's own settings, beyond the plain ones of kinds.ts: a host id, model
- * prices, MCP servers, agent patterns. Same rules and words as the session's input check has always
+ * prices, MCP servers, agent patterns, command rules. Same rules and words as the session's input check has always
  * had; plain functions, for the workflow sandbox.
  */
 import { HOST_ID_PATTERN } from '../files-host';
+import { commandRuleProblem } from '../commands/command-rules';
 import type { ModelPrice } from '../budget-types';
 import type { McpServerConfig } from '../offered-tools';
 import { boolean, describe, type Field, jsonObject, type Kind, lineList, nonEmptyString, numberIn, objectOf, oneOf, positiveWholeNumber, problem, recordOf, stringList, stringMap } from './kinds';
@@ -49,6 +50,20 @@ export const agentPatterns: Kind<string[]> = {
     if (found) return found;
     const bad = (value as string[]).findIndex((entry) => !/^[A-Za-z0-9_.*/-]{1,200}$/.test(entry));
     return bad < 0 ? undefined : { at: String(bad), reason: `an agent id or pattern takes letters, digits, _, -, ., / and * (at most 200 characters), got ${describe((value as string[])[bad])}` };
+  },
+};
+
+/** Command rules (common/commands/command-rules.ts): each one simple command, `*` for any run of characters. */
+export const commandPatterns: Kind<string[]> = {
+  type: 'list of command patterns',
+  check: (value) => {
+    const found = stringList.check(value);
+    if (found) return found;
+    for (const [i, entry] of (value as string[]).entries()) {
+      const bad = commandRuleProblem(entry);
+      if (bad !== undefined) return { at: String(i), reason: bad };
+    }
+    return undefined;
   },
 };
 

@@ -43,7 +43,7 @@ import {
 import { FILES_WAIT_NOTICE_MS } from '../files-host';
 import type { ContinuedSession } from '../continued-types';
 import { boolean, duration, fraction, jsonObject, lineList, nonEmptyString, numberIn, oneOf, oneOfOrList, orList, positiveWholeNumber, string, stringList, wholeNumber, wholeNumberIn } from './kinds';
-import { agentPatterns, hostId, mcpServers, partialObject, prices } from './session-kinds';
+import { agentPatterns, commandPatterns, hostId, mcpServers, partialObject, prices } from './session-kinds';
 import { group, type GroupValue, setting } from './setting';
 
 /** `reasoning_effort` of reasoning models. */
@@ -511,10 +511,37 @@ export const SESSION_SETTINGS = {
           flag: { flags: '--allow-unsandboxed-commands', help: 'where no sandbox can be made, run commands without one instead of refusing them', group: 'tools' },
         }),
         timeout: setting({ kind: duration, default: DEFAULT_COMMAND_TIMEOUT, doc: 'Longest one command may run; it is then ended with everything it started.' }),
+        allow: setting({
+          kind: commandPatterns,
+          doc:
+            'Commands that run without approval, by pattern: words compared with the start of each simple command (`git status` covers ' +
+            '`git status -s`), `*` for any run of characters, path variables filled in (`uv run {project-root}/_bmad/scripts/*`). A line ' +
+            'runs without approval only when every command of it (between `;`, `&&`, `||`, `|`) is covered and it has no `$( )`, ' +
+            'backticks, parentheses or redirection to a file. Deny rules win.',
+          flag: {
+            flags: '--allow-command <pattern>',
+            help: "a command that runs without approval, by prefix and * pattern, e.g. 'git status' or 'uv run {project-root}/_bmad/scripts/*' (repeatable)",
+            parse: 'commandPatterns',
+            group: 'tools',
+          },
+        }),
+        deny: setting({
+          kind: commandPatterns,
+          doc: 'Commands refused without asking, by pattern (as `allow`): a line is refused when any command in it is covered, one inside `$( )` too. Deny wins over allow.',
+          flag: {
+            flags: '--deny-command <pattern>',
+            help: "a command refused without asking, by prefix and * pattern, e.g. 'git push' or 'rm' (repeatable; wins over --allow-command)",
+            parse: 'commandPatterns',
+            group: 'tools',
+          },
+        }),
       },
       { strict: true },
     ),
-    doc: 'Commands (`run_command`): off unless enabled.',
+    doc:
+      "Commands (`run_command`): off unless enabled. A command waits for a person's yes unless a rule allows it (`allow`) or refuses it " +
+      "(`deny`; deny wins). A worker's `--allow-command` and `--deny-command` and the bundle's `commands.deny` in bundle.yaml add rules; " +
+      "a skill's `allowed-tools` (`Bash(git:*)`) and the bundle's `commands.allow` are requests the approval shows, never grants.",
   }),
   delegation: setting({
     kind: group(

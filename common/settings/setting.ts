@@ -33,6 +33,8 @@ export interface FlagParsers {
   /** Repeatable; each use adds tool names or patterns, comma-separated. */
   toolPatterns: string[];
   agentPatternList: string[];
+  /** Repeatable; each use adds one command rule (commas belong to commands). */
+  commandPatterns: string[];
   approvalPolicy: ApprovalPolicy;
 }
 

@@ -3,7 +3,8 @@
  * (activities/commands/: bubblewrap; the project read-only but for the write roots, no network
  * unless the session allows it, no credentials, limits on time, memory, processes and output).
  * Offered only to sessions that turn commands on (`commands.enabled`); every call waits for a
- * person's yes, and a call whose worker was lost is not made again (it may or may not have taken
+ * person's yes unless the session's command rules decide it (common/commands/command-rules.ts),
+ * and a call whose worker was lost is not made again (it may or may not have taken
  * effect, and the result says so).
  */
 import { defineTool } from './tool-spec';
@@ -22,6 +23,6 @@ export const RUN_COMMAND = defineTool({
   approval: 'required',
   offeredWhen: 'commands',
   promptRules: [
-    '- To run a command or script (one a skill or workflow says to run), call the run_command tool with the command line; read its exit code and output before going on. Every command waits for the user to approve it.',
+    "- To run a command or script (one a skill or workflow says to run), call the run_command tool with the command line; read its exit code and output before going on. A command waits for the user to approve it unless the session's rules allow it; one they refuse comes back refused, naming the rule: do not try to get round it.",
   ],
 });

@@ -3,11 +3,15 @@
  * `run_command` (its definition and its rule in the prompt; a session without them offers neither);
  * every call waits for a person's yes whatever the approval policy, with the exact command line in
  * the approval; approved, it runs in the sandbox with the path variables filled in and its output
- * becomes the call's result; denied, nothing runs.
+ * becomes the call's result; denied, nothing runs. Command rules: the session's allow rules let a
+ * command run at once, its deny rules refuse one without asking (naming the rule), any other waits
+ * with its line, folder and sandbox; the bundle's deny rules refuse, its allow rules are requests
+ * the approval names; a worker's rules apply to every session it starts.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Worker } from '@temporalio/worker';
 import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { SessionState } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
@@ -97,4 +101,94 @@ test('a denied command does not run; the model is told the user declined it', as
   expect(resultOf(await session.messages(), 'call_no')).toEqual({ success: false, declined: true, error: 'The user declined this call: not now' });
   expect(fs.existsSync(path.join(copy.bundle, 'docs', 'denied.txt'))).toBe(false);
   await session.end();
+});
+
+describe('command rules', () => {
+  test('an allowed command runs without approval, a denied one is refused without asking (naming the rule), any other waits and shows its line, folder and sandbox', async () => {
+    const allowed = { id: 'call_ok', name: 'run_command', arguments: { command: 'touch {output_folder}/allowed.txt' } };
+    const denied = { id: 'call_rm', name: 'run_command', arguments: { command: 'touch {output_folder}/x.txt && rm -rf {output_folder}' } };
+    const other = { id: 'call_ask', name: 'run_command', arguments: { command: 'ls -a', cwd: 'docs/../docs' } };
+    h.fake.enqueue(toolCalls([allowed, denied, other]), text('Done.'));
+    const session = await lw.start({
+      bundlePath: copy.bundle,
+      agentId: 'facilitator',
+      commands: { enabled: true, allow: ['touch {output_folder}/*', 'ls {project-root}'], deny: ['rm'] },
+    });
+    const turn = session.send('run them');
+    const waiting = await waitForState(session, (s) => s.pendingApprovals.length > 0);
+    // Only the command no rule covers waits; the allowed one has run meanwhile.
+    expect(waiting.pendingApprovals.map((p) => p.callId)).toEqual(['call_ask']);
+    const docs = path.join(copy.bundle, 'docs');
+    expect(waiting.pendingApprovals[0]!.command).toEqual({
+      line: 'ls -a',
+      cwd: docs,
+      sandbox: `bubblewrap: project read-only, writable ${docs}; network off; ends after 120 s`,
+    });
+    await waitForState(session, () => fs.existsSync(path.join(docs, 'allowed.txt')));
+    await session.approve('call_ask');
+    await expect(turn).resolves.toMatchObject({ success: true, response: 'Done.' });
+
+    const messages = await session.messages();
+    expect(resultOf(messages, 'call_ok')).toMatchObject({ success: true, exitCode: 0, sandboxed: true });
+    expect(resultOf(messages, 'call_rm')).toEqual({
+      success: false,
+      refused: true,
+      command: `touch ${docs}/x.txt && rm -rf ${docs}`,
+      error: `Refused without asking: ${JSON.stringify(`rm -rf ${docs}`)} is covered by the deny rule "rm" (the session's commands.deny). The command did not run.`,
+    });
+    expect(fs.existsSync(path.join(docs, 'x.txt'))).toBe(false);
+    expect(resultOf(messages, 'call_ask')).toMatchObject({ success: true, exitCode: 0, stdout: expect.stringContaining('allowed.txt') });
+    // The decisions were the rules': the history records the patch that guards them.
+    const history = await session.workflow.fetchHistory();
+    const patches = (history.events ?? [])
+      .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+      .map((e) => JSON.parse(Buffer.from(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!).toString('utf8')) as { id: string });
+    expect(patches.map((p) => p.id)).toContain('loopwright-command-rules');
+    await session.end();
+    // And the history the rules made replays against the same code.
+    await expect(Worker.runReplayHistory({ workflowBundle: h.workflowBundle }, await session.workflow.fetchHistory(), 'command-rules')).resolves.toBeUndefined();
+  });
+
+  test("the bundle's deny rules refuse without asking; its allow rules are requests the approval names, never grants", async () => {
+    const project = copyExampleBundle('lw-command-rules-');
+    try {
+      fs.chmodSync(project.root, 0o755);
+      fs.appendFileSync(path.join(project.bundle, 'bundle.yaml'), 'commands:\n  allow: ["touch {output_folder}/*"]\n  deny: ["git push"]\n');
+      if (process.getuid?.() === 0) execFileSync('chown', ['-R', '65534:65534', project.bundle]);
+      const requested = { id: 'call_touch', name: 'run_command', arguments: { command: 'touch {output_folder}/requested.txt' } };
+      const push = { id: 'call_push', name: 'run_command', arguments: { command: 'git push origin main' } };
+      h.fake.enqueue(toolCalls([requested, push]), text('Ok.'));
+      const session = await lw.start({ bundlePath: project.bundle, agentId: 'facilitator', commands: { enabled: true } });
+      const turn = session.send('go');
+      const waiting = await waitForState(session, (s) => s.pendingApprovals.length > 0);
+      expect(waiting.pendingApprovals.map((p) => p.callId)).toEqual(['call_touch']);
+      expect(waiting.pendingApprovals[0]!.command?.requestedBy).toEqual([`"touch {output_folder}/*" (the bundle's commands.allow in bundle.yaml)`]);
+      await session.deny('call_touch', 'not today');
+      await expect(turn).resolves.toMatchObject({ success: true });
+      const messages = await session.messages();
+      expect(resultOf(messages, 'call_touch')).toMatchObject({ declined: true });
+      expect(resultOf(messages, 'call_push')).toMatchObject({ refused: true, error: expect.stringContaining(`"git push" (the bundle's commands.deny in bundle.yaml)`) });
+      await session.end();
+    } finally {
+      project.cleanup();
+    }
+  });
+
+  test("a worker's rules apply to every session it starts: its allow lets a command run, its deny refuses one, approved or not", async () => {
+    const operated = await h.startWorker({ activities: { commandRules: { allow: ['touch {output_folder}/*'], deny: ['cat'] } } });
+    try {
+      const touch = { id: 'call_w1', name: 'run_command', arguments: { command: 'touch {output_folder}/by-worker.txt' } };
+      const cat = { id: 'call_w2', name: 'run_command', arguments: { command: 'cat config.yaml' } };
+      h.fake.enqueue(toolCalls([touch, cat]), text('Fine.'));
+      const session = await operated.loopwright.start({ bundlePath: copy.bundle, agentId: 'facilitator', commands: { enabled: true } });
+      await expect(session.send('go')).resolves.toMatchObject({ success: true, response: 'Fine.' });
+      const messages = await session.messages();
+      expect(resultOf(messages, 'call_w1')).toMatchObject({ success: true, exitCode: 0 });
+      expect(fs.existsSync(path.join(copy.bundle, 'docs', 'by-worker.txt'))).toBe(true);
+      expect(resultOf(messages, 'call_w2')).toMatchObject({ refused: true, error: expect.stringContaining(`"cat" (this worker's --deny-command)`) });
+      await session.end();
+    } finally {
+      await operated.stop();
+    }
+  });
 });

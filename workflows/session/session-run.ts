@@ -148,6 +148,7 @@ export class SessionRun implements SessionRuntime {
           input,
           state: this.state,
           variables: () => this.init?.context.variables ?? {},
+          context: () => this.init?.context,
           tools: () => this.toolSet.tools,
           refreshDetails: this.refreshDetails,
           ...delegationHooks(this),

@@ -27,9 +27,11 @@ export function withActivatedSkills(context: RuntimeContext, calls: readonly Too
 }
 
 /** The skill a successful `activate_skill` result names, if it is one. */
-function activatedSkill(result: ToolResult | undefined): { name: string; dir: string; hash?: string } | undefined {
+function activatedSkill(result: ToolResult | undefined): NonNullable<RuntimeContext['activeSkills']>[number] | undefined {
   if (result?.success !== true) return undefined;
-  const skill = result.skill as { name?: unknown; dir?: unknown; hash?: unknown } | undefined;
+  const skill = result.skill as { name?: unknown; dir?: unknown; hash?: unknown; commands?: unknown } | undefined;
   if (typeof skill?.name !== 'string' || typeof skill.dir !== 'string') return undefined;
-  return { name: skill.name, dir: skill.dir, ...(typeof skill.hash === 'string' ? { hash: skill.hash } : {}) };
+  // The commands its allowed-tools asks for: requests a command's approval shows (workflows/turn/command-approval.ts).
+  const commands = Array.isArray(skill.commands) ? skill.commands.filter((c): c is string => typeof c === 'string') : [];
+  return { name: skill.name, dir: skill.dir, ...(typeof skill.hash === 'string' ? { hash: skill.hash } : {}), ...(commands.length > 0 ? { commands } : {}) };
 }

@@ -1,11 +1,18 @@
 /**
  * Approvals: which tool calls wait for a human yes, what the person approving sees, and the
- * controls a turn uses to ask and wait (durably, cancellably) for the answer.
+ * controls a turn uses to ask and wait (durably, cancellably) for the answer. A call of the
+ * command tool always waits unless the session's command rules decide it: an allow rule lets it
+ * run at once, a deny rule refuses it without asking (command-approval.ts, behind
+ * `COMMAND_RULES_PATCH`).
  */
 import type { Duration } from '@temporalio/common';
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, patched, setHandler } from '@temporalio/workflow';
 import { BAD_INPUT } from '../../common/failure-types';
-import type { ToolCall } from '../../common/messages';
+import type { ToolCall, ToolResult } from '../../common/messages';
+import type { RuntimeContext } from '../../common/runtime-context';
+import { refusalMessage, ruleText } from '../../common/commands/command-rules';
+import { fillCommandVariables } from '../../common/commands/command-line';
+import { commandApprovalView, commandOf, commandVerdict, COMMAND_RULES_PATCH } from './command-approval';
 import type { ApprovalPolicy, PendingApproval, SessionInput, SessionState } from '../../common/session-types';
 import type { APPROVAL_ON_TIMEOUT } from '../../common/settings/session-settings';
 import type { SessionTool } from '../../common/offered-tools';
@@ -25,6 +32,8 @@ export interface ApprovalHost {
   state: SessionState;
   /** The session's variables, to show paths with them filled in. */
   variables(): Record<string, string>;
+  /** The session's runtime context as it stands (command rules, active skills, write roots); absent before initialisation. */
+  context?(): RuntimeContext | undefined;
   /** The tools the session offers (built-in definitions and offered tools). */
   tools(): readonly SessionTool[];
   refreshDetails(): void;
@@ -69,9 +78,33 @@ export function approvalControls(host: ApprovalHost): TurnApprovals {
     });
   }
   return {
-    needsApproval: (call) => policyCovers(approval.policy, call.function.name, host.tools()),
+    needsApproval: (call) => {
+      const verdict = commandVerdict(call, host.context?.());
+      // Asked for only when a rule decides, so a history recorded before the rules replays as it ran.
+      if (verdict?.verdict === 'allow' && patched(COMMAND_RULES_PATCH)) {
+        log.info('Command allowed by rule', { callId: call.id, rules: verdict.rules.map(ruleText) });
+        return false;
+      }
+      return policyCovers(approval.policy, call.function.name, host.tools());
+    },
+    refused: (call): ToolResult | undefined => {
+      const context = host.context?.();
+      const verdict = commandVerdict(call, context);
+      if (verdict?.verdict !== 'deny' || !patched(COMMAND_RULES_PATCH)) return undefined;
+      log.info('Command refused by rule', { callId: call.id, rule: ruleText(verdict.rule) });
+      // As a command's own result: the line as it would have run, and why it did not.
+      return { success: false, refused: true, command: fillCommandVariables(commandOf(call) ?? '', context?.variables ?? {}), error: refusalMessage(verdict) };
+    },
     requestApproval: async (call) => {
-      const pending: PendingApproval = { callId: call.id, tool: call.function.name, ...previewOf(call, host.variables(), host.tools()), since: Date.now() };
+      const context = host.context?.();
+      const command = commandApprovalView(call, context, commandVerdict(call, context));
+      const pending: PendingApproval = {
+        callId: call.id,
+        tool: call.function.name,
+        ...previewOf(call, host.variables(), host.tools()),
+        ...(command ? { command } : {}),
+        since: Date.now(),
+      };
       state.pendingApprovals = [...state.pendingApprovals, pending];
       state.status = 'waiting_for_approval';
       host.refreshDetails();

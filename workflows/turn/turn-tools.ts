@@ -124,7 +124,7 @@ function noteActivatedSkills(input: TurnInput, calls: ToolCall[], results: reado
 }
 
 /**
- * One call: after the human's yes when it needs one, by the extension that runs it (a child session
+ * One call (unless the session's rules refuse it without asking): after the human's yes when it needs one, by the extension that runs it (a child session
  * for a delegation), else as its tool's activity; once `after` (an earlier write to the same target) has settled, when given.
  */
 function runOneCall(input: TurnInput, call: ToolCall, at: CallPoint, after?: Promise<void>): Promise<ToolResult> {
@@ -132,6 +132,8 @@ function runOneCall(input: TurnInput, call: ToolCall, at: CallPoint, after?: Pro
   const start = (): Promise<ToolResult> => (runner ? runner.runCall!(call, at) : runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet }));
   const run = after === undefined ? start : (): Promise<ToolResult> => after.then(start);
   const approvals = input.approvals;
+  const refused = approvals?.refused?.(call);
+  if (refused) return Promise.resolve(refused);
   if (!approvals?.needsApproval(call)) return run();
   return approvals
     .requestApproval(call)

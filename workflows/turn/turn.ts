@@ -42,6 +42,8 @@ export interface ApprovalDecision {
 export interface TurnApprovals {
   /** Whether `call` waits for a human yes. */
   needsApproval(call: ToolCall): boolean;
+  /** The result of a call refused without asking (a command a deny rule covers); undefined for any other. */
+  refused?(call: ToolCall): ToolResult | undefined;
   /** Wait (durably, cancellably) for the human's decision on `call`. */
   requestApproval(call: ToolCall): Promise<ApprovalDecision>;
 }
