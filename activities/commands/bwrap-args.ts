@@ -7,8 +7,9 @@
  * `/proc` of the sandbox's own processes; a minimal read-only `/dev` (null, zero, full, random,
  * urandom, tty, pts) with a `/dev/shm` tmpfs; a private tmpfs `/tmp` with HOME (`/tmp/home`) in it
  * (each tmpfs holds at most `tmpBytes`; everything else is read-only); the project root; the
- * write roots, writable; secrets hidden and protected paths read-only inside them. Nothing else of
- * the host exists inside (no `/home`, `/root`, `/var`, `/run`, `/srv`, `/mnt`, `/opt`).
+ * write roots, writable; secrets hidden and protected paths read-only inside them; the worker's
+ * programs offered (`tools`: uv), one file each in `SANDBOX_TOOLS_BIN`. Nothing else of the host
+ * exists inside (no `/home`, `/root`, `/var`, `/run`, `/srv`, `/mnt`, `/opt`).
  *
  * Denied: every namespace is new (user, pid, mount, IPC, UTS, cgroup, and the network unless
  * asked), no capabilities, no further user namespaces (`--disable-userns`), a new session (no
@@ -16,7 +17,8 @@
  */
 import { type Stats, promises as fs } from 'node:fs';
 import type { SandboxPaths } from './sandbox-paths';
-import { SANDBOX_HOME, SANDBOX_TMP } from './sandbox-env';
+import { SANDBOX_HOME, SANDBOX_TMP, SANDBOX_TOOLS_BIN } from './sandbox-env';
+import type { SandboxTool } from './sandbox-tools';
 
 /**
  * What of `/etc` a command sees, and why; nothing else of it (so not `shadow`, `gshadow`, `ssh/`,
@@ -83,6 +85,8 @@ export interface BwrapPlan {
   argv: readonly string[];
   /** Where bwrap writes the sandbox's init's pid (`--info-fd`; never passed into the sandbox). */
   infoFd?: number;
+  /** The worker's programs offered, real paths the command's user can reach (`sandbox-tools.ts`). */
+  tools?: readonly SandboxTool[];
 }
 
 /** The arguments of `bwrap` for `plan`; mounts are applied in this order, so later ones cover earlier ones. */
@@ -106,6 +110,8 @@ export function bwrapArgs(plan: BwrapPlan, layout: SystemLayout): string[] {
     if (hidden.kind === 'file') args.push('--ro-bind', '/dev/null', hidden.path);
     else args.push('--perms', '0555', '--tmpfs', hidden.path, '--remount-ro', hidden.path);
   }
+  // Last, on the sandbox's root (the runner leaves tools out when a root would hold their folder).
+  for (const tool of plan.tools ?? []) args.push('--ro-bind', tool.path, `${SANDBOX_TOOLS_BIN}/${tool.name}`);
   // The sandbox's root is a tmpfs without a size (folders such as /etc lie on it): read-only.
   args.push('--remount-ro', '/', '--chdir', paths.cwd, '--', ...plan.argv);
   return args;

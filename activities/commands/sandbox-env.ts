@@ -12,6 +12,12 @@ import { SandboxRequestError, SecretEnvironmentError } from './sandbox-errors';
 export const SANDBOX_HOME = '/tmp/home';
 /** The sandbox's TMPDIR: its private tmpfs. */
 export const SANDBOX_TMP = '/tmp';
+/**
+ * Where the worker's own programs offered to a command (`SandboxRequest.tools`: uv) are mounted,
+ * read-only, one file each; first on the PATH when there are any. A folder no host path shares in
+ * practice: nothing else of the host's `/opt` is mounted.
+ */
+export const SANDBOX_TOOLS_BIN = '/opt/loopwright/bin';
 
 /** The variables every command starts with. */
 export const BASE_ENV: Readonly<Record<string, string>> = {

@@ -7,6 +7,7 @@
  *   sandbox refuses (a variable that looks like a secret, a broad root, a bad limit).
  * - `SandboxSetupError`: the sandbox could be made in general but not for this request (a root
  *   the sandbox's user cannot reach).
+ * - `UvNotFoundError`: the machine (operator): a command ran `uv` and the worker has none to offer.
  *
  * A path outside the roots or a secret file is refused with the file sandbox's own errors
  * (`SecurityViolationError`, `SecretFileError` from `bundle/sandbox/path-guard.ts`), unchanged.
@@ -64,5 +65,21 @@ export class SandboxSetupError extends CommandSandboxError {
   constructor(detail: string) {
     super(`The sandbox could not be set up: ${detail}`);
     this.detail = detail;
+  }
+}
+
+/**
+ * A command ran `uv` (a skill's `uv run` script) and the worker has none to offer it: none in the
+ * tools folder nor on the worker's PATH, or one the command's user cannot reach. `reason` says
+ * which, `fix` how the operator installs it.
+ */
+export class UvNotFoundError extends CommandSandboxError {
+  readonly reason: string;
+  readonly fix: string;
+
+  constructor(reason: string, fix: string) {
+    super(`uv is not available to commands on this worker: ${reason}. ${fix}`);
+    this.reason = reason;
+    this.fix = fix;
   }
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { SecretFileOptions } from '../../bundle/sandbox/secret-files';
 import { SandboxRequestError } from './sandbox-errors';
+import type { SandboxTool, ToolLeftOut } from './sandbox-tools';
 
 /** The limits a request gets when it names none. */
 export const SANDBOX_DEFAULTS = {
@@ -63,6 +64,12 @@ export interface SandboxRequest extends SecretFileOptions {
   runAs?: { uid: number; gid: number };
   /** The `bwrap` to use instead of the one on the worker's PATH (tests, unusual installs). */
   bwrapPath?: string;
+  /**
+   * Programs of the worker's offered to the command (uv from the tools folder): each host file is
+   * mounted read-only at `SANDBOX_TOOLS_BIN/<name>`, which goes first on the PATH. One the command's
+   * user cannot reach or run is left out (`SandboxResult.toolsLeftOut`), not refused.
+   */
+  tools?: readonly SandboxTool[];
 }
 
 /** How a command ended. Its own failure (exit code, signal, timeout) is reported here, never thrown. */
@@ -97,6 +104,8 @@ export interface SandboxResult {
   uid: number;
   /** Secret files and folders inside the roots hidden from the command (`/dev/null` over a file, which then fails to open; an empty read-only folder). */
   hiddenPaths: string[];
+  /** Programs of `SandboxRequest.tools` the command did not get, and why. */
+  toolsLeftOut: ToolLeftOut[];
 }
 
 const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -119,6 +128,7 @@ const REQUEST_SCHEMA = z.object({
   readOnlyPaths: z.array(z.string().min(1)).optional(),
   runAs: z.object({ uid: z.number().int().positive(), gid: z.number().int().positive() }).strict().optional(),
   bwrapPath: z.string().min(1).optional(),
+  tools: z.array(z.object({ name: z.string().min(1), path: z.string().min(1) }).strict()).optional(),
 });
 
 /** The request with every limit filled in. */

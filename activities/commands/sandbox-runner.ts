@@ -17,6 +17,9 @@
  *   open on the project's mounts), an empty read-only folder over a folder (`sandbox-paths.ts`).
  *   Neither can be written, renamed or removed.
  * - **Protected paths** that exist inside the write roots are mounted read-only (`readOnlyPaths`).
+ * - **The worker's programs** (`tools`: uv) are mounted read-only, one file each, in
+ *   `SANDBOX_TOOLS_BIN`, first on the PATH; one the command's user cannot reach is left out and
+ *   named in `toolsLeftOut` (`sandbox-tools.ts`).
  * - **Network**: none (a network namespace of its own, with only a loopback of its own) unless
  *   `network: true`.
  * - **Environment** built from scratch (`sandbox-env.ts`): PATH, HOME, LANG, TMPDIR and what the
@@ -65,12 +68,14 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { isInside } from '../../bundle/sandbox/path-inside';
 import { bwrapArgs, limitsWrapper } from './bwrap-args';
 import { countThreadsOf } from './process-tree';
 import { SandboxSetupError, SandboxUnavailableError } from './sandbox-errors';
 import { sandboxAvailability } from './sandbox-availability';
-import { sandboxEnv } from './sandbox-env';
-import { resolveSandboxPaths } from './sandbox-paths';
+import { SANDBOX_TOOLS_BIN, sandboxEnv } from './sandbox-env';
+import { resolveSandboxPaths, type SandboxPaths } from './sandbox-paths';
+import { type ResolvedTools, resolveTools, type ToolLeftOut } from './sandbox-tools';
 import { type CheckedRequest, checkRequest, commandArgv, type SandboxRequest, type SandboxResult } from './sandbox-request';
 import { type SandboxUser, sandboxUser } from './sandbox-user';
 import { supervise, type Supervised, type SuperviseOptions } from './supervised-process';
@@ -98,6 +103,7 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
   checked.signal?.throwIfAborted();
   const paths = await resolveSandboxPaths(checked);
   const user = await sandboxUser(paths.projectRoot, checked.runAs);
+  const tools = await toolsFor(checked, paths, user);
   const available = await sandboxAvailability(user, checked.bwrapPath);
   checked.signal?.throwIfAborted();
   const argv = commandArgv(checked.command);
@@ -106,11 +112,12 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
 
   if (!available.ok) {
     if (!checked.allowUnsandboxed || available.prlimit === undefined) throw new SandboxUnavailableError(available.reason, available.fix);
-    return runUnsandboxed(available.prlimit, argv, env, paths.cwd, user, checked, limits);
+    return runUnsandboxed(available.prlimit, argv, env, paths.cwd, user, checked, limits, tools);
   }
 
   const inner = [...limitsWrapper(available.prlimit, checked), ...argv];
-  const args = bwrapArgs({ paths, network: checked.network === true, tmpBytes: checked.tmpBytes, argv: inner, infoFd: INFO_FD }, available.layout);
+  const args = bwrapArgs({ paths, network: checked.network === true, tmpBytes: checked.tmpBytes, argv: inner, infoFd: INFO_FD, tools: tools.offered }, available.layout);
+  if (tools.offered.length > 0) env.PATH = `${SANDBOX_TOOLS_BIN}:${env.PATH}`;
   const ran = await supervise({ file: available.bwrap, args, cwd: '/', env, sandboxed: true, infoFd: INFO_FD, ...spawnAs, ...limits });
   const stderr = ran.stderr.text();
   if (!ran.killed && ran.exitCode === 1 && ran.stdout.total === 0 && stderr.startsWith(BWRAP_MESSAGE)) {
@@ -121,13 +128,43 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
     true,
     user.uid,
     paths.hidden.map((hidden) => hidden.path),
+    tools.leftOut,
   );
 }
 
-/** The operator's fallback: the command itself, with the same environment (HOME and TMPDIR a fresh folder of its own) and limits. */
-async function runUnsandboxed(prlimit: string, argv: string[], env: Record<string, string>, cwd: string, user: SandboxUser, checked: CheckedRequest, limits: SuperviseLimits): Promise<SandboxResult> {
+/** The request's tools the command gets; none when a root would hold their folder (bwrap could not make it inside that root's mount). */
+async function toolsFor(checked: CheckedRequest, paths: SandboxPaths, user: SandboxUser): Promise<ResolvedTools> {
+  const resolved = await resolveTools(checked.tools ?? [], user);
+  const holder = [paths.projectRoot, ...paths.writeRoots].find((root) => isInside(SANDBOX_TOOLS_BIN, root));
+  if (holder === undefined) return resolved;
+  const reason = `the root ${holder} holds ${SANDBOX_TOOLS_BIN}, where programs are offered`;
+  return { offered: [], leftOut: [...resolved.offered.map((tool) => ({ ...tool, reason })), ...resolved.leftOut] };
+}
+
+/**
+ * The operator's fallback: the command itself, with the same environment (HOME and TMPDIR a fresh
+ * folder of its own; the tools linked from a folder in it, first on the PATH) and limits.
+ */
+async function runUnsandboxed(
+  prlimit: string,
+  argv: string[],
+  env: Record<string, string>,
+  cwd: string,
+  user: SandboxUser,
+  checked: CheckedRequest,
+  limits: SuperviseLimits,
+  tools: ResolvedTools,
+): Promise<SandboxResult> {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'loopwright-command-'));
   try {
+    let PATH = env.PATH;
+    if (tools.offered.length > 0) {
+      // Made before HOME is handed over, so the command cannot swap the links.
+      const bin = path.join(home, '.loopwright-tools');
+      await fs.mkdir(bin, { mode: 0o755 });
+      for (const tool of tools.offered) await fs.symlink(tool.path, path.join(bin, tool.name));
+      PATH = `${bin}:${PATH}`;
+    }
     if (user.spawnAs) await fs.chown(home, user.spawnAs.uid, user.spawnAs.gid);
     // Without a user namespace RLIMIT_NPROC counts every process of the user: allow those running now, plus the command's own.
     const maxProcesses = (await countThreadsOf(user.uid)) + checked.maxProcesses;
@@ -136,18 +173,18 @@ async function runUnsandboxed(prlimit: string, argv: string[], env: Record<strin
       file: wrapper[0],
       args: [...wrapper.slice(1), ...argv],
       cwd,
-      env: { ...env, HOME: home, TMPDIR: home },
+      env: { ...env, PATH, HOME: home, TMPDIR: home },
       sandboxed: false,
       ...(user.spawnAs ? { spawnAs: user.spawnAs } : {}),
       ...limits,
     });
-    return result(ran, false, user.uid, []);
+    return result(ran, false, user.uid, [], tools.leftOut);
   } finally {
     await fs.rm(home, { recursive: true, force: true });
   }
 }
 
-function result(ran: Supervised, sandboxed: boolean, uid: number, hiddenPaths: string[]): SandboxResult {
+function result(ran: Supervised, sandboxed: boolean, uid: number, hiddenPaths: string[], toolsLeftOut: ToolLeftOut[]): SandboxResult {
   let { exitCode, signal } = ran;
   // bwrap reports a command killed by signal n as status 128 + n, as the shell does.
   const byStatus = sandboxed && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : undefined;
@@ -167,6 +204,7 @@ function result(ran: Supervised, sandboxed: boolean, uid: number, hiddenPaths: s
     durationMs: Math.round(ran.durationMs),
     uid,
     hiddenPaths,
+    toolsLeftOut,
   };
 }
 
