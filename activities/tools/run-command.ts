@@ -1,10 +1,13 @@
 /**
  * The `run_command` tool: a shell line in the project, in the command sandbox (activities/commands/,
  * bubblewrap), for sessions that turn commands on. Path variables in the line and the folder are
- * filled in from the session's variables; the project is read-only but for the session's write roots
- * (protected paths read-only again, secret files hidden), with no network unless the session allows
- * it and no credentials in the environment. The command's own failure (an exit status, a timeout,
- * output past the limit) is a result the model reads; a sandbox that cannot be made is a result
+ * filled in from the session's variables; the project is read-only but for the command's write roots
+ * (the session's, and a BMAD config's artifact folders: `command-write-roots.ts`; protected paths
+ * read-only again, secret files hidden), with no network unless the session allows it and no
+ * credentials in the environment. The worker's uv is offered with the machine's Python, offline
+ * unless the network is allowed (`uv-tool.ts`), so a skill's `uv run <script.py>` runs as written.
+ * The command's own failure (an exit status, a timeout, output past the limit) is a result the
+ * model reads; a sandbox that cannot be made, or a uv the worker lacks, is a result
  * saying why and how to fix it. A command a deny rule covers (common/commands/command-rules.ts) is
  * refused here too, though the workflow refuses it before asking.
  */
@@ -16,7 +19,10 @@ import { resolveVariables } from '../../bundle/variables';
 import { secretOptionsOf } from '../../bundle/sandbox/secret-files';
 import { CheckedDir } from '../../bundle/sandbox/dir-handle';
 import { runSandboxed } from '../commands/sandbox-runner';
-import { CommandSandboxError } from '../commands/sandbox-errors';
+import { CommandSandboxError, UvNotFoundError } from '../commands/sandbox-errors';
+import type { SandboxResult } from '../commands/sandbox-request';
+import { findUv, installUvHint, saysUvNotFound, systemPython, type UvLocation, uvEnvironment, uvInToolsFolder, uvTools } from '../commands/uv-tool';
+import { commandWriteRoots } from './command-write-roots';
 import type { ToolActivity, ToolImplementation, ToolRunOptions } from './activity-wrapper';
 import { type CommandRules, judgeCommand, refusalMessage } from '../../common/commands/command-rules';
 import { shellWord } from '../../common/commands/command-line';
@@ -38,12 +44,17 @@ export async function runCommandTool(ctx: RuntimeContext, args: unknown, options
   const refused = deniedResult(parsed.value.command, command, settings.rules, ctx.variables);
   if (refused) return refused;
   try {
-    await createMissingWriteRoots(ctx);
+    const writeRoots = await commandWriteRoots(ctx);
+    await createMissingWriteRoots(ctx, writeRoots);
+    const uv = await findUv();
+    const python = await systemPython();
     const result = await runSandboxed({
       command: { shell: command },
       projectRoot: ctx.projectRoot,
-      writeRoots: ctx.writeRoots,
+      writeRoots,
       ...(cwd !== undefined ? { cwd } : {}),
+      env: uvEnvironment({ network: settings.network, ...(python !== undefined ? { python } : {}) }),
+      tools: uv !== undefined ? uvTools(uv) : [],
       network: settings.network,
       allowUnsandboxed: settings.allowUnsandboxed,
       timeoutMs: settings.timeoutMs,
@@ -52,6 +63,7 @@ export async function runCommandTool(ctx: RuntimeContext, args: unknown, options
       ...secretOptionsOf(ctx),
       ...(options.signal ? { signal: options.signal } : {}),
     });
+    const noUv = saysUvNotFound(result.stderr) ? uvMissing(uv, result) : undefined;
     const ended = result.timedOut
       ? `it ran past its ${settings.timeoutMs / 1000} s and was ended`
       : result.outputLimited
@@ -70,6 +82,7 @@ export async function runCommandTool(ctx: RuntimeContext, args: unknown, options
       sandboxed: result.sandboxed,
       durationMs: result.durationMs,
       ...(ended ? { error: `The command did not finish: ${ended}` } : result.exitCode !== 0 ? { error: `The command exited with status ${result.exitCode}` } : {}),
+      ...(noUv ? { success: false, errorType: noUv.name, error: noUv.message } : {}),
     };
   } catch (err) {
     // A request the sandbox refuses (no sandbox on this machine, a variable it will not pass) is the
@@ -120,12 +133,23 @@ export function refusingDenied(rules: CommandRules, activity: ToolActivity): Too
 }
 
 /**
- * Creates the session's write roots that do not exist yet (an output folder before its first
+ * Why the shell found no uv, when the worker had none to offer or the sandbox left it out (a uv
+ * it offered that is then "not found" is the command's own doing: no error of ours).
+ */
+function uvMissing(uv: UvLocation | undefined, result: SandboxResult): UvNotFoundError | undefined {
+  const leftOut = result.toolsLeftOut.find((tool) => tool.name === 'uv');
+  if (uv !== undefined && leftOut === undefined) return undefined;
+  const reason = leftOut?.reason ?? `none was found in the tools folder (${uvInToolsFolder()}) nor on the worker's PATH`;
+  return new UvNotFoundError(reason, installUvHint());
+}
+
+/**
+ * Creates the command's write roots that do not exist yet (an output folder before its first
  * document), as `save_output` would, through checked folder opens: the sandbox mounts only folders
  * that exist. A worker run as root gives them to the project's owner, whom the command runs as.
  */
-async function createMissingWriteRoots(ctx: RuntimeContext): Promise<void> {
-  for (const root of ctx.writeRoots) {
+async function createMissingWriteRoots(ctx: RuntimeContext, writeRoots: readonly string[]): Promise<void> {
+  for (const root of writeRoots) {
     if (
       await fs.stat(root).then(
         () => true,
