@@ -24,6 +24,8 @@ export type SessionEvent =
   | { type: 'reply_done'; turn: number; reply: number; toolCalls: { id: string; name: string }[] }
   | { type: 'tool_started'; turn: number; id: string; name: string; detail?: string }
   | { type: 'tool_finished'; turn: number; id: string; name: string; success: boolean }
+  /** More output of a running tool (a command): `text` is what is new since the last event; `bytes` counts all its output so far. */
+  | { type: 'tool_output'; turn: number; id: string; name: string; text: string; bytes: number }
   | { type: 'approval_needed'; turn: number; approval: PendingApproval }
   | { type: 'compaction'; turn: number; compaction: CompactionRecord }
   | { type: 'turn_ended'; turn: number; result: TurnSummary };
@@ -84,6 +86,7 @@ export async function* followTurn(session: FollowedSession, client: Client, opti
   const approvals = new Set<string>();
   const started = new Set<string>();
   const callNames = new Map<string, string>();
+  const outputBytes = new Map<string, number>();
   let compactions = state.context?.compactions ?? 0;
   const emitText = function* (full: string): Generator<SessionEvent> {
     if (full.startsWith(shown)) {
@@ -148,6 +151,17 @@ export async function* followTurn(session: FollowedSession, client: Client, opti
       return;
     }
     if (state.status === 'completed' || state.status === 'failed') return;
+    // The output of running commands, from their activities' latest heartbeats.
+    if (state.status === 'executing_tool' && state.runningTools.length > 0) {
+      for (const progress of await toolProgress(session, client)) {
+        const tool = state.runningTools.find((t) => t.name === progress.name && (progress.target === undefined || t.detail === progress.target.slice(0, 200))) ?? undefined;
+        if (!tool) continue;
+        const before = outputBytes.get(tool.id) ?? 0;
+        if (progress.bytes <= before) continue;
+        outputBytes.set(tool.id, progress.bytes);
+        yield { type: 'tool_output', turn, id: tool.id, name: tool.name, text: newOutput(progress.output, progress.bytes - before), bytes: progress.bytes };
+      }
+    }
     // The reply being written, from the model call's latest heartbeat.
     if (state.status === 'thinking') {
       const progress = await streamProgress(session, client);
@@ -177,6 +191,44 @@ export async function streamProgress(session: FollowedSession, client: Client): 
     if (isStreamProgress(details)) return details;
   }
   return undefined;
+}
+
+/** A running tool's progress as its activity last reported it (`ToolProgress` of activities/tools/activity-wrapper.ts). */
+interface ToolProgressSeen {
+  name: string;
+  target?: string;
+  output: string;
+  bytes: number;
+}
+
+/** The progress every running tool activity of the session has reported (a command's output so far). */
+export async function toolProgress(session: FollowedSession, client: Client): Promise<ToolProgressSeen[]> {
+  const description = await session.workflow.describe();
+  const found: ToolProgressSeen[] = [];
+  for (const activity of description.raw.pendingActivities ?? []) {
+    const name = activity.activityType?.name ?? '';
+    const payloads = activity.heartbeatDetails?.payloads;
+    if (MODEL_ACTIVITIES.has(name) || !payloads || payloads.length === 0) continue;
+    const details = await decodeFromPayloadsAtIndex<unknown>(client.options.loadedDataConverter, 0, payloads as never).catch(() => undefined);
+    if (!isObject(details) || details.kind !== 'tool_progress' || typeof details.output !== 'string' || typeof details.bytes !== 'number') continue;
+    found.push({ name, output: details.output, bytes: details.bytes, ...(typeof details.target === 'string' ? { target: details.target } : {}) });
+  }
+  return found;
+}
+
+/** The last `bytes` bytes of `tail` (the output's end), with a mark where output between two reports was not seen. */
+function newOutput(tail: string, bytes: number): string {
+  const buffer = Buffer.from(tail, 'utf8');
+  if (bytes >= buffer.length) return bytes > buffer.length ? `…${tail}` : tail;
+  // A character cut at the start becomes U+FFFD; drop it.
+  return buffer
+    .subarray(buffer.length - bytes)
+    .toString('utf8')
+    .replace(/^\uFFFD+/, '');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Index of the turn's first message after its user message (the last user message so far). */

@@ -87,6 +87,8 @@ export interface BwrapPlan {
   infoFd?: number;
   /** The worker's programs offered, real paths the command's user can reach (`sandbox-tools.ts`). */
   tools?: readonly SandboxTool[];
+  /** Descriptors (as bwrap gets them) of the write roots, in their order: bound by descriptor, not by path. */
+  writeRootFds?: readonly number[];
 }
 
 /** The arguments of `bwrap` for `plan`; mounts are applied in this order, so later ones cover earlier ones. */
@@ -103,7 +105,11 @@ export function bwrapArgs(plan: BwrapPlan, layout: SystemLayout): string[] {
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(plan.tmpBytes), '--tmpfs', '/dev/shm', '--remount-ro', '/dev');
   args.push('--size', String(plan.tmpBytes), '--tmpfs', SANDBOX_TMP, '--perms', '0700', '--dir', SANDBOX_HOME);
   args.push('--ro-bind', paths.projectRoot, paths.projectRoot);
-  for (const root of paths.writeRoots) args.push('--bind', root, root);
+  paths.writeRoots.forEach((root, i) => {
+    const fd = plan.writeRootFds?.[i];
+    if (fd === undefined) args.push('--bind', root, root);
+    else args.push('--bind-fd', String(fd), root);
+  });
   // After the write roots (which they lie in), before the secrets (which may lie in them).
   for (const p of paths.readOnly) args.push('--ro-bind', p, p);
   for (const hidden of paths.hidden) {

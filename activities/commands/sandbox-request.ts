@@ -50,6 +50,8 @@ export interface SandboxRequest extends SecretFileOptions {
   tmpBytes?: number;
   /** Ends the command as a timeout does (the activity's cancellation). Aborted before the start: nothing runs and the reason is thrown. */
   signal?: AbortSignal;
+  /** Each chunk of the command's output as it comes, kept or not (a live view). */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
   /**
    * Paths inside the write roots mounted read-only again (the bundle's protected paths); a
    * segment `*` is any one name, `.*` any one name starting with a dot. Only existing paths are

@@ -65,13 +65,14 @@
  * - The exit status of a command killed by a signal is reported as that signal; a command that
  *   exits with 128+n itself is reported the same way (see `SandboxResult.signal`).
  */
-import { promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isInside } from '../../bundle/sandbox/path-inside';
 import { bwrapArgs, limitsWrapper } from './bwrap-args';
 import { countThreadsOf } from './process-tree';
-import { SandboxSetupError, SandboxUnavailableError } from './sandbox-errors';
+import { SandboxRequestError, SandboxSetupError, SandboxUnavailableError } from './sandbox-errors';
 import { sandboxAvailability } from './sandbox-availability';
 import { SANDBOX_TOOLS_BIN, sandboxEnv } from './sandbox-env';
 import { resolveSandboxPaths, type SandboxPaths } from './sandbox-paths';
@@ -107,7 +108,13 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
   const available = await sandboxAvailability(user, checked.bwrapPath);
   checked.signal?.throwIfAborted();
   const argv = commandArgv(checked.command);
-  const limits: SuperviseLimits = { timeoutMs: checked.timeoutMs, killGraceMs: checked.killGraceMs, maxOutputBytes: checked.maxOutputBytes, signal: checked.signal };
+  const limits: SuperviseLimits = {
+    timeoutMs: checked.timeoutMs,
+    killGraceMs: checked.killGraceMs,
+    maxOutputBytes: checked.maxOutputBytes,
+    signal: checked.signal,
+    ...(checked.onOutput ? { onOutput: checked.onOutput } : {}),
+  };
   const spawnAs = user.spawnAs ? { spawnAs: user.spawnAs } : {};
 
   if (!available.ok) {
@@ -116,9 +123,17 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
   }
 
   const inner = [...limitsWrapper(available.prlimit, checked), ...argv];
-  const args = bwrapArgs({ paths, network: checked.network === true, tmpBytes: checked.tmpBytes, argv: inner, infoFd: INFO_FD, tools: tools.offered }, available.layout);
   if (tools.offered.length > 0) env.PATH = `${SANDBOX_TOOLS_BIN}:${env.PATH}`;
-  const ran = await supervise({ file: available.bwrap, args, cwd: '/', env, sandboxed: true, infoFd: INFO_FD, ...spawnAs, ...limits });
+  // The write roots are bound by descriptor: a root swapped for a link after the check still binds the folder checked.
+  const pinned = await pinFolders(paths.writeRoots);
+  let ran: Awaited<ReturnType<typeof supervise>>;
+  try {
+    const args = (fds: readonly number[]) =>
+      bwrapArgs({ paths, network: checked.network === true, tmpBytes: checked.tmpBytes, argv: inner, infoFd: INFO_FD, tools: tools.offered, writeRootFds: fds }, available.layout);
+    ran = await supervise({ file: available.bwrap, args, passFds: pinned.map((h) => h.fd), cwd: '/', env, sandboxed: true, infoFd: INFO_FD, ...spawnAs, ...limits });
+  } finally {
+    await Promise.all(pinned.map((h) => h.close()));
+  }
   const stderr = ran.stderr.text();
   if (!ran.killed && ran.exitCode === 1 && ran.stdout.total === 0 && stderr.startsWith(BWRAP_MESSAGE)) {
     throw new SandboxSetupError(`${stderr.trim()} (the command runs as uid ${user.uid})`);
@@ -130,6 +145,30 @@ export async function runSandboxed(request: SandboxRequest): Promise<SandboxResu
     paths.hidden.map((hidden) => hidden.path),
     tools.leftOut,
   );
+}
+
+/**
+ * Each folder opened (never through a link at its last step) and checked to be the folder named:
+ * bwrap then binds what was checked, whatever the path leads to by the time it mounts. Throws
+ * `SandboxRequestError` naming a folder that changed in between; closes what it opened.
+ */
+async function pinFolders(folders: readonly string[]): Promise<FileHandle[]> {
+  const handles: FileHandle[] = [];
+  try {
+    for (const [i, folder] of folders.entries()) {
+      const handle = await fs.open(folder, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW).catch((error: unknown) => {
+        throw new SandboxRequestError(`writeRoots[${i}] ${folder} changed while the command was set up (${(error as Error).message}); run it again`, `writeRoots[${i}]`);
+      });
+      handles.push(handle);
+      const opened = await fs.readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+      if (opened !== folder)
+        throw new SandboxRequestError(`writeRoots[${i}] ${folder} changed while the command was set up (it now leads to ${opened ?? 'nothing'}); run it again`, `writeRoots[${i}]`);
+    }
+    return handles;
+  } catch (error) {
+    await Promise.all(handles.map((h) => h.close()));
+    throw error;
+  }
 }
 
 /** The request's tools the command gets; none when a root would hold their folder (bwrap could not make it inside that root's mount). */

@@ -32,7 +32,12 @@ const KILL_ROUNDS = 50;
 /** What `supervise` runs, and its limits. */
 export interface SuperviseOptions {
   file: string;
-  args: readonly string[];
+  /** The arguments; as a function, of the numbers `passFds` get in the child. */
+  args: readonly string[] | ((passedFds: readonly number[]) => readonly string[]);
+  /** Descriptors of the worker the child gets (after its other descriptors), such as the write roots bwrap binds by descriptor. */
+  passFds?: readonly number[];
+  /** Each chunk of output as it comes (kept or not), for a live view. */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
   cwd: string;
   env: Record<string, string>;
   /** Spawn as this user (the worker is root). */
@@ -72,10 +77,13 @@ export function supervise(options: SuperviseOptions): Promise<Supervised> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const infoFd = options.sandboxed ? options.infoFd : undefined;
-    const child = spawn(options.file, [...options.args], {
+    const stdio = stdioFor(infoFd === undefined ? [] : [infoFd]) as (number | 'ignore' | 'pipe')[];
+    const passed = (options.passFds ?? []).map((fd) => stdio.push(fd) - 1);
+    const args = typeof options.args === 'function' ? options.args(passed) : options.args;
+    const child = spawn(options.file, [...args], {
       cwd: options.cwd,
       env: options.env,
-      stdio: stdioFor(infoFd === undefined ? [] : [infoFd]),
+      stdio,
       // A process group of its own: the unsandboxed command's group is what is signalled.
       detached: true,
       ...(options.spawnAs ?? {}),
@@ -139,9 +147,11 @@ export function supervise(options: SuperviseOptions): Promise<Supervised> {
 
     const [out, err] = [child.stdout as Readable, child.stderr as Readable];
     out.on('data', (chunk: Buffer) => {
+      options.onOutput?.('stdout', chunk);
       if (!stdout.push(chunk)) endSoon('output');
     });
     err.on('data', (chunk: Buffer) => {
+      options.onOutput?.('stderr', chunk);
       if (!stderr.push(chunk)) endSoon('output');
     });
     child.on('error', (error) => {

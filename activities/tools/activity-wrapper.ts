@@ -36,6 +36,23 @@ export interface ToolRunOptions {
    * a tool whose change is not idempotent checks for it first (see `file-edits.ts`).
    */
   attempt?: number;
+  /**
+   * Report progress a reader may show while the tool runs (a command's output so far): sent as the
+   * activity's heartbeat details, which Temporal keeps outside history (only the latest), and read
+   * by `follow()`. Each report replaces the one before; keep it small.
+   */
+  progress?: (details: ToolProgress) => void;
+}
+
+/** What a running tool reports through its heartbeat (`ToolRunOptions.progress`). */
+export interface ToolProgress {
+  kind: 'tool_progress';
+  /** The tool's target argument as the model wrote it (a command line), to tell parallel calls apart. */
+  target?: string;
+  /** The tail of its output so far. */
+  output: string;
+  /** Bytes of output so far, shown or not. */
+  bytes: number;
 }
 
 /** A tool function; `options` is given only by the activity wrapper. */
@@ -80,10 +97,12 @@ export function toToolActivity(name: string, tool: ToolFunction, options: ToolAc
     return inActivitySpan('loopwright.tool_call', options.inline ? { ...attributes, 'loopwright.inline': true } : attributes, async (span) => {
       const signal = context.cancellationSignal;
       if (signal.aborted) throw cancellationOf(signal);
-      const stopHeartbeat = startToolHeartbeat(context, intervalMs, options.inline !== true);
+      const heartbeat = startToolHeartbeat(context, intervalMs, options.inline !== true);
+      const stopHeartbeat = heartbeat.stop;
       try {
+        const progress = options.inline === true || context.info.isLocal ? undefined : heartbeat.report;
         // Started inside a promise so that even a synchronous throw becomes a rejection the race sees.
-        const running = new Promise<ToolResult>((resolve) => resolve(tool(ctx, args, { signal, attempt: context.info.attempt })));
+        const running = new Promise<ToolResult>((resolve) => resolve(tool(ctx, args, { signal, attempt: context.info.attempt, ...(progress ? { progress } : {}) })));
         // The race settles with the cancellation even while the tool's own promise never settles.
         const result = boundToolResult(name, await Promise.race([running, context.cancelled]), maxResultBytes);
         const tags = { tool: name, success: String(result.success) };
@@ -172,15 +191,23 @@ function currentActivityContext(): Context | undefined {
   }
 }
 
-/** Heartbeats now and every `intervalMs` (or half the heartbeat timeout, if shorter) until stopped. */
-function startToolHeartbeat(context: Context, intervalMs: number, atOnce: boolean): () => void {
+/**
+ * Heartbeats now and every `intervalMs` (or half the heartbeat timeout, if shorter) until stopped.
+ * `report` sends the tool's latest progress at once (the SDK throttles heartbeats), and every later
+ * beat carries it too: a heartbeat replaces the details of the one before.
+ */
+function startToolHeartbeat(context: Context, intervalMs: number, atOnce: boolean): { stop: () => void; report: (details: ToolProgress) => void } {
   // A local activity has no server-side record to heartbeat; the worker cancels it directly.
-  if (context.info.isLocal) return () => undefined;
+  if (context.info.isLocal) return { stop: () => undefined, report: () => undefined };
   const timeoutMs = context.info.heartbeatTimeoutMs;
   const every = timeoutMs && timeoutMs > 0 ? Math.min(intervalMs, Math.max(1, Math.floor(timeoutMs / 2))) : intervalMs;
+  let latest: ToolProgress | undefined;
+  let stopped = false;
   const beat = (): void => {
+    if (stopped) return;
     try {
-      context.heartbeat();
+      if (latest === undefined) context.heartbeat();
+      else context.heartbeat(latest);
     } catch {
       // A heartbeat fails only while the activity is being torn down; the tool's outcome (or the
       // cancellation) is what must surface.
@@ -188,7 +215,16 @@ function startToolHeartbeat(context: Context, intervalMs: number, atOnce: boolea
   };
   if (atOnce) beat();
   const timer = setInterval(beat, every);
-  return () => clearInterval(timer);
+  return {
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+    report: (details) => {
+      latest = details;
+      beat();
+    },
+  };
 }
 
 /** The SDK aborts the signal with a `CancelledFailure`; anything else is wrapped in one. */

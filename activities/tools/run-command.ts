@@ -62,6 +62,7 @@ export async function runCommandTool(ctx: RuntimeContext, args: unknown, options
       ...(ctx.protectedPaths ? { readOnlyPaths: ctx.protectedPaths } : {}),
       ...secretOptionsOf(ctx),
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.progress ? { onOutput: liveOutput(parsed.value.command, options.progress) } : {}),
     });
     const noUv = saysUvNotFound(result.stderr) ? uvMissing(uv, result) : undefined;
     const ended = result.timedOut
@@ -91,6 +92,38 @@ export async function runCommandTool(ctx: RuntimeContext, args: unknown, options
     if (err instanceof CommandSandboxError) return { success: false, command, errorType: err.name, error: err.message };
     return { ...toToolFailure(err), command };
   }
+}
+
+/** Most of a command's output its heartbeat carries: the tail a live view shows (the result has the whole, bounded). */
+export const LIVE_OUTPUT_BYTES = 4 * 1024;
+
+/** How often, at most, new output is reported (the SDK sends heartbeats no faster than its throttle anyway). */
+const LIVE_OUTPUT_INTERVAL_MS = 100;
+
+/**
+ * Reports the command's output as it comes (both streams, in arrival order) through `progress`: the
+ * last `LIVE_OUTPUT_BYTES` and the count of all bytes, at most every `LIVE_OUTPUT_INTERVAL_MS`, and
+ * at once for the first output. Heartbeat details are kept only while the activity runs, outside history.
+ */
+function liveOutput(target: string, progress: NonNullable<ToolRunOptions['progress']>): (stream: 'stdout' | 'stderr', chunk: Buffer) => void {
+  let tail = Buffer.alloc(0);
+  let bytes = 0;
+  let last = 0;
+  let pending: NodeJS.Timeout | undefined;
+  const send = (): void => {
+    pending = undefined;
+    last = performance.now();
+    progress({ kind: 'tool_progress', target, output: tail.toString('utf8').replace(/^\uFFFD+/, ''), bytes });
+  };
+  return (_stream, chunk) => {
+    bytes += chunk.length;
+    tail = Buffer.concat([tail, chunk]);
+    if (tail.length > LIVE_OUTPUT_BYTES) tail = tail.subarray(tail.length - LIVE_OUTPUT_BYTES);
+    if (pending !== undefined) return;
+    const wait = last === 0 ? 0 : Math.max(0, LIVE_OUTPUT_INTERVAL_MS - (performance.now() - last));
+    if (wait === 0) send();
+    else pending = setTimeout(send, wait).unref();
+  };
 }
 
 /**

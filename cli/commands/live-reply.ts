@@ -2,7 +2,8 @@
  * The model's reply printed while it is written, on a terminal: `chat` and `run` follow the turn's
  * events (`SessionHandle.follow`) and write each reply's text as it arrives. A reply shown this way
  * is not printed again when the turn ends; a reply that had to start over (its model call was made
- * again) is said to, and printed anew.
+ * again) is said to, and printed anew. A running command's output is shown as it comes, each line
+ * indented under a bar (`  │ `), through `notice`.
  */
 import type { SessionEvent } from '../../client/session-events';
 
@@ -32,6 +33,18 @@ export function startLiveReply(session: LiveSession, io: { write(text: string): 
   let current = '';
   const shown: string[] = [];
   let ended = false;
+  // A command's line not finished yet, by call id: shown once it ends or the call does.
+  const partial = new Map<string, string>();
+  const outputLines = (id: string, text: string, flush: boolean): void => {
+    const lines = `${partial.get(id) ?? ''}${text}`.split('\n');
+    const rest = lines.pop() ?? '';
+    if (flush && rest !== '') lines.push(rest);
+    partial.set(id, flush ? '' : rest);
+    if (lines.length === 0) return;
+    if (writing) io.write('\n');
+    writing = false;
+    for (const line of lines) io.notice(`  │ ${line}`);
+  };
   const done = (async () => {
     try {
       for await (const event of session.follow({ signal: abort.signal, ...(options.turn !== undefined ? { turn: options.turn } : {}) })) {
@@ -50,6 +63,10 @@ export function startLiveReply(session: LiveSession, io: { write(text: string): 
           writing = false;
           if (current !== '') shown.push(current);
           current = '';
+        } else if (event.type === 'tool_output') {
+          outputLines(event.id, event.text, false);
+        } else if (event.type === 'tool_finished') {
+          if (partial.get(event.id)) outputLines(event.id, '', true);
         } else if (event.type === 'turn_ended') {
           ended = true;
           return;
