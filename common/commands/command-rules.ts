@@ -34,6 +34,8 @@ export interface CommandRules {
   deny?: CommandRule[];
   /** Asked for (a skill's `allowed-tools`, a bundle's `commands.allow`): shown with the approval, never a grant. */
   requests?: CommandRule[];
+  /** Lines every part of which one of these covers are safe to run again: made again when their worker is lost (they grant nothing). */
+  repeatable?: CommandRule[];
 }
 
 /** What the rules say of a command line. */
@@ -82,7 +84,7 @@ export function ruleCovers(rule: string, command: string): boolean {
 
 /** True when there is any rule or request. */
 export function hasCommandRules(rules: CommandRules | undefined): boolean {
-  return rules !== undefined && [rules.allow, rules.deny, rules.requests].some((list) => list !== undefined && list.length > 0);
+  return rules !== undefined && [rules.allow, rules.deny, rules.requests, rules.repeatable].some((list) => list !== undefined && list.length > 0);
 }
 
 /** What the model is told of a command a deny rule refused: the rule, where it was given, and that nothing ran. */
@@ -93,12 +95,24 @@ export function refusalMessage(verdict: Extract<CommandVerdict, { verdict: 'deny
 /** The rules of every set together, in order; undefined when there are none. */
 export function mergeCommandRules(...sets: readonly (CommandRules | undefined)[]): CommandRules | undefined {
   const merged: CommandRules = {};
-  for (const key of ['allow', 'deny', 'requests'] as const) {
+  for (const key of ['allow', 'deny', 'requests', 'repeatable'] as const) {
     const rules = sets.flatMap((set) => set?.[key] ?? []);
     if (rules.length > 0) merged[key] = rules;
   }
   return hasCommandRules(merged) ? merged : undefined;
 }
+
+/**
+ * Whether the line `command` may be run again when its worker is lost: every simple command of it
+ * covered by a `repeatable` rule, with nothing in it the rules cannot judge (as an allow rule decides).
+ */
+export function isRepeatable(command: string, rules: CommandRules | undefined, variables: Readonly<Record<string, string>> = {}): boolean {
+  if (!rules?.repeatable || rules.repeatable.length === 0) return false;
+  return judgeCommand(command, { allow: rules.repeatable }, variables).verdict === 'allow';
+}
+
+/** Where the session's repeatable rules come from, as messages name it. */
+export const SESSION_REPEATABLE_SOURCE = "the session's commands.repeatable";
 
 /** `patterns` as rules given by `source`. */
 export function rulesFrom(patterns: readonly string[] | undefined, source: string): CommandRule[] {

@@ -535,6 +535,18 @@ export const SESSION_SETTINGS = {
             group: 'tools',
           },
         }),
+        repeatable: setting({
+          kind: commandPatterns,
+          doc:
+            'Commands safe to run again, by pattern (as `allow`): a line every command of which one covers is made again (up to 3 attempts) when its worker is lost mid-run, ' +
+            'instead of being reported as one that may or may not have taken effect. It grants nothing: approvals and deny rules apply as before.',
+          flag: {
+            flags: '--repeatable-command <pattern>',
+            help: "a command safe to run again if its worker is lost mid-run, by prefix and * pattern, e.g. 'uv run {project-root}/_bmad/scripts/resolve_config.py' (repeatable)",
+            parse: 'commandPatterns',
+            group: 'tools',
+          },
+        }),
       },
       { strict: true },
     ),

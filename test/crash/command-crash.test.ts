@@ -2,7 +2,8 @@
  * A worker (a real `loopwright worker` process) killed with SIGKILL while a sandboxed command runs:
  * the command dies with it (nothing of it is left running), the call is not made again on the
  * replacement worker, and its result tells the model it may or may not have taken effect; the turn
- * goes on and the session ends as usual.
+ * goes on and the session ends as usual. A command the session's rules mark safe to repeat
+ * (`commands.repeatable`) is made again on the replacement worker instead, and finishes.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -28,9 +29,17 @@ let connection: Connection;
 let copy: ReturnType<typeof copyExampleBundle>;
 const workers: WorkerProcess[] = [];
 
+/** In the repeatable command's line (a sleep of an odd length), so its processes can be found. */
+const REPEAT_MARKER = '3.0137';
+
 function scripted(req: { body: { messages?: ChatMessage[] } | null }): Step {
   const messages = req.body?.messages ?? [];
-  const step = messages.slice(messages.map((m) => m.role).lastIndexOf('user')).filter((m) => m.role === 'assistant').length;
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const step = messages.slice(lastUser).filter((m) => m.role === 'assistant').length;
+  if (String(messages[lastUser]?.content).includes('repeatable')) {
+    if (step === 0) return toolCalls([{ id: 'call_again', name: 'run_command', arguments: { command: `sleep ${REPEAT_MARKER} && touch {output_folder}/repeated.txt` } }]);
+    return text('The command finished.');
+  }
   if (step === 0) return toolCalls([{ id: 'call_slow', name: 'run_command', arguments: { command: `sleep 30; echo ${MARKER} > {output_folder}/finished.txt` } }]);
   return text('The command did not finish; I will not run it again blindly.');
 }
@@ -87,6 +96,35 @@ test('crash: a worker killed mid-command takes the command with it; the call is 
   // Not made again: the replacement worker never started it, and it never finished.
   expect(await processesWithMarker(MARKER)).toEqual([]);
   expect(fs.existsSync(path.join(copy.bundle, 'docs', 'finished.txt'))).toBe(false);
+  await session.end();
+  await session.result();
+});
+
+test('crash: a command the rules mark safe to repeat is made again on the replacement worker and finishes', async () => {
+  const taskQueue = 'command-crash-repeat';
+  const env = { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' };
+  const lw = new LoopwrightClient(new Client({ connection }), taskQueue);
+  const first = await startWorkerProcess(env);
+  workers.push(first);
+  const rules = ['sleep *', 'touch {output_folder}/*'];
+  const session = await lw.start({ bundlePath: copy.bundle, agentId: 'facilitator', commands: { enabled: true, allow: rules, repeatable: rules }, timeouts: { toolHeartbeat: '2 seconds' } });
+  const turn = session.send('run the repeatable command');
+  await waitFor(async () => ((await processesWithMarker(REPEAT_MARKER)).length > 0 ? true : undefined), 'the command running');
+  await first.kill('SIGKILL');
+  await waitFor(async () => ((await processesWithMarker(REPEAT_MARKER)).length === 0 ? true : undefined), 'the command gone');
+  const second = await startWorkerProcess(env);
+  workers.push(second);
+
+  await expect(turn).resolves.toMatchObject({ success: true, response: 'The command finished.' });
+  const messages = await session.messages();
+  const result = JSON.parse(messages.find((m): m is ToolMessage => m.role === 'tool' && m.tool_call_id === 'call_again')!.content) as Record<string, unknown>;
+  expect(result).toMatchObject({ success: true, exitCode: 0 });
+  expect(result.unknownOutcome).toBeUndefined();
+  expect(fs.existsSync(path.join(copy.bundle, 'docs', 'repeated.txt'))).toBe(true);
+  // Its activity ran twice: the attempt the crash ended, and the one that finished.
+  const events = (await session.workflow.fetchHistory()).events ?? [];
+  const started = events.filter((e) => e.activityTaskStartedEventAttributes);
+  expect(started.some((e) => (e.activityTaskStartedEventAttributes!.attempt ?? 1) >= 2)).toBe(true);
   await session.end();
   await session.result();
 });

@@ -286,6 +286,8 @@ export class FakeActivities {
       describeModel: stub('describeModel'),
       loadTranscriptPage: stub('loadTranscriptPage'),
       tools: Object.fromEntries(TOOL_SPECS.map((spec) => [spec.name, stub(spec.name)])),
+      // The same answers as `tools` (a test tells them apart by the summary, or does not need to).
+      repeatable: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.retries === 'once').map((spec) => [spec.name, stub(spec.name)])),
       localReads: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.access === 'read').map((spec) => [spec.name, stub(spec.name, true)])),
       customTool: (name, _retries, local) => stub(name, local),
       listTools: stub('listTools'),

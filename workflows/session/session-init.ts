@@ -13,7 +13,7 @@ import { bundleName } from './web-ui';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { DEFAULT_COMMAND_TIMEOUT } from '../../common/defaults';
 import type { CommandSettings } from '../../common/runtime-context';
-import { mergeCommandRules, rulesFrom, SESSION_ALLOW_SOURCE, SESSION_DENY_SOURCE } from '../../common/commands/command-rules';
+import { mergeCommandRules, rulesFrom, SESSION_ALLOW_SOURCE, SESSION_DENY_SOURCE, SESSION_REPEATABLE_SOURCE } from '../../common/commands/command-rules';
 import type { SessionInput } from '../../common/session-types';
 
 export async function initializeSession(rt: SessionRuntime): Promise<NonNullable<SessionRuntime['init']>> {
@@ -76,7 +76,11 @@ export async function initializeSession(rt: SessionRuntime): Promise<NonNullable
  * on), with the session's own command rules; initialisation adds the bundle's and the worker's.
  */
 function commandSettings(commands: NonNullable<SessionInput['commands']>): CommandSettings {
-  const rules = mergeCommandRules({ allow: rulesFrom(commands.allow, SESSION_ALLOW_SOURCE), deny: rulesFrom(commands.deny, SESSION_DENY_SOURCE) });
+  const rules = mergeCommandRules({
+    allow: rulesFrom(commands.allow, SESSION_ALLOW_SOURCE),
+    deny: rulesFrom(commands.deny, SESSION_DENY_SOURCE),
+    repeatable: rulesFrom(commands.repeatable, SESSION_REPEATABLE_SOURCE),
+  });
   return {
     network: commands.network === true,
     allowUnsandboxed: commands.allowUnsandboxed === true,

@@ -19,6 +19,8 @@ import { type FilesRoute, filesProxy } from './files-route';
 export type SessionActivityStubs = ActivityInterfaceFor<Pick<SessionActivities, 'initializeAgent' | 'callModel' | 'callModelV2' | 'summarizeContext' | 'describeModel' | 'loadTranscriptPage'>> & {
   /** Each tool's activity, by the tool's name. */
   tools: Readonly<Record<string, ActivityFunctionWithOptions<ToolActivityFunction>>>;
+  /** The tools made once (`retries: 'once'`), for a call the session's rules mark safe to repeat: made again when its worker is lost. */
+  repeatable: Readonly<Record<string, ActivityFunctionWithOptions<ToolActivityFunction>>>;
   /** The read-only tools (`access: 'read'`) as local activities: run in the worker that runs the workflow task, no round trip through the server. */
   localReads: Readonly<Record<string, LocalActivityFunctionWithOptions<ToolActivityFunction>>>;
   /** The activity of a custom tool (registered under the tool's name), by its retry class; `local` for a read run as a local activity. */
@@ -123,7 +125,7 @@ const ONCE_TOOL_BOUND = '1 hour';
 const NOT_REGISTERED = { nonRetryableErrorTypes: ['NotFoundError'] };
 
 /** The built-in tools' stubs (normal and local), and the custom tools' by retry class. */
-function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<SessionActivityStubs, 'tools' | 'localReads' | 'customTool'> {
+function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<SessionActivityStubs, 'tools' | 'repeatable' | 'localReads' | 'customTool'> {
   const toolHeartbeat = toolHeartbeatOf(timeouts);
   const notRegistered = NOT_REGISTERED;
   // Tools report expected failures as results; retries are for unexpected ones (I/O errors, a
@@ -169,10 +171,18 @@ function toolStubs(timeouts: SessionTimeouts, fileActivities: FileProxy): Pick<S
     heartbeatTimeout: toolHeartbeat,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 8, ...notRegistered },
   });
+  // A call of such a tool that the session's rules mark safe to repeat (commands.repeatable): the
+  // same bound and heartbeat, and a few attempts.
+  const repeatable = fileActivities<Record<string, ToolActivityFunction>>({
+    startToCloseTimeout: ONCE_TOOL_BOUND,
+    heartbeatTimeout: toolHeartbeat,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+  });
   const byClass = { quick, persistent, once };
   const customByClass = { quick: customQuick, persistent: customPersistent, once };
   return {
     tools: Object.fromEntries(TOOL_SPECS.map((spec: { name: string; retries: keyof typeof byClass }) => [spec.name, byClass[spec.retries][spec.name]!])),
+    repeatable: Object.fromEntries(TOOL_SPECS.filter((spec: { retries: string }) => spec.retries === 'once').map((spec) => [spec.name, repeatable[spec.name]!])),
     localReads: Object.fromEntries(TOOL_SPECS.filter((spec) => spec.access === 'read').map((spec) => [spec.name, localQuick[spec.name]!])),
     customTool: (name, retries, local) => (local ? customLocal[name]! : customByClass[retries][name]!),
   };

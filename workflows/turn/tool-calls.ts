@@ -9,6 +9,7 @@ import type { ToolCall, ToolResult } from '../../common/messages';
 import { type McpCallInput, type McpServerConfig, offeredOf, type SessionTool, TOOL_NOT_REGISTERED } from '../../common/offered-tools';
 import type { RuntimeContext } from '../../common/runtime-context';
 import { NOT_FILES_HOST } from '../../common/files-host';
+import { isRepeatable } from '../../common/commands/command-rules';
 import { TOOL_SPECS, toolSpec } from '../../common/tools';
 import { argumentRecord, callArguments, contentOf, modesOf, replacedOf, targetOf } from '../../common/tools/tool-spec';
 import type { SessionActivityStubs } from '../stubs/activity-proxies';
@@ -19,6 +20,12 @@ export interface SessionToolSet {
   tools: readonly SessionTool[];
   /** The MCP servers the offered MCP tools come from. */
   mcpServers: Readonly<Record<string, McpServerConfig>>;
+}
+
+/** Whether a call of the made-once tool `spec` is one the session's command rules mark safe to repeat (its target is the command line). */
+function safeToRepeat(spec: { target?: string }, args: unknown, context: RuntimeContext): boolean {
+  const line = spec.target === undefined ? undefined : argumentRecord(args)[spec.target];
+  return typeof line === 'string' && isRepeatable(line, context.commands?.rules, context.variables);
 }
 
 /**
@@ -37,7 +44,9 @@ export function runToolCall(activities: SessionActivityStubs, call: ToolCall, co
   const parsed = callArguments(call);
   if (!parsed.ok) return Promise.resolve({ success: false, error: parsed.error });
   const args = parsed.value;
-  const failed = (err: unknown): ToolResult => toolFailure(err, name, call.id, spec.retries === 'once');
+  // A call made once unless the session's rules mark it safe to repeat (commands.repeatable).
+  const repeat = spec.retries === 'once' && safeToRepeat(spec, args, context) ? activities.repeatable[name] : undefined;
+  const failed = (err: unknown): ToolResult => toolFailure(err, name, call.id, spec.retries === 'once' && repeat === undefined);
   try {
     const summary = { summary: toolSummary(name, args, options.toolSet?.tools) };
     const offered = offeredOf(spec);
@@ -58,7 +67,7 @@ export function runToolCall(activities: SessionActivityStubs, call: ToolCall, co
       return remote().then(undefined, failed);
     }
     // Only tools that change nothing may run as local activities (a crash repeats them).
-    const remote = (): Promise<ToolResult> => activities.tools[name]!.executeWithOptions(summary, [context, args]);
+    const remote = (): Promise<ToolResult> => (repeat ?? activities.tools[name]!).executeWithOptions(summary, [context, args]);
     const local = options.localReads ? activities.localReads[name] : undefined;
     if (local) return locally(local.executeWithOptions(summary, [context, args]), remote, failed);
     return remote().then(undefined, failed);

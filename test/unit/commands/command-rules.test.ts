@@ -5,7 +5,7 @@
  * inside substitutions and through wrappers, requests that never grant, a skill's `allowed-tools`,
  * and which rules are refused.
  */
-import { type CommandRules, commandRequestsOf, commandRuleProblem, judgeCommand, mergeCommandRules, normalizedRule, ruleCovers } from '../../../common/commands/command-rules';
+import { type CommandRules, commandRequestsOf, commandRuleProblem, isRepeatable, judgeCommand, mergeCommandRules, normalizedRule, ruleCovers } from '../../../common/commands/command-rules';
 import { fillCommandVariables, readCommandLine } from '../../../common/commands/command-line';
 
 const VARIABLES = { 'project-root': '/home/me/shop', output_folder: '/home/me/shop/docs', odd: "/tmp/a b;c'd" };
@@ -225,5 +225,24 @@ describe('rules and requests from their sources', () => {
       ],
       deny: [{ pattern: 'c', source: 't' }],
     });
+  });
+
+  test('isRepeatable: every command of the line covered by a repeatable rule, nothing opaque; allow and deny rules do not count', () => {
+    const rules: CommandRules = {
+      repeatable: [
+        { pattern: 'uv run {project-root}/_bmad/scripts/resolve_config.py', source: 's' },
+        { pattern: 'git status', source: 's' },
+      ],
+      allow: [{ pattern: 'rm *', source: 's' }],
+    };
+    const variables = { 'project-root': '/p' };
+    expect(isRepeatable('uv run {project-root}/_bmad/scripts/resolve_config.py --project-root /p', rules, variables)).toBe(true);
+    expect(isRepeatable('uv run /p/_bmad/scripts/resolve_config.py', rules, variables)).toBe(true);
+    expect(isRepeatable('git status && git status -s', rules, variables)).toBe(true);
+    expect(isRepeatable('git status; rm -rf x', rules, variables)).toBe(false);
+    expect(isRepeatable('git status > out.txt', rules, variables)).toBe(false);
+    expect(isRepeatable('rm x', rules, variables)).toBe(false);
+    expect(isRepeatable('git status', { allow: [{ pattern: 'git status', source: 's' }] }, variables)).toBe(false);
+    expect(isRepeatable('git status', undefined, variables)).toBe(false);
   });
 });
