@@ -495,7 +495,7 @@ export const SESSION_SETTINGS = {
         enabled: setting({
           kind: boolean,
           default: false,
-          doc: 'Offer `run_command`: the model runs shell command lines in the project, in a sandbox (bubblewrap), each after a person approves it.',
+          doc: 'Offer `run_command`: the model runs shell command lines in the project, in a sandbox (bubblewrap), each after a person approves it unless a rule decides; with it come `list_files` and `search_files` (offered with skills too).',
           flag: { flags: '--commands', help: 'offer run_command: shell commands in a sandbox (bubblewrap), each approved first', group: 'tools' },
         }),
         network: setting({
