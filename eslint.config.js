@@ -14,7 +14,7 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 // it, so folders never import each other in a circle. scripts/ and test/ may import anything, and no
 // other folder may import them. workflows/ may import activities/ for types only (the rule on
 // workflows/ further down checks that).
-const FOLDERS = ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker', 'client', 'cli', 'scripts', 'test'];
+const FOLDERS = ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker', 'client', 'serve', 'cli', 'scripts', 'test'];
 const LAYERS = {
   // Types, constants and pure helpers shared by every folder, the workflow sandbox included.
   common: { mayImport: [] },
@@ -32,8 +32,10 @@ const LAYERS = {
   worker: { mayImport: ['common', 'codec', 'activities', 'workflows'] },
   // The typed client library and the embedded server.
   client: { mayImport: ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker'] },
+  // The HTTP API and the chat app (`loopwright serve`), over the client library; only cli/ (and tests) import it.
+  serve: { mayImport: ['common', 'bundle', 'codec', 'client'] },
   // The command line, on top of the client library.
-  cli: { mayImport: ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker', 'client'] },
+  cli: { mayImport: ['common', 'bundle', 'codec', 'fake-model', 'activities', 'workflows', 'worker', 'client', 'serve'] },
 };
 
 const layerZones = Object.entries(LAYERS).flatMap(([folder, { mayImport, except = {} }]) =>
@@ -98,5 +100,11 @@ module.exports = tseslint.config(
     files: ['**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  // The chat app (serve/app/) runs in the browser as plain ES modules, without a build step.
+  {
+    files: ['serve/app/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
+    rules: { 'no-restricted-globals': ['error', { name: 'require', message: 'The app is ES modules in a browser: import, not require.' }] },
   },
 );

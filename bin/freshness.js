@@ -7,7 +7,7 @@ const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
 /** Folders compiled into dist/ (tsconfig.build.json includes the same). */
-const SOURCE_DIRS = ['workflows', 'activities', 'worker', 'client', 'cli', 'common', 'codec', 'bundle', 'fake-model'];
+const SOURCE_DIRS = ['workflows', 'activities', 'worker', 'client', 'serve', 'cli', 'common', 'codec', 'bundle', 'fake-model'];
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 
 /** Newest modification time (ms) of the sources, or 0 when this is not a checkout. */

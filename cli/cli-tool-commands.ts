@@ -1,6 +1,6 @@
 /**
  * The commands of the `loopwright` command line that run a worker, a server or look at a bundle:
- * `worker`, `server` (start, stop, status, install), `codec-server`, `demo`, `inspect` and
+ * `worker`, `server` (start, stop, status, install), `serve`, `codec-server`, `demo`, `inspect` and
  * `validate`. Each command's module is loaded only when it runs.
  */
 import type { Command } from 'commander';
@@ -8,6 +8,7 @@ import type { CodecServerOptions } from './commands/codec-server-command';
 import type { DemoOptions } from './commands/demo-command';
 import { collect, commandPatterns, port, serverPort } from './commands/option-values';
 import type { WorkerOptions } from './commands/worker-command';
+import type { ServeOptions } from './commands/serve-command';
 import type { JsonOption } from './commands/command-support';
 import { CONNECTION_ENV, execute, helpDetails, type Invocation, UI_ENV } from './cli-support';
 import { onSignalGracefully } from './exit-on-signal';
@@ -51,6 +52,36 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     });
 
   addServerCommand(program, invocation);
+
+  program
+    .command('serve')
+    .summary('the HTTP API, live session events and the chat app')
+    .description(
+      'Serve the HTTP API (/api, described at /api/openapi.json), session events as server-sent AG-UI events, and the chat app, until Ctrl-C; ' +
+        'prints the link to open. Starts the embedded Temporal server when none runs, and a worker in this process when none polls ' +
+        '(with the scripted model when no model is configured). Any host but 127.0.0.1 needs a token.',
+    )
+    .option('--host <host>', 'address to listen on (another than a loopback address needs --token)', '127.0.0.1')
+    .option('--port <n>', 'port (0: any free one)', port, 8787)
+    .option('--token <token>', 'required of every request: Authorization: Bearer <token>, or the cookie the printed link sets (default: LOOPWRIGHT_SERVE_TOKEN)')
+    .option('--no-worker', 'never run a worker in this process')
+    .addHelpText(
+      'after',
+      helpDetails(
+        ['loopwright serve', 'LOOPWRIGHT_SERVE_TOKEN=$(openssl rand -hex 16) loopwright serve --host 0.0.0.0 --port 8080'],
+        [
+          ['LOOPWRIGHT_SERVE_TOKEN', 'the token, as --token'],
+          ...CONNECTION_ENV,
+          ['OPENAI_API_KEY, OPENAI_BASE_URL', 'the model server of the worker this command runs (none: the scripted model)'],
+          ['LOOPWRIGHT_MODEL', 'model unless the session names one'],
+          ...UI_ENV,
+        ],
+      ),
+    )
+    .action(async (options: ServeOptions) => {
+      const { serveCommand } = await import('./commands/serve-command');
+      await execute(invocation, 'serve', {}, () => serveCommand(options, out));
+    });
 
   program
     .command('codec-server')

@@ -1,0 +1,51 @@
+/**
+ * Sending a message without waiting for the turn: the `send` update is started and the call
+ * returns once the session accepted it (its validator passed: not busy, not too large, not ending),
+ * with the number of the turn it runs. The turn goes on in the session whoever waits for it; its
+ * progress is on the event stream and its result comes from `awaitTurn`.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { sendUpdate } from '../common/contract/session-definitions';
+import { CONTINUED_AS_NEW } from '../common/failure-types';
+import { MAX_USER_MESSAGE_BYTES } from '../common/defaults';
+import { utf8Length } from '../common/transcript';
+import { type SessionHandle, SessionRejectedError } from '../client/session-client';
+import { TOO_LARGE } from '../common/failure-types';
+
+/** How long a message is offered to a session that is moving to its next run. */
+const HANDOVER_MS = 60_000;
+
+/** Start a turn for `message`; resolves to its number once the session took the message. */
+export async function startTurn(session: SessionHandle, message: string): Promise<number> {
+  const bytes = utf8Length(message);
+  if (bytes > MAX_USER_MESSAGE_BYTES) {
+    throw new SessionRejectedError(`The message is ${bytes} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes; send a shorter message or put the text in a file the agent can read`, {
+      type: TOO_LARGE,
+    });
+  }
+  const deadline = Date.now() + HANDOVER_MS;
+  for (;;) {
+    // The turn a message starts is the next one: while a turn runs (or waits for the agent to be
+    // ready) the session refuses another message, so no other turn can come between.
+    const before = (await session.state()).turn;
+    try {
+      await session.workflow.startUpdate(sendUpdate, { args: [message], waitForStage: 'ACCEPTED' });
+      return before + 1;
+    } catch (err) {
+      const failure = err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+      if (failure?.type === CONTINUED_AS_NEW) {
+        const turn = (failure.details?.[0] as { turn?: unknown } | undefined)?.turn;
+        if (typeof turn === 'number') return turn;
+        // The run was handing over and did not take the message: offer it to the next run.
+        if (Date.now() < deadline) {
+          await sleep(50);
+          continue;
+        }
+      }
+      if (err instanceof WorkflowUpdateFailedError && err.cause) throw new SessionRejectedError(err.cause.message, { cause: err, type: failure?.type ?? undefined });
+      throw err;
+    }
+  }
+}
