@@ -60,7 +60,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     logger: false,
     bodyLimit: MAX_BODY_BYTES,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
-    maxParamLength: 1000,
+    routerOptions: { maxParamLength: 1000 },
     forceCloseConnections: true,
     return503OnClosing: true,
   });

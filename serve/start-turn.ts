@@ -5,7 +5,7 @@
  * progress is on the event stream and its result comes from `awaitTurn`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { sendUpdate } from '../common/contract/session-definitions';
 import { CONTINUED_AS_NEW } from '../common/failure-types';
@@ -17,8 +17,24 @@ import { TOO_LARGE } from '../common/failure-types';
 /** How long a message is offered to a session that is moving to its next run. */
 const HANDOVER_MS = 60_000;
 
+/** How long a refusal may take to show in the update's result (it is known locally; decoding it takes microseconds). */
+const REFUSAL_SHOWS_MS = 25;
+
+/** Whether `result` settles at once: it throws the refusal; false when it does not settle (the turn runs). */
+async function refused(client: Client, result: () => Promise<unknown>): Promise<boolean> {
+  const abort = new AbortController();
+  const settled = client.withAbortSignal(abort.signal, result).then(() => true);
+  const timer = sleep(REFUSAL_SHOWS_MS, false);
+  try {
+    return await Promise.race([settled, timer]);
+  } finally {
+    abort.abort();
+    settled.catch(() => undefined);
+  }
+}
+
 /** Start a turn for `message`; resolves to its number once the session took the message. */
-export async function startTurn(session: SessionHandle, message: string): Promise<number> {
+export async function startTurn(session: SessionHandle, client: Client, message: string): Promise<number> {
   const bytes = utf8Length(message);
   if (bytes > MAX_USER_MESSAGE_BYTES) {
     throw new SessionRejectedError(`The message is ${bytes} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes; send a shorter message or put the text in a file the agent can read`, {
@@ -31,7 +47,11 @@ export async function startTurn(session: SessionHandle, message: string): Promis
     // ready) the session refuses another message, so no other turn can come between.
     const before = (await session.state()).turn;
     try {
-      await session.workflow.startUpdate(sendUpdate, { args: [message], waitForStage: 'ACCEPTED' });
+      const update = await session.workflow.startUpdate(sendUpdate, { args: [message], waitForStage: 'ACCEPTED' });
+      // A refusal comes back as the update's known outcome, not as an error of startUpdate: it
+      // shows at once in result(). An accepted turn's result would wait for the turn; that wait is
+      // cancelled.
+      if (await refused(client, () => update.result())) throw new Error('unreachable: a refusal throws');
       return before + 1;
     } catch (err) {
       const failure = err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure ? err.cause : undefined;

@@ -92,7 +92,7 @@ export function registerEventRoutes(app: FastifyInstance, context: ServeContext)
         const { settings } = sessionSettings(props);
         await context.loopwright.start({ ...settings, workflowId: threadId });
       }
-      const turn = await startTurn(handle, text);
+      const turn = await startTurn(handle, context.client, text);
       context.feeds.wake(threadId);
       // The turn's run, and the end of the answer with it.
       stream(reply, context, threadId, { kind: 'wait', t: turn }, (type) => type === EventType.RUN_FINISHED || type === EventType.RUN_ERROR);

@@ -144,7 +144,7 @@ export function registerSessionRoutes(app: FastifyInstance, context: ServeContex
     async (request, reply) => {
       const { id } = request.params;
       if (request.body.text.trim() === '') throw new ApiError(400, 'BadRequest', 'text must not be empty', 'text');
-      const turn = await startTurn(session(id), request.body.text);
+      const turn = await startTurn(session(id), context.client, request.body.text);
       context.feeds.wake(id);
       return reply.code(202).send({ turn });
     },

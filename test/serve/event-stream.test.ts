@@ -1,0 +1,158 @@
+/**
+ * A session's events over real HTTP as server-sent AG-UI events, on a real dev server, worker and
+ * streaming fake model:
+ * - a streamed turn is read as it arrives: several text deltas before the run ends, joined exactly
+ *   into the reply, every event with an id;
+ * - a dropped connection resumed with Last-Event-ID (header, or ?lastEventId=) gets exactly the
+ *   events after it: nothing lost, nothing repeated, the same as a reader that stayed;
+ * - twelve clients on one session share one follower and all get the whole turn;
+ * - a connection without an id joins the running turn from its start; one on a finished session
+ *   gets 204; a bad id is 400; a client that asks for JSON gets 406.
+ */
+import { text, toolCalls } from '../../fake-model/server';
+import { decodeCursor } from '../../serve/events/cursor';
+import { api, useServeSuite } from './serve-harness';
+import { openEvents, replyTexts, type SseMessage, types } from './sse-reader';
+
+jest.setTimeout(120_000);
+
+const suite = useServeSuite();
+const WORDS = Array.from({ length: 40 }, (_, i) => `word${i + 1}`).join(' ');
+const READ = { name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' };
+
+async function readySession(): Promise<string> {
+  const { base } = suite.serve;
+  const created = await api(base, 'POST', '/api/sessions', { bundlePath: suite.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
+  const id = String(created.body.id);
+  for (let i = 0; i < 200; i++) {
+    if ((await api(base, 'GET', `/api/sessions/${id}`)).body.status === 'waiting_for_user') return id;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('session never ready');
+}
+
+const finished = (messages: SseMessage[]) => messages.some((m) => m.event.type === 'RUN_FINISHED');
+
+/** Every event but the text deltas and usage, which may be split or joined differently after a resume. */
+const structure = (messages: readonly SseMessage[]) => types(messages).filter((t) => t !== 'TEXT_MESSAGE_CONTENT' && t !== 'CUSTOM:loopwright.usage');
+
+test('events: a streamed turn arrives as it is written, with ids, joined exactly into the reply', async () => {
+  const { base } = suite.serve;
+  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 30 });
+  suite.h.fake.enqueue(toolCalls([READ]), text(WORDS));
+  const id = await readySession();
+  const events = await openEvents(`${base}/api/sessions/${id}/events`);
+  expect(events.status).toBe(200);
+  expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'read then answer' })).status).toBe(202);
+  await events.waitFor(finished, 60_000, 'RUN_FINISHED');
+  events.close();
+  const got = events.messages;
+  expect(got.every((m) => m.id !== undefined && decodeCursor(m.id) !== undefined)).toBe(true);
+  expect(structure(got)).toEqual([
+    'RUN_STARTED',
+    'CUSTOM:loopwright.user_message',
+    'STEP_STARTED',
+    'TOOL_CALL_START',
+    'TOOL_CALL_ARGS',
+    'TOOL_CALL_END',
+    'TOOL_CALL_RESULT',
+    'STEP_FINISHED',
+    'STEP_STARTED',
+    'TEXT_MESSAGE_START',
+    'TEXT_MESSAGE_END',
+    'STEP_FINISHED',
+    'RUN_FINISHED',
+  ]);
+  expect(got[0]!.event).toMatchObject({ type: 'RUN_STARTED', threadId: id, runId: `${id}:t1` });
+  expect(got.find((m) => m.event.type === 'TOOL_CALL_START')!.event).toMatchObject({ toolCallId: 'call_read', toolCallName: 'read_file' });
+  expect(got.find((m) => m.event.type === 'TOOL_CALL_RESULT')!.event).toMatchObject({ toolCallId: 'call_read', content: expect.stringContaining('"success":true') });
+  const deltas = got.filter((m) => m.event.type === 'TEXT_MESSAGE_CONTENT');
+  expect(deltas.length).toBeGreaterThan(3);
+  expect(replyTexts(got).get(`${id}:t1:r2`)).toBe(WORDS);
+  // The first words were there before the run ended.
+  const end = got.find((m) => m.event.type === 'RUN_FINISHED')!;
+  expect(deltas[0]!.at).toBeLessThan(end.at - 500);
+  expect(end.event).toMatchObject({ runId: `${id}:t1`, result: { turn: 1, status: 'completed', success: true } });
+  expect(got.some((m) => m.event.type === 'CUSTOM' && m.event.name === 'loopwright.usage')).toBe(true);
+  await api(base, 'POST', `/api/sessions/${id}/end`, {});
+});
+
+test('events: a dropped connection resumed with Last-Event-ID gets exactly what it missed, also with ?lastEventId=', async () => {
+  const { base } = suite.serve;
+  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  suite.h.fake.enqueue(toolCalls([READ]), text(WORDS));
+  const id = await readySession();
+  const stayed = await openEvents(`${base}/api/sessions/${id}/events`);
+  const first = await openEvents(`${base}/api/sessions/${id}/events`);
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'read then answer' });
+  // Drop it in the middle of the streamed reply.
+  await first.waitFor((m) => m.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= 3, 60_000, 'some text');
+  first.close();
+  const cut = first.messages.length;
+  const lastId = first.messages[cut - 1]!.id!;
+  const second = await openEvents(`${base}/api/sessions/${id}/events`, { lastEventId: lastId });
+  // Dropped again, at once, and resumed through the query parameter.
+  await second.waitFor((m) => m.length >= 1, 60_000, 'one event');
+  second.close();
+  const third = await openEvents(`${base}/api/sessions/${id}/events?lastEventId=${encodeURIComponent(second.lastId()!)}`);
+  await third.waitFor(finished, 60_000, 'RUN_FINISHED');
+  await stayed.waitFor(finished, 60_000, 'RUN_FINISHED');
+  third.close();
+  stayed.close();
+  const joined = [...first.messages.slice(0, cut), ...second.messages, ...third.messages];
+  expect(structure(joined)).toEqual(structure(stayed.messages));
+  expect(replyTexts(joined)).toEqual(replyTexts(stayed.messages));
+  expect(replyTexts(joined).get(`${id}:t1:r2`)).toBe(WORDS);
+  // No id repeats: each event was sent once over the three connections.
+  const ids = joined.map((m) => m.id);
+  expect(new Set(ids).size).toBe(ids.length);
+  await api(base, 'POST', `/api/sessions/${id}/end`, {});
+});
+
+test('events: twelve clients on one session share one follower and each gets the whole turn', async () => {
+  const { base, context } = suite.serve;
+  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
+  suite.h.fake.enqueue(text(WORDS));
+  const id = await readySession();
+  const readers = await Promise.all(Array.from({ length: 12 }, () => openEvents(`${base}/api/sessions/${id}/events`)));
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
+  await readers[0]!.waitFor((m) => m.some((e) => e.event.type === 'TEXT_MESSAGE_CONTENT'), 60_000, 'text');
+  expect(context.feeds.watchers).toBe(12);
+  await Promise.all(readers.map((r) => r.waitFor(finished, 60_000, 'RUN_FINISHED')));
+  for (const reader of readers) {
+    expect(replyTexts(reader.messages).get(`${id}:t1:r1`)).toBe(WORDS);
+    expect(structure(reader.messages)).toEqual(structure(readers[0]!.messages));
+    reader.close();
+  }
+  await api(base, 'POST', `/api/sessions/${id}/end`, {});
+});
+
+test('events: joining late starts at the running turn from its start; the stream goes on with the next turn', async () => {
+  const { base } = suite.serve;
+  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  suite.h.fake.enqueue(text(WORDS), text('the second turn'));
+  const id = await readySession();
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
+  const late = await openEvents(`${base}/api/sessions/${id}/events`);
+  await late.waitFor(finished, 60_000, 'RUN_FINISHED');
+  expect(types(late.messages).slice(0, 2)).toEqual(['RUN_STARTED', 'CUSTOM:loopwright.user_message']);
+  expect(replyTexts(late.messages).get(`${id}:t1:r1`)).toBe(WORDS);
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'more' });
+  await late.waitFor((m) => m.filter((e) => e.event.type === 'RUN_FINISHED').length === 2, 60_000, 'the second run');
+  expect(replyTexts(late.messages).get(`${id}:t2:r1`)).toBe('the second turn');
+  // Ended: the stream closes, and a new connection gets 204.
+  await api(base, 'POST', `/api/sessions/${id}/end`, {});
+  await late.ended;
+  for (let i = 0; i < 100 && (await api(base, 'GET', `/api/sessions/${id}`)).body.status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 50));
+  expect((await openEvents(`${base}/api/sessions/${id}/events`)).status).toBe(204);
+});
+
+test('events: a bad event id is 400, an unknown session 404, a client that wants JSON 406', async () => {
+  const { base } = suite.serve;
+  const id = await readySession();
+  expect((await openEvents(`${base}/api/sessions/${id}/events`, { lastEventId: 'not-an-id!' })).status).toBe(400);
+  expect((await openEvents(`${base}/api/sessions/${id}/events`, { lastEventId: Buffer.from('[1,1,2]').toString('base64url') })).status).toBe(400);
+  expect((await openEvents(`${base}/api/sessions/no-such-session/events`)).status).toBe(404);
+  expect((await openEvents(`${base}/api/sessions/${id}/events`, { headers: { accept: 'application/json' } })).status).toBe(406);
+  await api(base, 'POST', `/api/sessions/${id}/end`, {});
+});
