@@ -10,7 +10,8 @@
 #   4. bubblewrap (`bwrap`), the sandbox commands run in (activities/commands/): when missing,
 #      installed with apt-get if this runs as root on a system that has it; otherwise a note says
 #      how, and set-up goes on (commands then refuse to run unless the operator allows them
-#      unsandboxed); likewise a system python3 (in /usr/bin), the one scripts run with inside it.
+#      unsandboxed); likewise a system python3 (in /usr/bin), the one scripts run with inside it;
+#   5. Debian's chromium, for the chat app's browser tests (test/browser/), the same way.
 # Prints what it used; on failure, the tail of the failing step's output.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -94,6 +95,28 @@ if [[ ! -x /usr/bin/python3 && ! -x /usr/local/bin/python3 ]]; then
   else
     echo "setup: note: no python3 in /usr/bin or /usr/local/bin, so sandboxed commands cannot run Python scripts (uv run);" \
       "install it: sudo apt-get install python3 (Debian, Ubuntu), sudo dnf install python3 (Fedora)" >&2
+  fi
+fi
+# The chat app's browser tests (test/browser/) drive Debian's chromium through playwright-core,
+# which downloads no browser: installed with apt-get when missing, as bubblewrap is. Without it
+# those tests say they are skipped, except in CI, where they fail.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && [[ -z ${LOOPWRIGHT_CHROMIUM:-} ]]; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    log=$(mktemp)
+    install_chromium() {
+      # The emoji font: agents have emoji icons, and the tests take screenshots.
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium fonts-noto-color-emoji >>"$log" 2>&1
+    }
+    if install_chromium || { apt-get update -q >>"$log" 2>&1 && install_chromium; }; then
+      echo "setup: chromium installed for the browser tests ($(chromium --version 2>/dev/null || echo /usr/bin/chromium))"
+    else
+      echo "setup: note: could not install chromium, so the browser tests cannot run; apt-get said:" >&2
+      tail -n 5 "$log" | sed 's/^/setup:   /' >&2
+    fi
+    rm -f "$log"
+  else
+    echo "setup: note: chromium is not installed, so the chat app's browser tests are skipped;" \
+      "install it: sudo apt-get install chromium (Debian), or set LOOPWRIGHT_CHROMIUM to a Chromium or Chrome binary" >&2
   fi
 fi
 node scripts/build.js --if-stale

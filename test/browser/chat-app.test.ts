@@ -1,0 +1,255 @@
+/**
+ * The chat app in a real browser (headless Debian chromium through playwright-core) against a real
+ * `loopwright serve` process, a real dev server and worker, and the fake model streaming slowly:
+ * - the agent picker shows the bundle's agents with their menus, and starts a session;
+ * - a streamed reply grows in the page while the model is still writing it, and ends exactly;
+ * - a write waits for approval, shown with its exact arguments; approved in the page, the file is written;
+ * - Interrupt cancels the model call in flight and the turn ends interrupted;
+ * - a reload mid-turn resumes the stream after the last event shown (?lastEventId=): nothing lost or repeated;
+ * - the serve process killed and started again mid-turn: the page reconnects and the reply ends exactly;
+ * - a session started from the command line is reopened from the list, its running turn rejoined.
+ * Screenshots of the main states go to test-artifacts/screenshots/.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { ChatMessage } from '../../common/messages';
+import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
+import { BIN, cliEnvironment } from '../e2e/cli-runner';
+import { useAppHarness } from './app-harness';
+import { browserTestsSkipped, screenshot } from './chromium';
+
+jest.setTimeout(120_000);
+
+/** The reply to most messages: 60 words, about 450 characters. */
+const WORDS = Array.from({ length: 60 }, (_, i) => `word${i + 1}`).join(' ');
+/** The reply to `long …`: long enough to reload the page, or restart the server, in the middle of it. */
+const LONG = Array.from({ length: 240 }, (_, i) => `part${i + 1}`).join(' ');
+const SAVED_CONTENT = '# Notes\n\n- The street wants a tool library.\n';
+
+/** `save it` saves a note first; `long …` gets the long reply; anything else the sixty words. */
+function respond(request: RecordedRequest): Step {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const said = String(messages[lastUser]?.content ?? '');
+  const step = messages.slice(lastUser).filter((m) => m.role === 'assistant').length;
+  if (said === 'save it' && step === 0) {
+    return toolCalls([{ id: 'call_save', name: 'save_output', arguments: { file_path: '{output_folder}/street-notes.md', content: SAVED_CONTENT } }]);
+  }
+  if (said === 'save it') return text('Saved the notes.');
+  if (said.startsWith('long')) return text(LONG);
+  return text(WORDS);
+}
+
+const skipped = browserTestsSkipped('chat app in a browser');
+const app = skipped ? undefined : useAppHarness();
+/** The tests, or skipped ones where the browser is missing (outside CI only). */
+const it = skipped ? test.skip : test;
+
+let context: BrowserContext;
+let page: Page;
+
+beforeEach(async () => {
+  if (!app) return;
+  app.h.fake.reset();
+  app.h.fake.setResponder(respond);
+  context = await app.browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: app.serve.url });
+  page = await context.newPage();
+});
+
+afterEach(async () => {
+  await context?.close();
+});
+
+/** The text of the page's last agent message. */
+async function lastReply(p: Page = page): Promise<string> {
+  const texts = p.getByTestId('assistant-text');
+  return (await texts.count()) === 0 ? '' : ((await texts.last().textContent()) ?? '');
+}
+
+async function waitFor<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const started = Date.now();
+  let value = await read();
+  while (!ok(value)) {
+    if (Date.now() - started > timeoutMs) throw new Error(`never saw ${what}; last value: ${JSON.stringify(value)?.slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 25));
+    value = await read();
+  }
+  return value;
+}
+
+/** Open the app, pick the example bundle's agent and start a session; returns its id. */
+async function startSessionInPage(shot?: string): Promise<string> {
+  await page.goto('/');
+  await page.getByLabel('Bundle or project path').fill(app!.bundle);
+  await page.getByRole('button', { name: 'Show agents' }).click();
+  await page.getByRole('group', { name: 'Agent' }).waitFor();
+  if (shot) await screenshot(page, shot);
+  await page.getByRole('button', { name: 'Start session' }).click();
+  await page.waitForURL(/#\/session\//);
+  await page.getByLabel('Message').waitFor();
+  return decodeURIComponent(new URL(page.url()).hash.replace('#/session/', ''));
+}
+
+async function send(message: string): Promise<void> {
+  await page.getByLabel('Message').fill(message);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+/** The fake model's latest request is still being streamed. */
+function modelStillWriting(): boolean {
+  const last = app!.h.fake.requests.at(-1);
+  return last !== undefined && last.status === null && !last.aborted;
+}
+
+it('picker: the bundle path shows its agents with their menus, and Start session opens a session with approval for writes', async () => {
+  const id = await startSessionInPage('agent-picker');
+  expect(id).toBeTruthy();
+  const state = (await (await fetch(`${app!.serve.url}/api/sessions/${encodeURIComponent(id)}`)).json()) as { agent: { name: string }; webUiUrl?: string };
+  expect(state.agent.name).toBeTruthy();
+  await waitFor(
+    () => page.getByRole('heading', { level: 1 }).textContent(),
+    (t) => (t ?? '').includes(state.agent.name),
+    "the agent's name as the title",
+  );
+  // The agent's menu is offered as commands that fill the message box.
+  await page
+    .getByRole('group', { name: 'Agent commands' })
+    .getByRole('button', { name: /\*intake/ })
+    .click();
+  await expect(page.getByLabel('Message').inputValue()).resolves.toBe('*intake');
+  const link = page.getByRole('link', { name: 'Open in the Temporal Web UI' });
+  if (state.webUiUrl) await expect(link.getAttribute('href')).resolves.toBe(state.webUiUrl);
+});
+
+it('streaming: the reply grows in the page while the model is still writing it, and ends exactly, once', async () => {
+  await startSessionInPage();
+  // Four characters every 40 ms: the sixty words take about 4.5 s to write.
+  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  await send('hello');
+  await expect(page.getByTestId('user-message').last().textContent()).resolves.toContain('hello');
+  const seen: number[] = [];
+  const partial = await waitFor(
+    async () => {
+      const now = await lastReply();
+      if (now.length > 0 && now.length < WORDS.length && modelStillWriting()) seen.push(now.length);
+      return now;
+    },
+    () => seen.length >= 3 && new Set(seen).size >= 3,
+    'the reply growing while the model writes it',
+  );
+  expect(WORDS.startsWith(partial)).toBe(true);
+  await screenshot(page, 'streaming-reply');
+  await waitFor(lastReply, (t) => t === WORDS, 'the whole reply');
+  await page.getByRole('button', { name: 'Send' }).and(page.locator(':enabled')).waitFor();
+  await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);
+  await waitFor(
+    () => page.getByTestId('session-tokens').textContent(),
+    (t) => /^[1-9]/.test(t ?? ''),
+    'tokens counted',
+  );
+  await screenshot(page, 'finished-turn');
+});
+
+it('approval: a save_output call waits with its exact arguments; Approve in the page writes the file', async () => {
+  await startSessionInPage();
+  await send('save it');
+  const approval = page.getByRole('article', { name: 'Approval of save_output' });
+  await approval.waitFor();
+  // The exact content the call would write, and the path with its variables filled in.
+  await expect(approval.getByTestId('approval-arg-content').textContent()).resolves.toBe(SAVED_CONTENT);
+  await expect(approval.getByTestId('approval-arg-file_path').textContent()).resolves.toBe('{output_folder}/street-notes.md');
+  const saved = path.join(app!.bundle, 'docs', 'street-notes.md');
+  await expect(approval.getByTestId('approval-path').textContent()).resolves.toBe(saved);
+  expect(fs.existsSync(saved)).toBe(false);
+  await screenshot(page, 'approval');
+  await approval.getByRole('button', { name: 'Approve' }).click();
+  await waitFor(lastReply, (t) => t === 'Saved the notes.', 'the reply after the write');
+  expect(fs.readFileSync(saved, 'utf8')).toBe(SAVED_CONTENT);
+  await expect(approval.count()).resolves.toBe(0);
+  await expect(page.getByTestId('tool-call').filter({ hasText: 'save_output' }).getAttribute('data-status')).resolves.toBe('done');
+});
+
+it('interrupt: the button cancels the model call in flight; the turn ends interrupted and the page takes a message again', async () => {
+  await startSessionInPage();
+  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 60 });
+  await send('long reply please');
+  await waitFor(lastReply, (t) => t.length > 20, 'the first text');
+  await page.getByRole('button', { name: 'Interrupt' }).click();
+  await page.getByTestId('notice').filter({ hasText: 'Interrupted' }).waitFor();
+  await app!.h.fake.waitForAborts(1, 10_000);
+  expect((await lastReply()).length).toBeLessThan(LONG.length);
+  await expect(page.getByRole('button', { name: 'Send' }).isEnabled()).resolves.toBe(true);
+  await expect(page.getByRole('button', { name: 'Interrupt' }).isDisabled()).resolves.toBe(true);
+});
+
+it('reload mid-turn: the page shows the turn as it was and resumes the stream after its last event, nothing lost or repeated', async () => {
+  await startSessionInPage();
+  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 30 });
+  await send('long reply please');
+  await waitFor(lastReply, (t) => t.length > 100, 'a good part of the reply');
+  const streams: string[] = [];
+  page.on('request', (request) => {
+    if (request.url().includes('/events')) streams.push(request.url());
+  });
+  await page.reload();
+  expect(modelStillWriting()).toBe(true);
+  await waitFor(lastReply, (t) => t === LONG, 'the whole reply after the reload', 60_000);
+  await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);
+  await expect(page.getByTestId('user-message').count()).resolves.toBe(1);
+  // The page resumed after its last event rather than reading the turn again from its start.
+  expect(streams.length).toBeGreaterThan(0);
+  expect(new URL(streams[0]!).searchParams.get('lastEventId')).toBeTruthy();
+});
+
+it('serve restarted mid-turn: the page reconnects with its last event id and the reply ends exactly', async () => {
+  await startSessionInPage();
+  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  await send('long reply please');
+  await waitFor(lastReply, (t) => t.length > 40, 'the first text');
+  const resumed: string[] = [];
+  page.on('request', (request) => {
+    if (request.url().includes('/events')) resumed.push(request.url());
+  });
+  await app!.restartServe();
+  expect(modelStillWriting()).toBe(true);
+  await waitFor(lastReply, (t) => t === LONG, 'the whole reply after the restart', 60_000);
+  await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);
+  expect(resumed.some((url) => new URL(url).searchParams.get('lastEventId'))).toBe(true);
+  await waitFor(
+    () => page.getByTestId('stream-status').getAttribute('data-status'),
+    (s) => s === 'open',
+    'the stream open again',
+  );
+});
+
+it('rejoin: a session started from the command line is opened from the list and its running turn followed', async () => {
+  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  const env = cliEnvironment({
+    TEMPORAL_ADDRESS: app!.h.server.address,
+    OPENAI_BASE_URL: app!.h.fake.baseURL,
+    LOOPWRIGHT_TASK_QUEUE: app!.taskQueue,
+    LOOPWRIGHT_STATE_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'lw-browser-cli-')),
+  });
+  const run = spawnSync(process.execPath, [BIN, 'run', app!.bundle, 'facilitator', 'long story from the terminal', '--detach', '--stream', '--json'], { env, encoding: 'utf8', timeout: 60_000 });
+  expect(run.status).toBe(0);
+  const id = String(JSON.parse(run.stdout).workflowId);
+  await page.goto('/');
+  const item = page.getByRole('navigation', { name: 'Sessions' }).getByRole('link').filter({ hasText: id });
+  await waitFor(
+    async () => {
+      await page.getByRole('button', { name: 'Refresh the session list' }).click();
+      return item.count();
+    },
+    (n) => n === 1,
+    'the session in the list',
+  );
+  await item.click();
+  await page.waitForURL(new RegExp(`#/session/${encodeURIComponent(id)}$`));
+  await waitFor(lastReply, (t) => t.length > 0 && modelStillWriting(), 'the running turn rejoined while it is written');
+  await waitFor(lastReply, (t) => t === LONG, 'the whole reply', 60_000);
+  await expect(page.getByTestId('user-message').last().textContent()).resolves.toContain('long story from the terminal');
+  await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);
+});
