@@ -31,6 +31,9 @@
  *   delegation   a child session per delegated task (delegate_task), and per subagent (run_subagent,
  *                one after another and all in one reply), against the same work in the parent:
  *                time and history per task (scripts/bench/delegation.ts).
+ *   browser      the chat app in headless Debian chromium against `loopwright serve` (a process of its
+ *                own): first reply text in the page after the model server sends it (scripts/bench/browser.ts).
+ *                Skipped, saying so, where no chromium is installed.
  *   skills       Agent Skills discovery of 50 generated skills and the catalog's tokens against every
  *                SKILL.md body up front (scripts/bench/skills.ts). Needs no server: it runs first,
  *                and `--only skills` starts none.
@@ -67,6 +70,7 @@ import { measureMcpSession } from './bench/mcp-session';
 import { measureStream } from './bench/stream';
 import { measureBatch } from './bench/batch';
 import { measureBatchKill } from './bench/batch-kill';
+import { measureBrowser } from './bench/browser';
 import { measureDelegation } from './bench/delegation';
 import { formatSkills, measureSkills, type SkillsFigures } from './bench/skills';
 import { formatSandbox, measureSandbox, type SandboxFigures } from './bench/sandbox';
@@ -315,6 +319,10 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
   await timed('batch', async () => {
     const batchOptions = { server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, model: MODEL, progress };
     report.batch = { ...(await measureBatch(batchOptions, cleanup)), kill: await measureBatchKill(batchOptions, cleanup) };
+  });
+
+  await timed('browser', async () => {
+    report.browser = await measureBrowser({ server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, progress }, cleanup);
   });
 
   report.totalSeconds = (performance.now() - started) / 1000;

@@ -18,6 +18,7 @@ import { formatMcpSession, type McpSessionFigures } from './mcp-session';
 import { formatDelegation, type DelegationFigures } from './delegation';
 import { formatStream, type StreamFigures } from './stream';
 import { formatBatch, type BatchBenchFigures } from './batch';
+import { formatBrowser, type BrowserFigures } from './browser';
 import type { SampleSummary } from './stats';
 import { bytes, ms, textTable } from './text-table';
 
@@ -33,7 +34,7 @@ export interface MachineInfo {
 }
 
 /** The parts of the bench, in the order they run. */
-export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream', 'delegation', 'batch'] as const;
+export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream', 'delegation', 'batch', 'browser'] as const;
 export type BenchPart = (typeof PARTS)[number];
 
 /** Everything one bench run measured; a part that did not run is absent. */
@@ -56,6 +57,8 @@ export interface BenchReport {
   delegation?: DelegationFigures;
   /** Batch runs: sessions per second and CPU per session, on one and two worker processes. */
   batch?: BatchBenchFigures;
+  /** The chat app in headless Chromium: first reply text in the page after the model server sent it. */
+  browser?: BrowserFigures;
   /** Wall time of each part that ran. */
   partSeconds: Partial<Record<BenchPart, number>>;
   totalSeconds: number;
@@ -101,6 +104,7 @@ export function formatReport(report: BenchReport): string {
   if (report.stream) sections.push(formatStream(report.stream));
   if (report.delegation) sections.push(formatDelegation(report.delegation));
   if (report.batch) sections.push(formatBatch(report.batch));
+  if (report.browser) sections.push(formatBrowser(report.browser));
   return sections.join('\n\n');
 }
 
