@@ -7,6 +7,7 @@ export type { BudgetChange, BudgetSettings, BudgetState, BudgetUse, ModelPrice }
 export type { ContinuedSession, PendingTurn } from './continued-types';
 import type { CommandCheck, VerificationReport } from './verify-types';
 import type { DelegateAgent } from './delegation-types';
+import type { ReplayCounts } from './eval/recording';
 // The session's input and its groups of settings are inferred from the settings table.
 export type { ApprovalPolicy, ApprovalSettings, ContextSettings, ContinueAsNewSettings, SessionInput, SessionTimeouts } from './settings/session-settings';
 
@@ -239,6 +240,8 @@ export interface TurnResult extends TurnSummary {
   modelWarnings?: string[];
   /** `delegate_task` calls the turn made (each a child session unless refused). */
   delegations?: number;
+  /** An eval session's turn: how its tool calls were answered (from the recording, run, diverged) and its approvals decided. */
+  replay?: ReplayCounts;
 }
 
 /** Result of the session workflow when it ends normally. */
@@ -246,7 +249,8 @@ export interface SessionResult {
   turns: number;
   lastTurn?: TurnResult;
   usage: TokenUsage;
-  endedBy: 'one_shot' | 'end_signal' | 'idle_timeout';
+  /** `script`: an eval session sent its recording's last message. */
+  endedBy: 'one_shot' | 'end_signal' | 'idle_timeout' | 'script';
   /** What initialisation and the tool listing warned about (a one-shot session's result carries them, so no query is needed). */
   warnings?: string[];
 }

@@ -8,6 +8,8 @@ import type { SessionActivities } from '../common/activity-types';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../common/defaults';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
 import { createBatchActivities } from '../activities/batch-activities';
+import { createEvalActivities } from '../activities/eval/eval-activities';
+import type { Scorer } from '../activities/eval/scorers';
 import type { CustomTool } from '../activities/tools/custom-tool';
 import { resolveWorkerSizing, sizingOptions, WorkerSizingError, type WorkerSizing } from './worker-sizing';
 import { msToNumber } from '@temporalio/common/lib/time';
@@ -27,6 +29,8 @@ export interface CreateWorkerOptions {
   activityOptions?: ActivitiesOptions;
   /** Custom tools (`defineTool`) offered to every session of this worker (added to `activityOptions.tools`). */
   tools?: readonly CustomTool[];
+  /** Custom scorers (`defineScorer`) the eval workflow may run on its cases (`loopwright eval --scorer`). */
+  scorers?: readonly Scorer[];
   /**
    * A pre-built workflow bundle (tests bundle once per file); otherwise the one `npm run build`
    * prebuilt into dist/, or, running from the sources, one bundled from workflows/ at start-up.
@@ -68,6 +72,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const activities = {
     // The batch workflow's file and follow-up activities (see workflows/batch/batch.ts).
     ...createBatchActivities({ client }),
+    // The eval workflow's activities, and the eval session's recorded turns (see workflows/eval/).
+    ...createEvalActivities({ client, scorers: options.scorers ?? [] }),
     ...(options.activities ?? createActivities({ client, hostId, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] })),
   };
   const worker = await Worker.create({

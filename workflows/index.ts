@@ -1,3 +1,4 @@
 /** Entry point of the workflow bundle: only workflow functions are exported here. */
 export { agentSession } from './session/session';
 export { agentBatch } from './batch/batch';
+export { agentEval } from './eval/eval';

@@ -42,7 +42,25 @@ import {
 } from '../defaults';
 import { FILES_WAIT_NOTICE_MS } from '../files-host';
 import type { ContinuedSession } from '../continued-types';
-import { boolean, duration, fraction, jsonObject, lineList, nonEmptyString, numberIn, oneOf, oneOfOrList, orList, positiveWholeNumber, string, stringList, wholeNumber, wholeNumberIn } from './kinds';
+import { DIVERGENCE_RULES, UNRECORDED_APPROVALS } from '../eval/eval-script';
+import {
+  boolean,
+  duration,
+  fraction,
+  jsonObject,
+  lineList,
+  nonEmptyString,
+  numberIn,
+  oneOf,
+  oneOfOrList,
+  orList,
+  positiveWholeNumber,
+  string,
+  stringList,
+  stringMap,
+  wholeNumber,
+  wholeNumberIn,
+} from './kinds';
 import { agentPatterns, commandPatterns, hostId, mcpServers, partialObject, prices } from './session-kinds';
 import { group, type GroupValue, setting } from './setting';
 
@@ -618,6 +636,28 @@ export const SESSION_SETTINGS = {
     internal: true,
     doc: 'Set on a child session started by `run_subagent`: its agent is made of these instructions instead of an agent of the bundle.',
   }),
+  eval: setting({
+    kind: group(
+      {
+        script: setting({ kind: nonEmptyString, required: true, doc: 'The recording the session replays: a file on its files host, written by the eval workflow.' }),
+        onDivergence: setting({
+          kind: oneOf(DIVERGENCE_RULES),
+          default: 'run',
+          doc: 'A call that matches no recorded call of its turn: `run` it for real (in the scratch copy), answer it with a `stub`, or answer it with an error (`fail`).',
+        }),
+        approvals: setting({ kind: oneOf(UNRECORDED_APPROVALS), default: 'approve', doc: 'A call waiting for approval that no recorded decision matches is approved or denied.' }),
+        paths: setting({
+          kind: stringMap,
+          doc: "Folders of the scratch copy and the recorded folders they stand for: a call's arguments are compared with the recording's with each such folder written as recorded.",
+        }),
+      },
+      { strict: true },
+    ),
+    internal: true,
+    doc:
+      'Set by the eval workflow (`loopwright eval`): the session sends itself the recorded user messages in order and ends after the last, answers ' +
+      'read-only calls that match the recording from it, and decides approvals as recorded.',
+  }),
   // Written by the session itself when it continues as new; its transcript is checked by hash on arrival.
   continued: setting({
     kind: partialObject<ContinuedSession>('what the previous run carries over', { fromRunId: nonEmptyString, run: positiveWholeNumber }),
@@ -640,6 +680,8 @@ export const SESSION_INPUT_RULES: readonly ((input: SessionInput) => string | un
     return delegatedBy && delegatedBy.depth > maxDepth ? `delegatedBy.depth: ${delegatedBy.depth} is deeper than delegation.maxDepth (${maxDepth})` : undefined;
   },
   ({ subagent, delegatedBy }) => (subagent && !delegatedBy ? 'subagent: only a session started by another (with delegatedBy) runs a subagent' : undefined),
+  ({ eval: replay, firstMessage, oneShot }) =>
+    replay && (firstMessage !== undefined || oneShot === true) ? 'eval: an eval session takes its messages from its recording (no firstMessage, not oneShot)' : undefined,
   ({ subagent }) => (subagent && subagent.instructionsFile === undefined && (subagent.instructions ?? '').trim() === '' ? 'subagent: give instructions or instructionsFile' : undefined),
 ];
 
@@ -669,3 +711,5 @@ export type DelegationSettings = NonNullable<SessionInput['delegation']>;
 export type DelegatedBy = NonNullable<SessionInput['delegatedBy']>;
 /** Set on a child session by `run_subagent`: the instructions its agent is made of. */
 export type SubagentSpec = NonNullable<SessionInput['subagent']>;
+/** Set on an eval session by the eval workflow: the recording it replays and its rules. */
+export type EvalSettings = NonNullable<SessionInput['eval']>;

@@ -294,6 +294,7 @@ export class FakeActivities {
       callMcpTool: stub('callMcpTool'),
       verifyDocument: stub('verifyDocument'),
       checkPins: stub('checkPins'),
+      loadEvalTurn: stub('loadEvalTurn'),
     };
   }
 

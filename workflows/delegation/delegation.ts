@@ -174,6 +174,8 @@ export class Delegator {
       idleTimeout: _idle,
       agentId: _agent,
       subagent: _sub,
+      // A child of an eval session runs live: the recording is its parent's.
+      eval: _eval,
       ...shared
     } = input;
     const subagent = typeof agent === 'string' ? undefined : agent;

@@ -194,6 +194,7 @@ export function installTurnHandlers(rt: HandledRun): void {
             TOO_LARGE,
           );
         }
+        if (rt.input.eval) throw ApplicationFailure.nonRetryable('an eval session sends itself the messages of its recording and takes none', BAD_INPUT);
         if (rt.continuing) throw rt.continuedFailure();
         if (rt.endRequested) throw ApplicationFailure.nonRetryable('the session is ending and takes no more messages', SESSION_ENDING);
         if (rt.state.status === 'failed') {

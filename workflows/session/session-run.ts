@@ -48,6 +48,7 @@ import type { SessionVerifier } from '../verify/verify';
 import { delegationApprovals, delegationHooks, sessionDelegator, sessionVerifier } from './session-features';
 import { delegationExtension, type Delegator } from '../delegation/delegation';
 import type { DelegationApprovals } from '../delegation/delegation-approvals';
+import { EvalReplay } from '../eval/replay';
 
 /** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
 const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
@@ -109,6 +110,8 @@ export class SessionRun implements SessionRuntime {
   private readonly memos: SessionMemos;
   /** Human in the loop: approvals (absent for runs recorded before it). */
   private readonly approvals: TurnApprovals | undefined;
+  /** An eval session's replay of its recording (`input.eval`; no recorded session has one). */
+  private readonly replay: EvalReplay | undefined;
   private extensions: TurnExtension[] = [];
   private readonly recentTurns: TurnResult[];
   private pausedTurn: PendingTurn | undefined;
@@ -143,7 +146,8 @@ export class SessionRun implements SessionRuntime {
       this.state.maxIterations = limit;
     });
     this.delegationApprovals = delegationApprovals(this);
-    this.approvals = this.features.humanLoop
+    this.replay = input.eval ? new EvalReplay(input.eval, () => this.toolSet.tools) : undefined;
+    const approvals = this.features.humanLoop
       ? approvalControls({
           input,
           state: this.state,
@@ -154,6 +158,8 @@ export class SessionRun implements SessionRuntime {
           ...delegationHooks(this),
         })
       : undefined;
+    // An eval session decides approvals as recorded instead of waiting for a person.
+    this.approvals = approvals && this.replay ? this.replay.approvals(approvals) : approvals;
     this.refreshSearchAttributes = this.features.searchable ? searchAttributeUpdater(input, this.state) : () => undefined;
   }
 
@@ -227,7 +233,12 @@ export class SessionRun implements SessionRuntime {
     state.agent = this.init.agent;
     if (this.features.verifies) this.verifier = sessionVerifier(this, carried?.verify);
     this.delegator = sessionDelegator(this);
-    this.extensions = [...(this.verifier ? [verifyExtension(this.verifier)] : []), ...(this.delegator ? [delegationExtension(this.delegator)] : [])];
+    this.extensions = [
+      ...(this.verifier ? [verifyExtension(this.verifier)] : []),
+      ...(this.delegator ? [delegationExtension(this.delegator)] : []),
+      // Last: delegation runs its own calls; the replay answers the rest it can from the recording.
+      ...(this.replay ? [this.replay.extension()] : []),
+    ];
     state.status = 'waiting_for_user';
     this.ready = true;
     this.refreshDetails();
@@ -242,6 +253,7 @@ export class SessionRun implements SessionRuntime {
    */
   async firstTurn(): Promise<SessionResult | undefined> {
     const { input } = this;
+    if (this.replay) return this.scripted(this.replay);
     const carried = input.continued;
     let start: TurnStart | undefined;
     if (carried?.pendingTurn) start = { resume: carried.pendingTurn };
@@ -258,6 +270,39 @@ export class SessionRun implements SessionRuntime {
     this.state.status = 'completed';
     this.refreshSearchAttributes();
     return oneShotOutcome(result, this.state.turn, this.state.warnings);
+  }
+
+  /**
+   * An eval session: resume the turn the run before handed over, then send itself the recording's
+   * next messages one turn at a time (each turn's recorded calls and approvals loaded first, by an
+   * activity on the files host), and end after the last. Each turn's whole summary goes into the
+   * turn-end memo, where the eval reads it.
+   */
+  private async scripted(replay: EvalReplay): Promise<SessionResult> {
+    const { input, state, activities } = this;
+    const script = input.eval!.script;
+    const pending = input.continued?.pendingTurn;
+    if (pending) {
+      replay.startTurn(await activities.loadEvalTurn({ script, turn: pending.turn }));
+      const result = await this.runTurn({ resume: pending });
+      this.resumingTurn = undefined;
+      if (!result) return this.handOver();
+      this.memos.turnSummary(result);
+    }
+    for (;;) {
+      if (this.endRequested) break;
+      if (this.shouldContinueAsNew()) return this.handOver();
+      const next = await activities.loadEvalTurn({ script, turn: state.turn + 1 });
+      if (!next) break;
+      replay.startTurn(next);
+      // The answer to the model's pending question becomes that call's tool result, as with `send`.
+      const answers = state.pendingQuestion;
+      delete state.pendingQuestion;
+      const result = await this.runTurn(answers ? { message: next.message, answers } : { message: next.message });
+      if (!result) return this.handOver();
+      this.memos.turnSummary(result);
+    }
+    return this.end('script');
   }
 
   /** Wait for messages (each `send` runs its turn) until the session ends, idles out or hands over to a new run. */
@@ -348,7 +393,8 @@ export class SessionRun implements SessionRuntime {
       model: input.model,
       transcriptRef: features.transcriptRef,
       localReads: features.localReads,
-      ...(features.copies ? { copies: features.copies, inlineReads: input.inlineReads !== false } : {}),
+      // An eval session's reads go through its replay (answered from the recording), never inline.
+      ...(features.copies ? { copies: features.copies, inlineReads: input.inlineReads !== false && !this.replay } : {}),
       ...(this.approvals ? { approvals: this.approvals } : {}),
       ...(this.managed ? { managed: this.managed } : {}),
       shouldPause: () => this.shouldContinueAsNew(),

@@ -13,6 +13,7 @@ import type { ToolResult } from '../../common/messages';
 import type { SessionTimeouts } from '../../common/session-types';
 import { TOOL_SPECS } from '../../common/tools';
 import type { VerifyInput, VerifyResult } from '../../common/verify-types';
+import type { EvalTurn, LoadEvalTurnInput } from '../../common/eval/eval-script';
 import { type FilesRoute, filesProxy } from './files-route';
 
 /** The stubs a session uses. */
@@ -33,6 +34,8 @@ export type SessionActivityStubs = ActivityInterfaceFor<Pick<SessionActivities, 
   verifyDocument: ActivityFunctionWithOptions<(input: VerifyInput) => Promise<VerifyResult>>;
   /** Hashes the session's agent and active skills again at a turn's start (bundle pinning). */
   checkPins: ActivityFunctionWithOptions<(input: CheckPinsInput) => Promise<CheckPinsResult>>;
+  /** An eval session's next recorded turn, read from its recording on the files host (null past the last). */
+  loadEvalTurn: ActivityFunctionWithOptions<(input: LoadEvalTurnInput) => Promise<EvalTurn | null>>;
 };
 
 /**
@@ -92,6 +95,11 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 2, ...notRegistered },
   });
+  // An eval session's recording is a file on the files host, written before the session started.
+  const script = fileActivities<{ loadEvalTurn(input: LoadEvalTurnInput): Promise<EvalTurn | null> }>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', maximumAttempts: 5, ...notRegistered },
+  });
   // proxyActivities returns a Proxy with no own keys, so pick the stubs by name (a spread would copy nothing).
   return {
     initializeAgent: init.initializeAgent,
@@ -105,6 +113,7 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
     callMcpTool: mcp.callMcpTool,
     verifyDocument: verify.verifyDocument,
     checkPins: pins.checkPins,
+    loadEvalTurn: script.loadEvalTurn,
   };
 }
 

@@ -1,0 +1,110 @@
+/**
+ * The scratch copy of a project an eval session runs in, so the user's files are never touched:
+ * the project root (the session's `projectRoot`, else its bundle folder) copied to the case's
+ * folder, and the bundle too when it lies outside the project. `.git` and `node_modules` are left
+ * out; symbolic links are copied as links (the tools' path guard refuses those that lead out);
+ * a project over the size bound is refused before anything is copied. The session's paths are
+ * mapped into the copy; an output folder outside the project cannot be, and is refused.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** Folders never copied into a scratch workspace. */
+const SKIPPED = new Set(['.git', 'node_modules']);
+
+/** What the session names (as recorded, or as the candidate changes it). */
+export interface WorkspacePaths {
+  bundlePath: string;
+  projectRoot?: string;
+  outputRoots?: string[];
+}
+
+/** The copy: the session's paths inside it, the folders it maps (copy → original), and its size. */
+export interface ScratchWorkspace {
+  workspace: string;
+  paths: WorkspacePaths;
+  /** Each copied folder and the folder it copies. */
+  mapped: Record<string, string>;
+  files: number;
+  bytes: number;
+}
+
+/** A project the eval cannot copy: too large, missing, or with an output folder outside it. */
+export class ScratchCopyError extends Error {
+  override name = 'ScratchCopyError';
+}
+
+/** Copy the session's project (and its bundle when outside it) under `caseDir`; the paths returned point into the copy. */
+export function makeScratchWorkspace(source: WorkspacePaths, caseDir: string, maxBytes: number): ScratchWorkspace {
+  const root = path.resolve(source.projectRoot ?? source.bundlePath);
+  const bundle = path.resolve(source.bundlePath);
+  if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) throw new ScratchCopyError(`the project ${root} is not a folder here`);
+  if (!fs.existsSync(bundle)) throw new ScratchCopyError(`the bundle ${bundle} does not exist here`);
+  const bundleOutside = !inside(root, bundle);
+  const size = measure(root);
+  if (bundleOutside) {
+    const extra = measure(bundle);
+    size.files += extra.files;
+    size.bytes += extra.bytes;
+  }
+  if (size.bytes > maxBytes) throw new ScratchCopyError(`the project ${root} holds ${size.bytes} bytes, over the eval's bound of ${maxBytes} (--max-copy-bytes)`);
+  const workspace = path.join(caseDir, 'workspace', path.basename(root) || 'project');
+  copy(root, workspace);
+  const mapped: Record<string, string> = { [workspace]: root };
+  let bundleCopy = path.join(workspace, path.relative(root, bundle));
+  if (bundleOutside) {
+    bundleCopy = path.join(caseDir, 'bundle', path.basename(bundle));
+    copy(bundle, bundleCopy);
+    mapped[bundleCopy] = bundle;
+  }
+  const mapPath = (p: string): string => {
+    const resolved = path.resolve(p);
+    for (const [copied, original] of Object.entries(mapped)) if (inside(original, resolved)) return path.join(copied, path.relative(original, resolved));
+    throw new ScratchCopyError(`the output folder ${resolved} is outside the project ${root}: the eval cannot give the session a copy of it (use an output folder inside the project)`);
+  };
+  return {
+    workspace,
+    paths: {
+      bundlePath: bundleCopy,
+      ...(source.projectRoot !== undefined ? { projectRoot: workspace } : {}),
+      ...(source.outputRoots ? { outputRoots: source.outputRoots.map(mapPath) } : {}),
+    },
+    mapped,
+    files: size.files,
+    bytes: size.bytes,
+  };
+}
+
+/** Whether `p` is `dir` or inside it. */
+function inside(dir: string, p: string): boolean {
+  const rel = path.relative(dir, p);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** Files and bytes a copy of `dir` takes (links counted, not followed). */
+function measure(dir: string): { files: number; bytes: number } {
+  let files = 0;
+  let bytes = 0;
+  const walk = (d: string): void => {
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      if (entry.isDirectory()) {
+        if (!SKIPPED.has(entry.name)) walk(path.join(d, entry.name));
+      } else {
+        files += 1;
+        if (entry.isFile()) bytes += fs.statSync(path.join(d, entry.name)).size;
+      }
+    }
+  };
+  const stat = fs.lstatSync(dir);
+  if (stat.isDirectory()) walk(dir);
+  else {
+    files = 1;
+    bytes = stat.size;
+  }
+  return { files, bytes };
+}
+
+function copy(from: string, to: string): void {
+  fs.mkdirSync(path.dirname(to), { recursive: true });
+  fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true, filter: (src) => !SKIPPED.has(path.basename(src)) || src === from });
+}

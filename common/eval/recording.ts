@@ -1,0 +1,108 @@
+/**
+ * A recorded session as an evaluation reads it: the session's input, then per turn the user's
+ * message, the tool calls the model made (with their arguments and, where history holds them,
+ * their results), the approvals a person decided and the turn's result. Made from a session's
+ * history by `extractRecording` (extract-recording.ts), for the baseline and for the candidate alike.
+ */
+import type { TokenUsage, ToolResult } from '../messages';
+import type { SessionInput } from '../settings/session-settings';
+
+/** One tool call of a recorded turn. */
+export interface RecordedCall {
+  /** The call's id as the model gave it. */
+  id: string;
+  tool: string;
+  /** The arguments as the model wrote them. */
+  arguments: string;
+  /** What arguments are compared by (`argumentsKey`: canonical JSON, or the trimmed text). */
+  key: string;
+  /** The model call (1-based, within the turn) whose reply asked for it. */
+  iteration: number;
+  /** The result, where history holds it: a tool activity's, a local activity's or an inline read's. */
+  result?: ToolResult;
+  /** How the result was recorded. */
+  ran?: 'activity' | 'local' | 'inline';
+}
+
+/** A person's (or a rule's) decision on a call that waited for approval. */
+export interface RecordedApproval {
+  callId: string;
+  tool: string;
+  key: string;
+  approved: boolean;
+  reason?: string;
+}
+
+/** Counts of how an eval session answered its tool calls in one turn (set on candidate turns only). */
+export interface ReplayCounts {
+  /** Read-only calls answered from the recording (no activity). */
+  answered: number;
+  /** Calls that matched the recording and ran for real (writes). */
+  ran: number;
+  /** Calls that match no recorded call of the turn, with what was done with each. */
+  diverged: DivergedCall[];
+  /** Approvals decided as recorded, and by the eval's rule (no recorded decision matched). */
+  approvalsAsRecorded: number;
+  approvalsByRule: number;
+}
+
+/** A call of an eval session that differs from every recorded call of its turn. */
+export interface DivergedCall {
+  tool: string;
+  /** The arguments, cut to 200 characters. */
+  arguments: string;
+  /** What the eval did: ran it (in the scratch copy), answered with a stub, or answered with an error. */
+  action: 'run' | 'stub' | 'fail';
+}
+
+/** How a turn ended, as its result (or, failing one, its history) says. */
+export interface TurnFigures {
+  status: string;
+  success: boolean;
+  iterations: number;
+  usage: TokenUsage;
+  response: string | null;
+  error?: string;
+  /** The turn's cost, when its session priced its model calls. */
+  cost?: number;
+  /** The document check of the turn, when the verifier ran. */
+  verification?: { status: string; passed: number; failed: number; attempts: number };
+  /** Eval sessions: how their calls were answered. */
+  replay?: ReplayCounts;
+  /** True when no turn result was recorded and the figures were counted from the turn's model calls. */
+  derived?: true;
+}
+
+/** One turn of a recorded session. */
+export interface RecordedTurn {
+  /** The turn's number in its session. */
+  turn: number;
+  /** The user's message (or the answer to the model's question) that started it. */
+  message: string;
+  calls: RecordedCall[];
+  approvals: RecordedApproval[];
+  result?: TurnFigures;
+  /** From the turn's start to its result, by the server's event times. */
+  latencyMs?: number;
+  /** Model the turn's calls asked for (the session's). */
+  model?: string;
+}
+
+/** A recorded session. */
+export interface Recording {
+  workflowId?: string;
+  /** Runs read, first to last. */
+  runIds: string[];
+  /** The session's input as it was started (without what a later run carried). */
+  input: SessionInput;
+  turns: RecordedTurn[];
+  /** How the session's last run ended: `running` when it had not. */
+  ended: 'completed' | 'failed' | 'continued' | 'cancelled' | 'terminated' | 'timed_out' | 'running';
+  /** What the reader noticed: a history that starts mid-session, turns without a result. */
+  warnings: string[];
+}
+
+/** The figures of a recorded turn: its result, else an `unknown` result counted from its calls. */
+export function figuresOf(turn: RecordedTurn): TurnFigures {
+  return turn.result ?? { status: 'unknown', success: false, iterations: 0, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, response: null, derived: true };
+}

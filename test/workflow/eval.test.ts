@@ -1,0 +1,211 @@
+/**
+ * Recorded sessions as evaluations, on the real dev server with the fake model: three sessions are
+ * recorded (one reading then saving a file over two turns, one whose writes wait for approval,
+ * one reading two files at once), one of them exported to a history file; then an eval replays
+ * them against a second responder with planted differences (a wrong argument on a write, more
+ * tokens, a skipped read). The report finds exactly those; read-only calls that match the
+ * recording are answered from it (no activity for them in the candidate's history); the diverging
+ * write runs in the scratch copy and the project is left as it was.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChatMessage } from '../../common/messages';
+import type { SessionState } from '../../common/session-types';
+import type { EvalCaseReport } from '../../common/eval/eval-types';
+import type { SessionHandle } from '../../client/session-client';
+import { startEval } from '../../client/eval-client';
+import { exportSession } from '../../client/session-export';
+import { decodeJsonPayload, fetchSessionHistory } from '../../activities/eval/history-json';
+import type { JsonPayload } from '../../common/eval/extract-recording';
+import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
+import { useSessionHarness } from '../support/session-harness';
+
+jest.setTimeout(120_000);
+
+const shared = useSessionHarness();
+const CANDIDATE = 'candidate-model';
+let dir: string;
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-eval-'));
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** The last user message and how many model replies followed it (the step of the turn). */
+function where(request: RecordedRequest): { message: string; step: number } {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  const last = messages.map((m) => m.role).lastIndexOf('user');
+  return { message: String(messages[last]?.content ?? ''), step: messages.slice(last).filter((m) => m.role === 'assistant').length };
+}
+
+const TEMPLATE = { file_path: '{bundle-root}/workflows/intake/template.md' };
+const INSTRUCTIONS = { file_path: '{bundle-root}/workflows/intake/instructions.md' };
+
+/** The recorded behaviour, and the candidate's with its planted differences (`request.body.model` tells them apart). */
+function responder(request: RecordedRequest): Step {
+  const candidate = request.body?.model === CANDIDATE;
+  const { message, step } = where(request);
+  if (message === 'write notes') {
+    if (step === 0) return toolCalls([{ name: 'read_file', arguments: TEMPLATE }]);
+    // Planted: the candidate saves under another name (a wrong argument on a write).
+    if (step === 1) return toolCalls([{ name: 'save_output', arguments: { file_path: `{output_folder}/${candidate ? 'notes-v2' : 'notes'}.md`, content: '# Notes\n' } }]);
+    return text('Saved the notes.');
+  }
+  if (message === 'read them back') {
+    if (step === 0) return toolCalls([{ name: 'read_file', arguments: { file_path: '{output_folder}/notes.md' } }]);
+    return text('They say: Notes.');
+  }
+  if (message === 'save twice') {
+    if (step === 0) return toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/approved.md', content: '# Yes\n' } }]);
+    if (step === 1) return toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/denied.md', content: '# No\n' } }]);
+    // Planted: the candidate spends more tokens on its answer.
+    return text('One saved, one declined.', candidate ? { usage: { prompt_tokens: 20_000, completion_tokens: 900 } } : {});
+  }
+  if (message === 'read both') {
+    // Planted: the candidate skips the second read.
+    if (step === 0)
+      return toolCalls(
+        candidate
+          ? [{ name: 'read_file', arguments: TEMPLATE }]
+          : [
+              { name: 'read_file', arguments: TEMPLATE },
+              { name: 'read_file', arguments: INSTRUCTIONS },
+            ],
+      );
+    return text('Read them.');
+  }
+  return text(`no script for ${message}`);
+}
+
+async function waitForState(session: SessionHandle, test: (s: SessionState) => boolean): Promise<SessionState> {
+  for (let i = 0; i < 400; i++) {
+    const state = await session.state();
+    if (test(state)) return state;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('state never matched');
+}
+
+/** The activities a session ran (scheduled, and local ones by their markers), sorted. */
+async function activitiesRun(workflowId: string): Promise<string[]> {
+  const names: string[] = [];
+  for (const run of await fetchSessionHistory(shared.h.client, workflowId)) {
+    for (const event of run.events) {
+      const scheduled = event.activityTaskScheduledEventAttributes as { activityType?: { name?: string } } | undefined;
+      if (scheduled) names.push(scheduled.activityType?.name ?? '?');
+      const marker = event.markerRecordedEventAttributes as { markerName?: string; details?: { data?: { payloads?: JsonPayload[] } } } | undefined;
+      if (marker?.markerName === 'core_local_activity') names.push(`local ${(decodeJsonPayload(marker.details!.data!.payloads![0]!) as { activity_type: string }).activity_type}`);
+    }
+  }
+  return names.sort();
+}
+
+/** Every file under `root` with a hash of its content. */
+function snapshot(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string): void => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) walk(full);
+      else out[path.relative(root, full)] = crypto.createHash('sha256').update(fs.readFileSync(full)).digest('hex');
+    }
+  };
+  walk(root);
+  return out;
+}
+
+test('eval: recorded sessions replayed against a candidate; the report finds exactly the planted differences', async () => {
+  const { h, loopwright, bundle } = shared;
+  const projectRoot = path.dirname(bundle);
+  h.fake.setResponder(responder);
+  const base = { bundlePath: bundle, agentId: 'facilitator', projectRoot };
+
+  // Recorded: a read then a write, and a read of what was written in a second turn.
+  const notes = await loopwright.start({ ...base, workflowId: `rec-notes-${process.pid}` });
+  expect(await notes.send('write notes')).toMatchObject({ status: 'completed', response: 'Saved the notes.' });
+  expect(await notes.send('read them back')).toMatchObject({ status: 'completed' });
+  await notes.end();
+  // Recorded: two writes that wait for approval; the first approved, the second denied.
+  const approvals = await loopwright.start({ ...base, workflowId: `rec-approvals-${process.pid}`, approval: { policy: 'writes' } });
+  const turn = approvals.send('save twice');
+  await waitForState(approvals, (s) => s.pendingApprovals.length === 1);
+  await approvals.approve();
+  await waitForState(approvals, (s) => s.pendingApprovals.some((p) => p.path?.endsWith('denied.md') === true));
+  await approvals.deny(undefined, 'not that one');
+  expect(await turn).toMatchObject({ status: 'completed', response: 'One saved, one declined.' });
+  await approvals.end();
+  // Recorded, then exported to a file: two reads in one reply.
+  const both = await loopwright.start({ ...base, workflowId: `rec-both-${process.pid}` });
+  await both.send('read both');
+  await both.end();
+  await both.result();
+  const exported = path.join(dir, 'read-both.json');
+  fs.writeFileSync(exported, JSON.stringify(await exportSession(h.client, both.workflowId, { payloads: 'decoded' })));
+
+  const before = snapshot(projectRoot);
+  const requestsBefore = h.fake.requests.length;
+  const scratchRoot = path.join(dir, 'scratch');
+  const evaluation = await startEval(loopwright, {
+    sources: [notes.workflowId, approvals.workflowId, exported],
+    candidate: { model: CANDIDATE },
+    scratchRoot,
+    reportPath: path.join(dir, 'report.json'),
+    keepScratch: true,
+    concurrency: 2,
+    workflowId: `eval-core-${process.pid}`,
+  });
+  const summary = await evaluation.result();
+  expect(summary).toMatchObject({ total: 3, scored: 3, errors: 0, statusChanged: 0, trajectoryChanged: 2, reportCases: 3 });
+  const report = await evaluation.report();
+  const [a, b, c] = report.cases as [EvalCaseReport, EvalCaseReport, EvalCaseReport];
+  expect(report.cases.map((x) => x.name)).toEqual([notes.workflowId, approvals.workflowId, 'read-both']);
+
+  // A wrong argument on a write: the trajectory's first difference, a diverged call that ran in the scratch copy.
+  expect(a.statusChanged).toBe(false);
+  expect(a.trajectory).toEqual({
+    same: false,
+    firstDifference: expect.objectContaining({
+      turn: 1,
+      index: 1,
+      kind: 'arguments',
+      baseline: expect.objectContaining({ tool: 'save_output' }),
+      candidate: expect.objectContaining({ tool: 'save_output', arguments: expect.stringContaining('notes-v2.md') }),
+    }),
+  });
+  expect(a.turns.map((t) => t.trajectory.same)).toEqual([false, true]);
+  expect(a.replay).toMatchObject({ answered: 2, ran: 0, diverged: 1, divergedCalls: [expect.objectContaining({ turn: 1, tool: 'save_output', action: 'run' })] });
+  // More tokens, nothing else: approvals decided as recorded.
+  expect(b.statusChanged).toBe(false);
+  expect(b.trajectory.same).toBe(true);
+  expect(b.replay).toMatchObject({ answered: 0, ran: 2, diverged: 0, approvalsAsRecorded: 2, approvalsByRule: 0 });
+  expect(b.candidate!.usage.totalTokens).toBeGreaterThan(b.baseline!.usage.totalTokens + 15_000);
+  expect(a.candidate!.usage.totalTokens).toBeLessThan(a.baseline!.usage.totalTokens * 1.2);
+  // A skipped step, read from the exported file.
+  expect(c.source).toEqual({ file: exported });
+  expect(c.trajectory.firstDifference).toMatchObject({ turn: 1, index: 1, kind: 'missing', baseline: { tool: 'read_file' } });
+  expect(c.replay).toMatchObject({ answered: 1, diverged: 0 });
+  for (const x of report.cases) expect(x.error).toBeUndefined();
+
+  // Read-only calls that matched were answered from the recording: no read_file activity or local activity in the candidate's history.
+  // Turn 1: model, (read answered), model, save_output (ran), model; turn 2: model, (read answered), model; a turn is loaded per recorded turn, and once more to end.
+  const ran = await activitiesRun(a.candidateWorkflowId);
+  expect(ran.filter((n) => n !== 'checkPins')).toEqual([
+    ...Array<string>(5).fill('callModelV2'),
+    'describeModel',
+    'initializeAgent',
+    'listTools',
+    ...Array<string>(3).fill('loadEvalTurn'),
+    'save_output',
+  ]);
+  expect(await activitiesRun(c.candidateWorkflowId)).not.toContain('read_file');
+  // The candidates asked the model once per recorded iteration (the planted skip aside).
+  expect(h.fake.requests.length - requestsBefore).toBe(3 + 2 + 3 + 2);
+
+  // The diverging write ran in the scratch copy; the project is untouched.
+  expect(snapshot(projectRoot)).toEqual(before);
+  expect(fs.readFileSync(path.join(a.workspace!.path, 'docs', 'notes-v2.md'), 'utf8')).toBe('# Notes\n');
+  expect(fs.existsSync(path.join(projectRoot, 'docs', 'notes-v2.md'))).toBe(false);
+  expect(fs.existsSync(path.join(projectRoot, 'docs', 'notes.md'))).toBe(true);
+});
