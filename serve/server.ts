@@ -5,7 +5,7 @@
  *
  * Bounds: request bodies at most 1 MiB, the whole request received within 30 s and its headers
  * within 10 s (a client that sends slowly cannot hold a connection), every event stream's unsent
- * events at most 1 MiB (see events/sse-stream.ts). See safety.ts for tokens, hosts and cross-site
+ * events about 2 MiB at most (see events/sse-stream.ts). See safety.ts for tokens, hosts and cross-site
  * requests.
  */
 import fs from 'node:fs';
@@ -44,6 +44,8 @@ export interface ServerOptions {
   streamLimits?: Partial<StreamLimits>;
   /** Whole-request deadline (default 30 s). */
   requestTimeoutMs?: number;
+  /** Deadline of a request's headers (default 10 s). */
+  headersTimeoutMs?: number;
 }
 
 /** The server, ready to `listen`. */
@@ -60,12 +62,12 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     logger: false,
     bodyLimit: MAX_BODY_BYTES,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
+    // Headers must arrive within 10 s (Node's default is a minute), checked every second (not 30 s).
+    http: { headersTimeout: options.headersTimeoutMs ?? 10_000, connectionsCheckingInterval: 1_000 },
     routerOptions: { maxParamLength: 1000 },
     forceCloseConnections: true,
     return503OnClosing: true,
   });
-  // Headers must arrive within 10 s (Node's default is a minute).
-  app.server.headersTimeout = 10_000;
 
   installSafety(app, {
     ...(options.token !== undefined ? { token: options.token } : {}),

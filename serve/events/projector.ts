@@ -45,6 +45,8 @@ export interface TurnFacts {
   turnStart(turn: number): Promise<number>;
   /** How turn `turn` ended (called for a finished turn the state no longer summarises). */
   turnSummary(turn: number): Promise<TurnSummary>;
+  /** The session was just taken back to the end of this turn (rewind): later turns are gone. */
+  rewoundTo?: number;
 }
 
 /** One event and the cursor after it (its SSE id). */
@@ -82,8 +84,19 @@ export async function project(from: StreamCursor, facts: TurnFacts): Promise<Pro
   const { state } = facts;
   let cursor = copyCursor(from);
   // A reader far behind goes through every turn it missed, one after another, in one look.
+  if (facts.rewoundTo !== undefined) {
+    const k = facts.rewoundTo;
+    if (cursor.kind === 'turn' && cursor.t > k) {
+      closeTurn(cursor, facts, events, { error: { message: 'The session was rewound; the turn is gone', code: 'LoopwrightRewound' } });
+      cursor = { kind: 'wait', t: k + 1 };
+      for (const e of events) if (e.cursor.kind === 'wait') e.cursor = cursor;
+    } else if (cursor.kind === 'wait' && cursor.t > k + 1) cursor = { kind: 'wait', t: k + 1 };
+  }
   for (;;) {
     if (cursor.kind === 'wait') {
+      // Turns count up one by one: a cursor past the next turn means the session was rewound; it
+      // goes on with the session's next turn.
+      if (cursor.t > state.turn + 1 && !sessionOver(facts)) cursor = { kind: 'wait', t: state.turn + 1 };
       const t = cursor.t;
       const begun = state.turn > t || (state.turn === t && (isBusy(state) || state.lastTurn?.turn === t));
       if (!begun) return { events, cursor, finished: sessionOver(facts) };
@@ -104,6 +117,7 @@ export async function project(from: StreamCursor, facts: TurnFacts): Promise<Pro
 async function projectTurn(cursor: TurnCursor, facts: TurnFacts, events: Emitted[]): Promise<StreamCursor | undefined> {
   const { state } = facts;
   const t = cursor.t;
+  // The turn is gone: the session was reset to an earlier turn (rewind). The run ends here.
   if (state.turn < t) {
     return closeTurn(cursor, facts, events, { error: { message: 'The session was rewound; reconnect without an event id', code: 'LoopwrightRewound' } });
   }
@@ -112,10 +126,9 @@ async function projectTurn(cursor: TurnCursor, facts: TurnFacts, events: Emitted
   const broken = current && isBusy(state) && facts.closed;
   const over = ended || broken;
   const end = current ? state.messageCount : await facts.turnStart(t + 1);
-  if (cursor.m > end) {
-    // The transcript is shorter than what was sent: the session was rewound. The run ends here.
-    return closeTurn(cursor, facts, events, { error: { message: 'The session was rewound; reconnect without an event id', code: 'LoopwrightRewound' } });
-  }
+  // Fewer messages than were projected while the turn is still there: a new run of the session
+  // (continue-as-new) is paging its transcript in. Wait for it.
+  if (cursor.m > end) return undefined;
   if (cursor.m < end) {
     const messages = await facts.messages(cursor.m, end);
     for (const message of messages) projectMessage(cursor, message, facts.sessionId, events);

@@ -50,7 +50,8 @@ export type FrameEncoder = (emitted: Emitted) => string;
 export class SessionFeed {
   private readonly watchers = new Set<Watcher>();
   private readonly cache = new Map<number, ChatMessage>();
-  private readonly boundaries = new TurnBoundaries();
+  private boundaries = new TurnBoundaries();
+  private rewoundTo: number | undefined;
   private readonly summaries = new Map<number, TurnSummary>();
   private running = false;
   private wakeUp: (() => void) | undefined;
@@ -84,6 +85,19 @@ export class SessionFeed {
 
   remove(watcher: Watcher): void {
     this.watchers.delete(watcher);
+  }
+
+  /**
+   * The session was taken back to the end of turn `turn`: what was read of later turns is
+   * forgotten, and the watchers' next look ends the runs they were in and waits for turn `turn + 1`.
+   */
+  rewound(turn: number): void {
+    this.rewoundTo = Math.min(turn, this.rewoundTo ?? turn);
+    this.cache.clear();
+    this.boundaries = new TurnBoundaries();
+    this.summaries.clear();
+    this.lastState = undefined;
+    this.wake();
   }
 
   /** Look at the session now (a message was just sent through this server). */
@@ -128,6 +142,14 @@ export class SessionFeed {
   /** One look at the session, and the events for every watcher; whether a turn runs. */
   private async round(): Promise<boolean> {
     const state = await this.handle.state();
+    // A run that took over from the last one (continue-as-new) shows fewer messages while it pages
+    // its transcript in: nothing is projected from such a look. (After a rewind the turn is lower too.)
+    const last = this.lastState;
+    if (last && state.messageCount < last.messageCount && state.turn >= last.turn) return isBusy(state);
+    // Fewer turns than before: the session was rewound (here or by another client).
+    if (last && state.turn < last.turn) this.rewound(state.turn);
+    const rewoundTo = this.rewoundTo;
+    this.rewoundTo = undefined;
     this.noteTurnEnds(state);
     const busy = isBusy(state);
     let stream: ModelStreamProgress | undefined;
@@ -154,6 +176,7 @@ export class SessionFeed {
       messages: (from, to) => this.messages(from, to),
       turnStart: (turn) => this.turnStart(turn, state),
       turnSummary: (turn) => this.turnSummary(turn),
+      ...(rewoundTo !== undefined ? { rewoundTo } : {}),
     };
     // Watchers at the same cursor share one projection and one encoding.
     const groups = new Map<string, Watcher[]>();
@@ -283,6 +306,11 @@ export class FeedRegistry {
       this.feeds.set(sessionId, feed);
     }
     return feed;
+  }
+
+  /** The session was rewound to the end of `turn` (see SessionFeed.rewound). */
+  rewound(sessionId: string, turn: number): void {
+    this.feeds.get(sessionId)?.rewound(turn);
   }
 
   /** Wake the session's feed, if one runs (a message was sent). */

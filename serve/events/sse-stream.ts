@@ -1,9 +1,10 @@
 /**
  * One server-sent-events connection: headers, AG-UI events as SSE messages with their ids, a
  * comment now and then so proxies and browsers keep the connection, and a bound on what may wait
- * unsent. A client that reads too slowly (more than `maxBufferedBytes` queued for it) is
- * disconnected at once, so it never holds memory or anyone else up; it reconnects with the id of
- * the last event it got and loses nothing.
+ * unsent. A client that reads too slowly (still more than `maxBufferedBytes` unsent when the next
+ * events are due) is disconnected at once, so it never holds memory or anyone else up; it
+ * reconnects with the id of the last event it got and loses nothing. The check comes before each
+ * write, so one large burst (many tool results at once) does not drop a client that keeps up.
  */
 import type { ServerResponse } from 'node:http';
 import { EventEncoder } from '@ag-ui/encoder';
@@ -12,13 +13,13 @@ import type { Emitted } from './projector';
 
 /** Bounds of one stream. */
 export interface StreamLimits {
-  /** Bytes that may wait unsent for a client before it is dropped (default 1 MiB). */
+  /** Bytes that may still wait unsent for a client when more is due before it is dropped (default 2 MiB). */
   maxBufferedBytes: number;
   /** A comment line this often (default 15 s). */
   keepAliveMs: number;
 }
 
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxBufferedBytes: 1024 * 1024, keepAliveMs: 15_000 };
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxBufferedBytes: 2 * 1024 * 1024, keepAliveMs: 15_000 };
 
 const encoder = new EventEncoder();
 
@@ -70,7 +71,6 @@ export class SseStream {
   /** Send frames; false when the stream is closed, or was just closed because the client is too slow. */
   write(frames: string): boolean {
     if (this.closed) return false;
-    this.res.write(frames);
     if (this.res.writableLength > this.limits.maxBufferedBytes) {
       this.closeReason = 'slow';
       this.closedFlag = true;
@@ -78,6 +78,7 @@ export class SseStream {
       this.res.destroy();
       return false;
     }
+    this.res.write(frames);
     return true;
   }
 

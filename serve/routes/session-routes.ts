@@ -221,7 +221,11 @@ export function registerSessionRoutes(app: FastifyInstance, context: ServeContex
     'Take the session back to the end of a turn (Temporal reset); files written later stay',
     { required: ['turn'], properties: { turn: { type: 'integer', minimum: 1 } } },
     { type: 'object', properties: { runId: { type: 'string' } } },
-    (id, body) => session(id).rewind(body.turn),
+    async (id, body) => {
+      const rewound = await session(id).rewind(body.turn);
+      context.feeds.rewound(id, body.turn);
+      return rewound;
+    },
   );
   action<{ turns: number; workflowId?: string }>(
     'branch',

@@ -147,6 +147,50 @@ test('events: joining late starts at the running turn from its start; the stream
   expect((await openEvents(`${base}/api/sessions/${id}/events`)).status).toBe(204);
 });
 
+test('events: a session that continues as new in the middle of turns and between them: the stream goes on, every turn whole', async () => {
+  const { base } = suite.serve;
+  suite.h.fake.setStreaming({ chunkChars: 16, intervalMs: 5 });
+  const read = (id: string) => ({ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id });
+  for (let t = 1; t <= 3; t++) suite.h.fake.enqueue(toolCalls([read(`c${t}a`)]), toolCalls([read(`c${t}b`)]), toolCalls([read(`c${t}c`)]), text(`done ${t}`));
+  const created = await api(base, 'POST', '/api/sessions', { bundlePath: suite.bundle, agentId: 'facilitator', modelSettings: { stream: true }, continueAsNew: { maxHistoryEvents: 40 } });
+  const id = String(created.body.id);
+  for (let i = 0; i < 200 && (await api(base, 'GET', `/api/sessions/${id}`)).body.status !== 'waiting_for_user'; i++) await new Promise((r) => setTimeout(r, 50));
+  const reader = await openEvents(`${base}/api/sessions/${id}/events`);
+  for (let t = 1; t <= 3; t++) {
+    expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: `go ${t}` })).body).toEqual({ turn: t });
+    await reader.waitFor((m) => m.filter((e) => e.event.type === 'RUN_FINISHED').length === t, 60_000, `RUN_FINISHED ${t}`);
+  }
+  reader.close();
+  expect((await api(base, 'GET', `/api/sessions/${id}`)).body.run).toBeGreaterThan(1);
+  const all = types(reader.messages);
+  expect(all).not.toContain('RUN_ERROR');
+  expect(all.filter((t) => t === 'RUN_STARTED')).toHaveLength(3);
+  expect(all.filter((t) => t === 'TOOL_CALL_RESULT')).toHaveLength(9);
+  const texts = replyTexts(reader.messages);
+  for (let t = 1; t <= 3; t++) expect(texts.get(`${id}:t${t}:r4`)).toBe(`done ${t}`);
+  await api(base, 'POST', `/api/sessions/${id}/end`, {});
+});
+
+test("events: after a rewind the stream goes on with the session's next turn", async () => {
+  const { base } = suite.serve;
+  suite.h.fake.enqueue(text('one'), text('two'), text('after the rewind'));
+  const id = await readySession();
+  const reader = await openEvents(`${base}/api/sessions/${id}/events`);
+  for (let t = 1; t <= 2; t++) {
+    await api(base, 'POST', `/api/sessions/${id}/messages`, { text: `message ${t}` });
+    await reader.waitFor((m) => m.filter((e) => e.event.type === 'RUN_FINISHED').length === t, 60_000, `RUN_FINISHED ${t}`);
+  }
+  expect((await api(base, 'POST', `/api/sessions/${id}/rewind`, { turn: 1 })).status).toBe(200);
+  for (let i = 0; i < 200 && (await api(base, 'GET', `/api/sessions/${id}`)).body.turn !== 1; i++) await new Promise((r) => setTimeout(r, 50));
+  expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'again' })).body).toEqual({ turn: 2 });
+  await reader.waitFor((m) => m.filter((e) => e.event.type === 'RUN_FINISHED').length === 3, 60_000, 'the run after the rewind');
+  reader.close();
+  expect(replyTexts(reader.messages).get(`${id}:t2:r1`)).toBe('twoafter the rewind');
+  const last = reader.messages.filter((m) => m.event.type === 'RUN_STARTED').at(-1)!;
+  expect(last.event.runId).toBe(`${id}:t2`);
+  await api(base, 'POST', `/api/sessions/${id}/end`, {});
+});
+
 test('events: a bad event id is 400, an unknown session 404, a client that wants JSON 406', async () => {
   const { base } = suite.serve;
   const id = await readySession();
