@@ -33,6 +33,9 @@
  *                time and history per task (scripts/bench/delegation.ts).
  *   browser      the chat app in headless Debian chromium against `loopwright serve` (a process of its
  *                own): first reply text in the page after the model server sends it (scripts/bench/browser.ts).
+ *   serve        `loopwright serve`'s event streams (a process of its own): events per second to 100
+ *                clients of one session, live and resuming, and its RSS with 1,000 open streams
+ *                (scripts/bench/serve.ts).
  *                Skipped, saying so, where no chromium is installed.
  *   skills       Agent Skills discovery of 50 generated skills and the catalog's tokens against every
  *                SKILL.md body up front (scripts/bench/skills.ts). Needs no server: it runs first,
@@ -71,6 +74,7 @@ import { measureStream } from './bench/stream';
 import { measureBatch } from './bench/batch';
 import { measureBatchKill } from './bench/batch-kill';
 import { measureBrowser } from './bench/browser';
+import { measureServe } from './bench/serve';
 import { measureDelegation } from './bench/delegation';
 import { formatSkills, measureSkills, type SkillsFigures } from './bench/skills';
 import { formatSandbox, measureSandbox, type SandboxFigures } from './bench/sandbox';
@@ -323,6 +327,10 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
 
   await timed('browser', async () => {
     report.browser = await measureBrowser({ server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, progress }, cleanup);
+  });
+
+  await timed('serve', async () => {
+    report.serve = await measureServe({ server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, file: SMALL_FILE, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, progress }, cleanup);
   });
 
   report.totalSeconds = (performance.now() - started) / 1000;

@@ -19,6 +19,7 @@ import { formatDelegation, type DelegationFigures } from './delegation';
 import { formatStream, type StreamFigures } from './stream';
 import { formatBatch, type BatchBenchFigures } from './batch';
 import { formatBrowser, type BrowserFigures } from './browser';
+import { formatServe, type ServeFigures } from './serve';
 import type { SampleSummary } from './stats';
 import { bytes, ms, textTable } from './text-table';
 
@@ -34,7 +35,7 @@ export interface MachineInfo {
 }
 
 /** The parts of the bench, in the order they run. */
-export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream', 'delegation', 'batch', 'browser'] as const;
+export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream', 'delegation', 'batch', 'browser', 'serve'] as const;
 export type BenchPart = (typeof PARTS)[number];
 
 /** Everything one bench run measured; a part that did not run is absent. */
@@ -59,6 +60,7 @@ export interface BenchReport {
   batch?: BatchBenchFigures;
   /** The chat app in headless Chromium: first reply text in the page after the model server sent it. */
   browser?: BrowserFigures;
+  serve?: ServeFigures;
   /** Wall time of each part that ran. */
   partSeconds: Partial<Record<BenchPart, number>>;
   totalSeconds: number;
@@ -105,6 +107,7 @@ export function formatReport(report: BenchReport): string {
   if (report.delegation) sections.push(formatDelegation(report.delegation));
   if (report.batch) sections.push(formatBatch(report.batch));
   if (report.browser) sections.push(formatBrowser(report.browser));
+  if (report.serve) sections.push(formatServe(report.serve));
   return sections.join('\n\n');
 }
 
