@@ -24,6 +24,7 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
     .description('Run a long-lived worker for many sessions; SIGINT/SIGTERM stop it after running tasks finish (again to exit at once).')
     .option('--task-queue <queue>', 'task queue to poll (default: LOOPWRIGHT_TASK_QUEUE, else loopwright)')
     .option('--tool-module <module>', 'a module exporting custom tools made by defineTool (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--scorer-module <module>', 'a module exporting eval scorers made by defineScorer (repeatable; see loopwright eval)', (value: string, previous: string[] = []) => [...previous, value])
     .option(
       '--allow-command <pattern>',
       "a command every session this worker starts runs without approval, by prefix and * pattern, e.g. 'git status' (repeatable; the session's and bundle's deny rules win)",
@@ -42,6 +43,7 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
           ['LOOPWRIGHT_METRICS', 'host:port (or a port) of a Prometheus endpoint'],
           ['LOOPWRIGHT_MAX_READ_BYTES', 'largest file read_file returns (default: 1048576)'],
           ['LOOPWRIGHT_TOOL_MODULES', 'modules of custom tools, comma-separated (as --tool-module; run and chat read it too)'],
+          ['LOOPWRIGHT_SCORER_MODULES', 'modules of eval scorers, comma-separated (as --scorer-module; eval reads it too)'],
           ['LOOPWRIGHT_ACTIVE_SESSIONS, LOOPWRIGHT_PARALLEL_TOOLS, ...', 'worker sizing (see README, "Configuration")'],
         ],
       ),

@@ -14,6 +14,7 @@ import { addSessionCommands } from './cli-session-commands';
 import { argumentTerm, type Invocation, rootHelpDetails } from './cli-support';
 import { addToolCommands } from './cli-tool-commands';
 import { addBatchCommands } from './cli-batch-commands';
+import { addEvalCommands } from './cli-eval-commands';
 import { EXIT, reportFailure, USAGE_ERROR } from './exit-codes';
 import { installExitOnSignal } from './exit-on-signal';
 import { exitWhenFlushed } from './exit-flushed';
@@ -112,6 +113,7 @@ export function buildProgram(invocation: Invocation): Command {
   addSessionCommands(program, invocation);
   addToolCommands(program, invocation);
   addBatchCommands(program, invocation);
+  addEvalCommands(program, invocation);
 
   // `loopwright version`, as earlier versions had it.
   program.command('version', { hidden: true }).action(() => {

@@ -66,12 +66,15 @@ export async function startInProcessWorker(session: TemporalSession, activityOpt
   const connection = await session.nativeConnection();
   const { loadToolModules, toolModulesFromEnv } = await import('../worker/tool-modules');
   const tools = await loadToolModules(toolModulesFromEnv());
+  const { loadScorerModules, scorerModulesFromEnv } = await import('../worker/scorer-modules');
+  const scorers = await loadScorerModules(scorerModulesFromEnv());
   const worker = await createWorker({
     connection,
     namespace: session.namespace,
     taskQueue: session.taskQueue,
     activityOptions,
     tools,
+    scorers,
     overrides: { identity: `${EPHEMERAL_WORKER_PREFIX}${process.pid}` },
   });
   const running = worker.run();

@@ -9,6 +9,9 @@
 export { LoopwrightClient, SessionHandle, SessionRejectedError, type StartSessionOptions, type SessionSummary } from './session-client';
 export { BatchHandle, BatchInputError, defaultOutputPath, type StartBatchOptions, type BatchResultLine, type BatchState, type BatchSummary } from './batch-client';
 export { LoopwrightSchedules, type CreateScheduleOptions, type ScheduleLine } from './schedule-client';
+export { startEval, resolveEvalSources, EvalHandle, EvalSourceError, type StartEvalOptions, type EvalCaseReport, type EvalReport, type EvalState, type EvalSummary } from './eval-client';
+export { exportSession, type ExportOptions } from './session-export';
+export { EVAL_WORKFLOW } from '../common/eval/eval-types';
 export { BATCH_WORKFLOW } from '../common/batch-types';
 export { batchStateQuery } from '../workflows/batch/batch-definitions';
 export {

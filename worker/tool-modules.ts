@@ -48,7 +48,7 @@ export async function loadToolModules(modules: readonly string[], cwd: string = 
 }
 
 /** `require` first (CommonJS, and TypeScript under ts-node), else `import()` (ES modules). */
-async function importModule(target: string): Promise<unknown> {
+export async function importModule(target: string): Promise<unknown> {
   try {
     // A user's module named at run time: require, not import, so that CommonJS and ts-node both load it.
     // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -13,11 +13,15 @@ import { shutdownTracing } from '../../worker/tracing';
 import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
 import { CustomToolError } from '../../activities/tools/custom-tool';
 import { loadToolModules, ToolModuleError, toolModulesFromEnv } from '../../worker/tool-modules';
+import { loadScorerModules, scorerModulesFromEnv } from '../../worker/scorer-modules';
+import { ScorerError } from '../../activities/eval/scorers';
 
 /** The worker's options, as commander parsed them. */
 export interface WorkerOptions {
   taskQueue?: string;
   toolModule?: string[];
+  /** `--scorer-module`: custom scorers for evals (`defineScorer`). */
+  scorerModule?: string[];
   /** The operator's command rules for every session this worker starts (`--allow-command`, `--deny-command`). */
   allowCommand?: string[];
   denyCommand?: string[];
@@ -26,10 +30,12 @@ export interface WorkerOptions {
 export async function workerCommand(options: WorkerOptions, out: CommandOutput): Promise<number> {
   // Tool modules load before any connection: a bad one is a usage error naming it.
   let tools;
+  let scorers;
   try {
     tools = await loadToolModules([...toolModulesFromEnv(), ...(options.toolModule ?? [])]);
+    scorers = await loadScorerModules([...scorerModulesFromEnv(), ...(options.scorerModule ?? [])]);
   } catch (err) {
-    if (!(err instanceof ToolModuleError || err instanceof CustomToolError)) throw err;
+    if (!(err instanceof ToolModuleError || err instanceof CustomToolError || err instanceof ScorerError)) throw err;
     out.error(`loopwright worker: ${err.message}`);
     return 2;
   }
@@ -42,10 +48,12 @@ export async function workerCommand(options: WorkerOptions, out: CommandOutput):
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
       tools,
+      scorers,
       ...(options.allowCommand || options.denyCommand ? { activityOptions: { commandRules: { allow: options.allowCommand, deny: options.denyCommand } } } : {}),
       overrides: { identity: `loopwright-worker-${process.pid}@${os.hostname()}` },
     });
     if (tools.length > 0) out.error(`Custom tools: ${tools.map((t) => t.name).join(', ')}`);
+    if (scorers.length > 0) out.error(`Scorers: ${scorers.map((s) => s.name).join(', ')}`);
     if (options.allowCommand) out.error(`Commands allowed in every session: ${options.allowCommand.map((p) => JSON.stringify(p)).join(', ')}`);
     if (options.denyCommand) out.error(`Commands refused in every session: ${options.denyCommand.map((p) => JSON.stringify(p)).join(', ')}`);
     out.error(`Worker polling task queue "${temporal.taskQueue}" on ${temporal.target.address} (namespace ${temporal.namespace}); Ctrl-C to stop`);

@@ -75,7 +75,9 @@ export function extractRecording(runs: readonly HistoryRun[], decode: PayloadDec
 
 /** A turn being read, with what only the reader needs. */
 interface TurnInProgress extends RecordedTurn {
+  /** When the turn's first model call was scheduled (else its message arrived): a first turn waits for the agent's initialisation, which is not the turn's. */
   startedAt?: number;
+  timed?: boolean;
   endedAt?: number;
   modelCalls: number;
   usage: TokenUsage;
@@ -115,7 +117,7 @@ class HistoryReader {
   }
 
   private finished(t: TurnInProgress): RecordedTurn {
-    const { startedAt, endedAt, modelCalls, usage, ...turn } = t;
+    const { startedAt, endedAt, modelCalls, usage, timed: _timed, ...turn } = t;
     const result: TurnFigures = turn.result ?? { status: this.ended === 'running' ? 'running' : 'unknown', success: false, iterations: modelCalls, usage, response: null, derived: true };
     return {
       ...turn,
@@ -133,7 +135,7 @@ class HistoryReader {
       case 'workflowExecutionStartedEventAttributes':
         return this.started(a.value, run, time);
       case 'activityTaskScheduledEventAttributes':
-        return this.activityScheduled(id, a.value);
+        return this.activityScheduled(id, a.value, time);
       case 'activityTaskCompletedEventAttributes':
         return this.activityCompleted(a.value, time);
       case 'markerRecordedEventAttributes':
@@ -214,9 +216,16 @@ class HistoryReader {
     return t;
   }
 
-  private activityScheduled(id: string, attributes: Record<string, unknown>): void {
+  private activityScheduled(id: string, attributes: Record<string, unknown>, time: number | undefined): void {
     const name = (attributes.activityType as { name?: string } | undefined)?.name ?? '';
-    if (MODEL_CALLS.has(name)) return void this.scheduled.set(id, { kind: 'model' });
+    if (MODEL_CALLS.has(name)) {
+      const turn = this.current;
+      if (turn && !turn.timed && time !== undefined) {
+        turn.startedAt = time;
+        turn.timed = true;
+      }
+      return void this.scheduled.set(id, { kind: 'model' });
+    }
     if (USAGE_CALLS.has(name)) return void this.scheduled.set(id, { kind: 'usage' });
     if (name === EVAL_TURN_ACTIVITY) return void this.scheduled.set(id, { kind: 'evalTurn' });
     if (NOT_TOOLS.has(name)) return void this.scheduled.set(id, { kind: 'other' });

@@ -1,0 +1,110 @@
+/**
+ * `loopwright export` and `loopwright eval` end to end through `node bin/loopwright.js`, against a
+ * dev server, the fake model and a worker of the test's own: a recorded session exported to a file
+ * (decoded, with a secret-looking variable's value redacted), then replayed from that file and from
+ * its workflow id. A candidate that behaves as recorded passes every rule (exit 0); one that spends
+ * more tokens and reads another file breaks `tokens>+20%` and `trajectory-changed` (exit 1), in the
+ * table, the JSON report and the JUnit XML.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChatMessage } from '../../common/messages';
+import type { LoopwrightClient } from '../../client/session-client';
+import type { EvalCaseReport } from '../../common/eval/eval-types';
+import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
+import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { type CliResult, cliEnvironment, describeRun, runCli } from './cli-runner';
+
+jest.setTimeout(120_000);
+
+let h: SessionHarness;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+let stateDir: string;
+let env: NodeJS.ProcessEnv;
+let loopwright: LoopwrightClient;
+const SECRET = 'tok-5f3a9c1e77d2b8e4';
+
+async function cli(args: string[], code: number, extra: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const result = await runCli(args, { ...env, ...extra }, { cwd: bundleCopy.root, timeoutMs: 90_000 });
+  if (result.code !== code) throw new Error(`expected exit ${code}\n${describeRun(args, result)}`);
+  return result;
+}
+
+/** The recorded behaviour; a model named `greedy` reads another file and spends more tokens. */
+function responder(request: RecordedRequest): Step {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  const last = messages.map((m) => m.role).lastIndexOf('user');
+  const step = messages.slice(last).filter((m) => m.role === 'assistant').length;
+  const greedy = request.body?.model === 'greedy';
+  if (step === 0) return toolCalls([{ name: 'read_file', arguments: { file_path: `{bundle-root}/workflows/intake/${greedy ? 'instructions' : 'template'}.md` } }]);
+  return text(`Read it. The word is ${SECRET}.`, greedy ? { usage: { prompt_tokens: 30_000, completion_tokens: 100 } } : {});
+}
+
+beforeAll(async () => {
+  h = await startSessionHarness();
+  bundleCopy = copyExampleBundle();
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-cli-eval-'));
+  const worker = await h.startWorker();
+  loopwright = worker.loopwright;
+  env = cliEnvironment({ TEMPORAL_ADDRESS: h.server.address, OPENAI_BASE_URL: h.fake.baseURL, LOOPWRIGHT_TASK_QUEUE: worker.taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
+  h.fake.setResponder(responder);
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  bundleCopy?.cleanup();
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+test('export and eval: the same behaviour passes, more tokens and another read fail their rules, in the table, JSON and JUnit', async () => {
+  const session = await loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', projectRoot: bundleCopy.root, workflowId: `cli-eval-rec-${process.pid}` });
+  await session.send('read the template');
+  await session.end();
+  await session.result();
+
+  const file = path.join(stateDir, 'evals', 'read.json');
+  const exported = await cli(['export', session.workflowId, '--out', file, '--decoded'], 0, { MY_SERVICE_TOKEN: SECRET });
+  expect(exported.stderr).toMatch(/Exported .*1 run\(s\), \d+ events, payloads decoded/);
+  const text = fs.readFileSync(file, 'utf8');
+  expect(JSON.parse(text)).toMatchObject({ format: 'loopwright-session-history/1', workflowId: session.workflowId, payloads: 'decoded' });
+  // The secret-looking variable's value is redacted in every payload (decoded, it would read "The word is ...").
+  const decodedPayloads = [...text.matchAll(/"data": "([A-Za-z0-9+/=]+)"/g)].map((m) => Buffer.from(m[1]!, 'base64').toString('utf8')).join('\n');
+  expect(decodedPayloads).toContain('The word is [redacted]');
+  expect(decodedPayloads).not.toContain(SECRET);
+
+  // The same behaviour: every rule holds.
+  const same = await cli(['eval', file, '--fail-on', 'status-changed,trajectory-changed,tokens>+20%', '--id', `cli-eval-same-${process.pid}`], 0);
+  expect(same.stdout).toMatch(/^#\s+recording\s+turns\s+status/m);
+  expect(same.stdout).toMatch(/1 recording\(s\): 1 passed, 0 failed/);
+
+  // A candidate model that reads another file and spends more tokens, from the file and from the session itself.
+  const json = path.join(stateDir, 'report.json');
+  const junit = path.join(stateDir, 'eval.xml');
+  const greedy = await cli(
+    ['eval', file, session.workflowId, '--model', 'greedy', '--fail-on', 'trajectory-changed', '--fail-on', 'tokens>+20%', '--json', json, '--junit', junit, '--id', `cli-eval-greedy-${process.pid}`],
+    1,
+  );
+  expect(greedy.stdout).toMatch(/FAIL trajectory-changed, tokens>\+20%/);
+  expect(greedy.stdout).toMatch(/trajectory: turn 1, call 1: read_file .*instructions\.md.* instead of .*template\.md/);
+  expect(greedy.stdout).toMatch(/2 recording\(s\): 0 passed, 2 failed/);
+  const report = JSON.parse(fs.readFileSync(json, 'utf8')) as { failed: number; failOn: string[]; cases: (EvalCaseReport & { broken: { rule: string }[] })[] };
+  expect(report.failOn).toEqual(['trajectory-changed', 'tokens>+20%']);
+  expect(report.failed).toBe(2);
+  expect(report.cases.map((c) => [c.name, c.broken.map((b) => b.rule)])).toEqual([
+    ['read', ['trajectory-changed', 'tokens>+20%']],
+    [session.workflowId, ['trajectory-changed', 'tokens>+20%']],
+  ]);
+  // The diverging read ran (in the scratch copy); the recorded one was never asked for.
+  expect(report.cases[0]!.replay).toMatchObject({ answered: 0, diverged: 1 });
+  const xml = fs.readFileSync(junit, 'utf8');
+  expect(xml).toMatch(/<testsuites name="loopwright eval" tests="2" failures="2" errors="0"/);
+  expect(xml.match(/<testcase /g)).toHaveLength(2);
+  expect(xml.match(/<failure type="tokens&gt;\+20%"/g)).toHaveLength(2);
+
+  // --json alone prints the report as one object; a bad rule is a usage error.
+  const printed = await cli(['eval', file, '--json', '--id', `cli-eval-same-${process.pid}`], 0);
+  expect(JSON.parse(printed.stdout)).toMatchObject({ evalId: `cli-eval-same-${process.pid}`, failed: 0, cases: [expect.objectContaining({ name: 'read' })] });
+  const bad = await cli(['eval', file, '--fail-on', 'tokens>lots'], 2);
+  expect(bad.stderr).toMatch(/--fail-on: "tokens>lots" is not a rule/);
+});
