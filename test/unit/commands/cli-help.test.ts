@@ -32,6 +32,7 @@ const COMMANDS = [
   'end',
   'worker',
   'server',
+  'serve',
   'codec-server',
   'demo',
   'inspect',
@@ -44,6 +45,7 @@ const ENV_NAMED: Record<string, string[]> = {
   chat: ['TEMPORAL_ADDRESS', 'OPENAI_BASE_URL'],
   worker: ['TEMPORAL_ADDRESS', 'OPENAI_API_KEY', 'LOOPWRIGHT_METRICS'],
   server: ['LOOPWRIGHT_STATE_DIR', 'TEMPORAL_CLI_PATH'],
+  serve: ['LOOPWRIGHT_SERVE_TOKEN', 'TEMPORAL_ADDRESS', 'OPENAI_API_KEY'],
   'codec-server': ['LOOPWRIGHT_CODEC_KEY', 'LOOPWRIGHT_CODEC_TOKEN'],
   demo: ['OPENAI_API_KEY'],
 };
@@ -273,6 +275,18 @@ test('cli: --help loads neither the Temporal SDK nor a command module', () => {
     "require('./cli/cli').main(['--help'], { log() {}, error() {} }).then(() => {",
     '  const loaded = Object.keys(require.cache);',
     '  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|[\\\\/]cli[\\\\/]commands[\\\\/](?!option-values)/.test(f))));',
+    '});',
+  ].join('\n');
+  const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' })) as string[];
+  expect(loaded).toEqual([]);
+});
+
+test('cli: serve --help loads neither the Temporal SDK nor the HTTP server', () => {
+  const script = [
+    "require('ts-node').register({ transpileOnly: true, project: 'tsconfig.json' });",
+    "require('./cli/cli').main(['serve', '--help'], { log() {}, error() {} }).then(() => {",
+    '  const loaded = Object.keys(require.cache);',
+    '  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|fastify|[\\\\/]serve[\\\\/]|[\\\\/]cli[\\\\/]commands[\\\\/](?!option-values)/.test(f))));',
     '});',
   ].join('\n');
   const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' })) as string[];
