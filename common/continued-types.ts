@@ -7,6 +7,7 @@ import type { ModelView } from './model-view';
 import type { TranscriptGap } from './transcript';
 import type { CompactionRecord, InitializeResult, PendingQuestion, TurnResult, TurnSummary } from './session-types';
 import type { VerifyCarry } from './verify-types';
+import type { ReplayCarry } from './eval/recording';
 
 /** A turn that was under way when its run continued as new; the next run resumes it. */
 export interface PendingTurn {
@@ -61,4 +62,6 @@ export interface ContinuedSession {
   budget?: { sessionTokensExtra: number; sessionCostExtra: number; cost: number; warned?: string[] };
   /** The document waiting to be verified, and the running turn's report. */
   verify?: VerifyCarry;
+  /** An eval session's turn handed over mid-way: which recorded calls and approvals it used, and its counts. */
+  replay?: ReplayCarry;
 }

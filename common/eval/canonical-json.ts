@@ -42,3 +42,20 @@ export function asRecorded(text: string, paths: Readonly<Record<string, string>>
   }
   return out;
 }
+
+/**
+ * The other way: `value` (a recorded tool result) with each recorded folder written as its
+ * scratch copy, so a result answered from the recording names the files the candidate works on
+ * (a workflow's output file, which the verifier then finds where the candidate saved it).
+ */
+export function inScratch<T>(value: T, paths: Readonly<Record<string, string>> | undefined): T {
+  if (!paths) return value;
+  const text = JSON.stringify(value);
+  let out = text;
+  const byRecorded = Object.entries(paths).sort((a, b) => b[1].length - a[1].length);
+  for (const [scratch, recorded] of byRecorded) {
+    const from = JSON.stringify(recorded).slice(1, -1);
+    if (from !== '' && out.includes(from)) out = out.split(from).join(JSON.stringify(scratch).slice(1, -1));
+  }
+  return out === text ? value : (JSON.parse(out) as T);
+}

@@ -46,6 +46,14 @@ export interface ReplayCounts {
   approvalsByRule: number;
 }
 
+/** What an eval session's turn handed over to its next run carries of its replay. */
+export interface ReplayCarry {
+  counts: ReplayCounts;
+  /** Indexes of the recorded calls and approvals of the turn already used. */
+  usedCalls: number[];
+  usedApprovals: number[];
+}
+
 /** A call of an eval session that differs from every recorded call of its turn. */
 export interface DivergedCall {
   tool: string;

@@ -21,6 +21,11 @@ import { decodeJsonPayload, fetchSessionHistory } from '../../activities/eval/hi
 import type { JsonPayload } from '../../common/eval/extract-recording';
 import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
+import { verdict, writeVerifyBundle } from '../support/verify-bundle';
+import { createWorker } from '../../worker/create-worker';
+import { defineScorer } from '../../activities/eval/scorers';
+import { LoopwrightClient } from '../../client/session-client';
+import { brokenRules, parseRule } from '../../common/eval/thresholds';
 
 jest.setTimeout(120_000);
 
@@ -208,4 +213,107 @@ test('eval: recorded sessions replayed against a candidate; the report finds exa
   expect(fs.readFileSync(path.join(a.workspace!.path, 'docs', 'notes-v2.md'), 'utf8')).toBe('# Notes\n');
   expect(fs.existsSync(path.join(projectRoot, 'docs', 'notes-v2.md'))).toBe(false);
   expect(fs.existsSync(path.join(projectRoot, 'docs', 'notes.md'))).toBe(true);
+});
+
+/** The spec writer: runs its workflow, saves the spec, answers; the candidate also lists the docs folder first (a read the recording has not). */
+function specResponder(request: RecordedRequest): Step {
+  const candidate = request.body?.model === CANDIDATE;
+  // The verifier's call: the recording's spec passes every item, the candidate's fails "Names the users".
+  if (JSON.stringify(request.body?.response_format ?? '').includes('checklist_result')) return candidate ? verdict({ 2: 'no users are named' }) : verdict();
+  const { step } = where(request);
+  const calls = [
+    toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/spec/workflow.yaml' } }]),
+    toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/spec.md', content: 'Goal: faster invoices.' } }]),
+    text('Saved.'),
+  ];
+  if (candidate) calls.unshift(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/spec/extra-notes.md' } }]));
+  return calls[Math.min(step, calls.length - 1)]!;
+}
+
+test('eval: a failed checklist item, a call stubbed by the divergence rule, a custom scorer, and a candidate that continues as new mid-turn', async () => {
+  const { h } = shared;
+  const root = fs.mkdtempSync(path.join(dir, 'spec-'));
+  const bundle = writeVerifyBundle(root);
+  // A worker with a custom scorer that checks the candidate's scratch copy.
+  const taskQueue = `eval-scorers-${process.pid}`;
+  const seen: string[] = [];
+  const specSaved = defineScorer({
+    name: 'spec-saved',
+    score: ({ workspace, name }) => {
+      seen.push(name);
+      const saved = fs.existsSync(path.join(workspace!, 'docs', 'spec.md'));
+      return { passed: saved, value: saved ? 1 : 0, note: saved ? 'docs/spec.md is there' : 'no docs/spec.md' };
+    },
+  });
+  const worker = await createWorker({
+    connection: h.nativeConnection,
+    taskQueue,
+    workflowBundle: h.workflowBundle,
+    activityOptions: { model: { baseURL: h.fake.baseURL, apiKey: 'test-key' } },
+    scorers: [specSaved],
+  });
+  const running = worker.run();
+  try {
+    const loopwright = new LoopwrightClient(h.client, taskQueue);
+    h.fake.setResponder(specResponder);
+    // Recorded: the spec saved and verified at the first attempt; every run is short (it continues as new every 25 events).
+    const session = await loopwright.start({
+      bundlePath: bundle,
+      agentId: 'writer',
+      projectRoot: root,
+      outputRoots: [path.join(root, 'docs')],
+      verify: { maxAttempts: 1 },
+      continueAsNew: { maxHistoryEvents: 25 },
+    });
+    expect(await session.send('*spec')).toMatchObject({ status: 'completed', verification: { status: 'verified' } });
+    await session.end();
+    await session.result();
+    const before = snapshot(root);
+
+    const evaluation = await startEval(loopwright, {
+      sources: [session.workflowId],
+      candidate: { model: CANDIDATE },
+      replay: { onDivergence: 'stub' },
+      scorers: ['spec-saved', 'not-registered'],
+      scratchRoot: path.join(dir, 'scratch-spec'),
+      reportPath: path.join(dir, 'report-spec.json'),
+    });
+    const summary = await evaluation.result();
+    expect(summary).toMatchObject({ total: 1, scored: 1, errors: 0, statusChanged: 1, trajectoryChanged: 1 });
+    const [c] = (await evaluation.report()).cases as [EvalCaseReport];
+    // The checklist item the candidate's document fails: the turn ends failed_verification where the recording verified.
+    expect(c.turns[0]).toMatchObject({
+      statusChanged: true,
+      baseline: { status: 'completed', verification: { status: 'verified', failed: 0 } },
+      candidate: { status: 'failed_verification', verification: { failed: 1 } },
+    });
+    expect(c.baseline!.checks).toEqual({ verified: 1, failed: 0 });
+    expect(c.candidate!.checks).toEqual({ verified: 0, failed: 1 });
+    // The extra read was answered with a stub (no activity): the rest matched the recording.
+    expect(c.trajectory.firstDifference).toMatchObject({ turn: 1, index: 0, kind: 'extra', candidate: { tool: 'read_file' } });
+    expect(c.replay).toMatchObject({ answered: 1, ran: 1, diverged: 1, divergedCalls: [expect.objectContaining({ tool: 'read_file', action: 'stub' })] });
+    expect(await activitiesRun(c.candidateWorkflowId)).not.toContain('read_file');
+    // The candidate continued as new (mid-turn), and its recording reads across its runs.
+    const runs = await fetchSessionHistory(h.client, c.candidateWorkflowId);
+    expect(runs.length).toBeGreaterThan(1);
+    const carried = runs.slice(1).map((run) => {
+      const started = run.events[0]!.workflowExecutionStartedEventAttributes as { input: { payloads: JsonPayload[] } };
+      return (decodeJsonPayload(started.input.payloads[0]!) as { continued: { pendingTurn?: unknown; replay?: { usedCalls: number[] } } }).continued;
+    });
+    // At least one hand-over came mid-turn, carrying the recorded calls the turn had used.
+    expect(carried.some((x) => x.pendingTurn !== undefined && x.replay !== undefined && x.replay.usedCalls.length > 0)).toBe(true);
+    // The scorer ran once, on the scratch copy; a scorer the worker lacks is an error outcome, not a failed eval.
+    expect(seen).toEqual([session.workflowId]);
+    expect(c.scorers).toEqual([
+      { name: 'spec-saved', passed: true, value: 1, note: 'docs/spec.md is there' },
+      { name: 'not-registered', error: 'this worker has no scorer not-registered (load it with --scorer-module)' },
+    ]);
+    expect(brokenRules(c, ['checks-failed', 'status-changed', 'scorer-failed'].map(parseRule)).map((b) => b.rule)).toEqual(['checks-failed', 'status-changed', 'scorer-failed']);
+    // Scratch copies are removed once scored; the project is as it was.
+    expect(fs.readdirSync(path.join(dir, 'scratch-spec'))).toEqual([]);
+    expect(snapshot(root)).toEqual(before);
+  } finally {
+    worker.shutdown();
+    await running;
+  }
 });

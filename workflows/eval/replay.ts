@@ -7,16 +7,16 @@
  * instead of waiting for a person. Everything is decided from the recorded turn and the call, so
  * replay of the eval session's own history is deterministic.
  *
- * A turn resumed in a new run (continue-as-new) starts with every recorded call unused again; a
- * read repeated there is answered from the recording again, as it would have been the first time.
+ * A turn handed over to a new run (continue-as-new) carries which recorded calls it used and its
+ * counts (`carry`), so the resumed turn goes on where it stopped.
  */
 import { log } from '@temporalio/workflow';
 import type { ToolCall, ToolResult } from '../../common/messages';
 import type { SessionTool } from '../../common/offered-tools';
 import { toolSpec } from '../../common/tools';
-import { argumentsKey, asRecorded } from '../../common/eval/canonical-json';
+import { argumentsKey, asRecorded, inScratch } from '../../common/eval/canonical-json';
 import type { EvalTurn, ScriptCall } from '../../common/eval/eval-script';
-import type { DivergedCall, ReplayCounts } from '../../common/eval/recording';
+import type { DivergedCall, ReplayCarry, ReplayCounts } from '../../common/eval/recording';
 import type { EvalSettings } from '../../common/settings/session-settings';
 import type { TurnExtension } from '../turn/extensions';
 import type { ApprovalDecision, TurnApprovals } from '../turn/turn';
@@ -38,13 +38,18 @@ export class EvalReplay {
     private readonly tools: () => readonly SessionTool[],
   ) {}
 
-  /** A recorded turn begins (or is resumed): its calls and approvals are all unused. */
-  startTurn(turn: EvalTurn | null): void {
+  /** A recorded turn begins (its calls and approvals all unused), or is resumed with what the run before carried. */
+  startTurn(turn: EvalTurn | null, carried?: ReplayCarry): void {
     this.turn = turn ?? undefined;
-    this.usedCalls = new Set();
-    this.usedApprovals = new Set();
+    this.usedCalls = new Set(carried?.usedCalls ?? []);
+    this.usedApprovals = new Set(carried?.usedApprovals ?? []);
     this.answers.clear();
-    this.counts = emptyCounts();
+    this.counts = carried ? { ...carried.counts, diverged: [...carried.counts.diverged] } : emptyCounts();
+  }
+
+  /** What a turn handed over mid-way carries to the next run. */
+  carry(): ReplayCarry {
+    return { counts: { ...this.counts, diverged: [...this.counts.diverged] }, usedCalls: [...this.usedCalls], usedApprovals: [...this.usedApprovals] };
   }
 
   /** The turn extension (listed last, so delegation keeps its own calls). */
@@ -83,7 +88,7 @@ export class EvalReplay {
       this.usedCalls.add(index);
       const match = recorded[index]!;
       if (spec.access === 'read' && match.result !== undefined) {
-        this.answers.set(call.id, match.result);
+        this.answers.set(call.id, inScratch(match.result, this.settings.paths));
         this.counts.answered += 1;
         return true;
       }
@@ -108,7 +113,10 @@ export class EvalReplay {
     // A stub: the result of the first unused recorded call of the same tool, else a plain success.
     const same = this.unused(recorded, (c) => c.tool === name && c.result !== undefined);
     if (same >= 0) this.usedCalls.add(same);
-    this.answers.set(call.id, same >= 0 ? recorded[same]!.result! : { success: true, stubbed: true, note: '[Loopwright eval] a stub: this call is not in the recording of this turn' });
+    this.answers.set(
+      call.id,
+      same >= 0 ? inScratch(recorded[same]!.result!, this.settings.paths) : { success: true, stubbed: true, note: '[Loopwright eval] a stub: this call is not in the recording of this turn' },
+    );
     return true;
   }
 

@@ -283,7 +283,7 @@ export class SessionRun implements SessionRuntime {
     const script = input.eval!.script;
     const pending = input.continued?.pendingTurn;
     if (pending) {
-      replay.startTurn(await activities.loadEvalTurn({ script, turn: pending.turn }));
+      replay.startTurn(await activities.loadEvalTurn({ script, turn: pending.turn }), input.continued?.replay);
       const result = await this.runTurn({ resume: pending });
       this.resumingTurn = undefined;
       if (!result) return this.handOver();
@@ -444,6 +444,8 @@ export class SessionRun implements SessionRuntime {
     await condition(allHandlersFinished);
     const { state, transcript, input } = this;
     const next = continuedSession(this, workflowInfo().runId, this.pausedTurn, carriedTurns(this.recentTurns), this.features.carryView);
+    // An eval session's turn handed over mid-way goes on with the recorded calls it used (no recorded session has one).
+    if (this.replay && this.pausedTurn) next.replay = this.replay.carry();
     log.info('Continuing as new', {
       run: state.run,
       historyBytes: workflowInfo().historySize,
