@@ -61,7 +61,7 @@ function sessionItem(s) {
     h(
       'a',
       { href: `#/session/${encodeURIComponent(s.workflowId)}`, class: 'session-link' },
-      h('span', { class: 's-agent' }, s.agent ?? 'session'),
+      h('span', { class: 's-agent' }, s.agent ?? 'new session'),
       h('span', { class: `badge ${status.replace(/ /g, '-')}` }, status || '?'),
       h('span', { class: 'sid' }, s.workflowId),
       h(

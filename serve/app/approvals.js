@@ -14,11 +14,12 @@ import { byId, h, prettyJson, replace } from './dom.js';
 
 export class Approvals {
   /**
-   * @param {{argsOf: (callId: string) => string | undefined, onError: (message: string) => void}} options
-   *   `argsOf`: the call's arguments as the stream gave them
+   * @param {{argsOf: (callId: string) => string | undefined, onDecided: (callId: string) => void, onError: (message: string) => void}} options
+   *   `argsOf`: the call's arguments as the stream gave them; `onDecided`: the session took the decision
    */
   constructor(options) {
     this.argsOf = options.argsOf;
+    this.onDecided = options.onDecided;
     this.onError = options.onError;
     this.section = byId('approvals');
     this.list = byId('approval-list');
@@ -124,6 +125,7 @@ export class Approvals {
     try {
       await post(sessionPath(this.sessionId, decision), decision === 'deny' ? { callId, ...(reason ? { reason } : {}) } : { callId });
       this.remove(callId);
+      this.onDecided(callId);
     } catch (err) {
       for (const button of entry?.el.querySelectorAll('button') ?? []) button.disabled = false;
       this.onError(err instanceof ApiError ? err.message : String(err));

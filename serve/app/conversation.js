@@ -9,7 +9,7 @@ import { h, prettyJson, replace } from './dom.js';
 /**
  * @typedef {{kind: 'user', id: string, text: string, pending?: boolean}} UserItem
  * @typedef {{kind: 'assistant', id: string, text: string, done?: boolean}} AssistantItem
- * @typedef {{kind: 'tool', id: string, name: string, args: string, argsDone?: boolean, output?: string, result?: string, status: 'running' | 'done'}} ToolItem
+ * @typedef {{kind: 'tool', id: string, name: string, args: string, argsDone?: boolean, output?: string, result?: string, status: 'running' | 'waiting' | 'done'}} ToolItem
  * @typedef {{kind: 'notice', id: string, text: string, tone?: 'error' | 'info'}} NoticeItem
  * @typedef {UserItem | AssistantItem | ToolItem | NoticeItem} Item
  */
@@ -235,6 +235,28 @@ export class Conversation {
   }
 
   /**
+   * The call waits for the user's yes or no.
+   * @param {string} id
+   */
+  toolWaiting(id) {
+    const entry = this.tool(id);
+    if (!entry || entry.item.status === 'done') return;
+    entry.item.status = 'waiting';
+    this.renderTool(entry);
+  }
+
+  /**
+   * The user decided: an approved call runs, a denied one gets its result from the session.
+   * @param {string} id
+   */
+  toolDecided(id) {
+    const entry = this.tool(id);
+    if (!entry || entry.item.status !== 'waiting') return;
+    entry.item.status = 'running';
+    this.renderTool(entry);
+  }
+
+  /**
    * The arguments of a tool call as the model wrote them (for an approval).
    * @param {string} id
    */
@@ -322,7 +344,7 @@ export class Conversation {
       parts.summary,
       h('span', { class: 'tool-name' }, item.name),
       detail ? h('span', { class: 'detail' }, detail) : undefined,
-      h('span', { class: 'status' }, item.status === 'running' ? 'running…' : 'done'),
+      h('span', { class: 'status' }, item.status === 'running' ? 'running…' : item.status === 'waiting' ? 'waiting for your approval' : 'done'),
     );
     el.dataset.status = item.status;
     parts.args.textContent = item.argsDone ? prettyJson(item.args) : item.args;

@@ -18,8 +18,10 @@ const PAGE = 50;
 const BUSY = new Set(['thinking', 'executing_tool', 'waiting_for_approval', 'verifying']);
 /** Iterations `Allow 10 more` adds. */
 const EXTEND_BY = 10;
-/** How often, at most, the figures are read again while a turn runs. */
+/** How often the figures are read again while a turn runs. */
 const STATE_REFRESH_MS = 1000;
+/** … and while a new session initialises (its agent is not known before). */
+const INITIALIZING_REFRESH_MS = 250;
 /** What a turn that did not complete says. */
 const TURN_END_NOTES = {
   interrupted: 'Interrupted. Send a message to go on.',
@@ -38,7 +40,11 @@ export class SessionView {
     this.onTurnEnded = options.onTurnEnded;
     this.section = byId('session');
     this.conversation = new Conversation(byId('conversation'));
-    this.approvals = new Approvals({ argsOf: (id) => this.conversation.toolArgs(id), onError: (m) => this.showError(m) });
+    this.approvals = new Approvals({
+      argsOf: (id) => this.conversation.toolArgs(id),
+      onDecided: (id) => this.conversation.toolDecided(id),
+      onError: (m) => this.showError(m),
+    });
     this.message = /** @type {HTMLTextAreaElement} */ (byId('message'));
     /** @type {string | undefined} */
     this.id = undefined;
@@ -54,7 +60,7 @@ export class SessionView {
     this.saveTimer = undefined;
     /** @type {ReturnType<typeof setTimeout> | undefined} */
     this.refreshTimer = undefined;
-    this.lastRefresh = 0;
+    this.refreshAt = 0;
     /** Bumped on every open(), so answers for a session left meanwhile are dropped. */
     this.generation = 0;
     /** The title and the menu show the agent (a new session has none until it is initialised). */
@@ -294,6 +300,7 @@ export class SessionView {
         break;
       case 'loopwright.approval_needed':
         this.approvals.add(value);
+        this.conversation.toolWaiting(value?.callId);
         break;
       case 'loopwright.question':
         this.showQuestion(value?.question);
@@ -406,16 +413,20 @@ export class SessionView {
     }
   }
 
-  /** Read the figures again, at most once a second (now with 0). */
+  /**
+   * Read the figures again in `delay` ms (0: now), unless a read is due sooner already.
+   * @param {number} [delay]
+   */
   refreshSoon(delay = STATE_REFRESH_MS) {
-    if (this.refreshTimer) return;
-    const wait = Math.max(delay, this.lastRefresh + STATE_REFRESH_MS - Date.now(), 0);
-    this.refreshTimer = setTimeout(() => void this.refresh(), wait);
+    const at = Date.now() + delay;
+    if (this.refreshTimer && this.refreshAt <= at) return;
+    clearTimeout(this.refreshTimer);
+    this.refreshAt = at;
+    this.refreshTimer = setTimeout(() => void this.refresh(), delay);
   }
 
   async refresh() {
     this.refreshTimer = undefined;
-    this.lastRefresh = Date.now();
     const id = this.id;
     if (!id) return;
     try {
@@ -424,7 +435,7 @@ export class SessionView {
       this.renderState(state);
       // A new session shows its agent once initialised; until then it is read again.
       if (state.agent && !this.headerAgent) this.renderHeader(state);
-      else if (!state.agent && state.status === 'initializing') this.refreshSoon();
+      else if (!state.agent && state.status === 'initializing') this.refreshSoon(INITIALIZING_REFRESH_MS);
       if (!BUSY.has(state.status) && this.expectRunningTurn !== undefined) {
         // The turn this page meant to rejoin ended before the stream was open: read it from the transcript.
         this.expectRunningTurn = undefined;

@@ -4,6 +4,7 @@
  * - the agent picker shows the bundle's agents with their menus, and starts a session;
  * - a streamed reply grows in the page while the model is still writing it, and ends exactly;
  * - a write waits for approval, shown with its exact arguments; approved in the page, the file is written;
+ * - the agent's question (ask_question) is shown and answered from the message box;
  * - Interrupt cancels the model call in flight and the turn ends interrupted;
  * - a reload mid-turn resumes the stream after the last event shown (?lastEventId=): nothing lost or repeated;
  * - the serve process killed and started again mid-turn: the page reconnects and the reply ends exactly;
@@ -23,24 +24,34 @@ import { browserTestsSkipped, screenshot } from './chromium';
 
 jest.setTimeout(120_000);
 
-/** The reply to most messages: 60 words, about 450 characters. */
-const WORDS = Array.from({ length: 60 }, (_, i) => `word${i + 1}`).join(' ');
+/** The reply to most messages, about 430 characters. */
+const REPLY =
+  'Good idea, Sam. A tool library lets neighbours borrow a drill or a ladder instead of each buying one. ' +
+  'To capture the first requirements I will ask a few short questions, one at a time. First: who would run the library ' +
+  'day to day, and where would the tools be kept? A garage, a shed in a shared garden or a room in the community centre ' +
+  'all work; what matters is who holds the key and when people can come by.';
 /** The reply to `long …`: long enough to reload the page, or restart the server, in the middle of it. */
 const LONG = Array.from({ length: 240 }, (_, i) => `part${i + 1}`).join(' ');
-const SAVED_CONTENT = '# Notes\n\n- The street wants a tool library.\n';
+const SAVE_MESSAGE = 'Save what we have so far.';
+const ASK_MESSAGE = 'Ask me what you need to know.';
+const QUESTION = 'Who will hold the key to the shed?';
+const SAVED_CONTENT = '# Street tool library\n\n- Neighbours borrow tools instead of buying them.\n- Kept in the shared garden shed; Sam holds the key.\n';
 
-/** `save it` saves a note first; `long …` gets the long reply; anything else the sixty words. */
+/** SAVE_MESSAGE saves a note first; ASK_MESSAGE asks QUESTION; `long …` gets the long reply; anything else REPLY. */
 function respond(request: RecordedRequest): Step {
   const messages: ChatMessage[] = request.body?.messages ?? [];
   const lastUser = messages.map((m) => m.role).lastIndexOf('user');
   const said = String(messages[lastUser]?.content ?? '');
   const step = messages.slice(lastUser).filter((m) => m.role === 'assistant').length;
-  if (said === 'save it' && step === 0) {
+  const last = messages.at(-1);
+  if (last?.role === 'tool' && last.tool_call_id === 'call_ask') return text(`Noted: ${String(JSON.parse(last.content).answer)}.`);
+  if (said === ASK_MESSAGE) return toolCalls([{ id: 'call_ask', name: 'ask_question', arguments: { question: QUESTION } }]);
+  if (said === SAVE_MESSAGE && step === 0) {
     return toolCalls([{ id: 'call_save', name: 'save_output', arguments: { file_path: '{output_folder}/street-notes.md', content: SAVED_CONTENT } }]);
   }
-  if (said === 'save it') return text('Saved the notes.');
+  if (said === SAVE_MESSAGE) return text('Saved the notes to docs/street-notes.md. Next: how long may a neighbour keep a tool?');
   if (said.startsWith('long')) return text(LONG);
-  return text(WORDS);
+  return text(REPLY);
 }
 
 const skipped = browserTestsSkipped('chat app in a browser');
@@ -73,11 +84,23 @@ async function waitFor<T>(read: () => Promise<T>, ok: (value: T) => boolean, wha
   const started = Date.now();
   let value = await read();
   while (!ok(value)) {
-    if (Date.now() - started > timeoutMs) throw new Error(`never saw ${what}; last value: ${JSON.stringify(value)?.slice(0, 500)}`);
+    if (Date.now() - started > timeoutMs) throw new Error(`never saw ${what}; last value: ${JSON.stringify(value)?.slice(0, 500)}\n${await pageSummary()}`);
     await new Promise((r) => setTimeout(r, 25));
     value = await read();
   }
   return value;
+}
+
+/** What the page shows, for a failure's message: the stream's and the session's status, the end of the conversation. */
+async function pageSummary(): Promise<string> {
+  try {
+    const stream = await page.getByTestId('stream-status').getAttribute('data-status', { timeout: 1000 });
+    const status = await page.getByTestId('session-status').textContent({ timeout: 1000 });
+    const conversation = (await page.locator('#conversation').innerText({ timeout: 1000 })).slice(-800);
+    return `page: stream ${stream}, session ${status}; the conversation ends:\n${conversation}`;
+  } catch (err) {
+    return `page: (not readable: ${String(err).slice(0, 200)})`;
+  }
 }
 
 /** Open the app, pick the example bundle's agent and start a session; returns its id. */
@@ -104,14 +127,19 @@ function modelStillWriting(): boolean {
   return last !== undefined && last.status === null && !last.aborted;
 }
 
-it('picker: the bundle path shows its agents with their menus, and Start session opens a session with approval for writes', async () => {
+it('picker: the bundle path shows its agents with their menus; Start session opens the session with its title and commands', async () => {
   const id = await startSessionInPage('agent-picker');
   expect(id).toBeTruthy();
-  const state = (await (await fetch(`${app!.serve.url}/api/sessions/${encodeURIComponent(id)}`)).json()) as { agent: { name: string }; webUiUrl?: string };
-  expect(state.agent.name).toBeTruthy();
+  // The agent is known once the session is initialised.
+  const state = await waitFor(
+    async () => (await (await fetch(`${app!.serve.url}/api/sessions/${encodeURIComponent(id)}`)).json()) as { agent?: { name: string }; webUiUrl?: string },
+    (s) => Boolean(s.agent?.name),
+    'the session initialised',
+  );
+  const agent = state.agent!;
   await waitFor(
     () => page.getByRole('heading', { level: 1 }).textContent(),
-    (t) => (t ?? '').includes(state.agent.name),
+    (t) => (t ?? '').includes(agent.name),
     "the agent's name as the title",
   );
   // The agent's menu is offered as commands that fill the message box.
@@ -126,23 +154,25 @@ it('picker: the bundle path shows its agents with their menus, and Start session
 
 it('streaming: the reply grows in the page while the model is still writing it, and ends exactly, once', async () => {
   await startSessionInPage();
-  // Four characters every 40 ms: the sixty words take about 4.5 s to write.
+  // Four characters every 40 ms: the reply takes about 4.3 s to write.
   app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
-  await send('hello');
-  await expect(page.getByTestId('user-message').last().textContent()).resolves.toContain('hello');
+  await send('We want a tool library for our street.');
+  await expect(page.getByTestId('user-message').last().textContent()).resolves.toContain('tool library');
   const seen: number[] = [];
   const partial = await waitFor(
     async () => {
       const now = await lastReply();
-      if (now.length > 0 && now.length < WORDS.length && modelStillWriting()) seen.push(now.length);
+      if (now.length > 0 && now.length < REPLY.length && modelStillWriting()) seen.push(now.length);
       return now;
     },
     () => seen.length >= 3 && new Set(seen).size >= 3,
     'the reply growing while the model writes it',
   );
-  expect(WORDS.startsWith(partial)).toBe(true);
-  await screenshot(page, 'streaming-reply');
-  await waitFor(lastReply, (t) => t === WORDS, 'the whole reply');
+  expect(REPLY.startsWith(partial)).toBe(true);
+  // The picture when a good part is written.
+  await waitFor(lastReply, (t) => t.length > 160, 'a good part of the reply');
+  if (modelStillWriting()) await screenshot(page, 'streaming-reply');
+  await waitFor(lastReply, (t) => t === REPLY, 'the whole reply');
   await page.getByRole('button', { name: 'Send' }).and(page.locator(':enabled')).waitFor();
   await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);
   await waitFor(
@@ -150,12 +180,11 @@ it('streaming: the reply grows in the page while the model is still writing it, 
     (t) => /^[1-9]/.test(t ?? ''),
     'tokens counted',
   );
-  await screenshot(page, 'finished-turn');
 });
 
-it('approval: a save_output call waits with its exact arguments; Approve in the page writes the file', async () => {
+it('approval: a session started in the page asks before writing; the save_output call waits with its exact arguments, and Approve writes the file', async () => {
   await startSessionInPage();
-  await send('save it');
+  await send(SAVE_MESSAGE);
   const approval = page.getByRole('article', { name: 'Approval of save_output' });
   await approval.waitFor();
   // The exact content the call would write, and the path with its variables filled in.
@@ -166,10 +195,25 @@ it('approval: a save_output call waits with its exact arguments; Approve in the 
   expect(fs.existsSync(saved)).toBe(false);
   await screenshot(page, 'approval');
   await approval.getByRole('button', { name: 'Approve' }).click();
-  await waitFor(lastReply, (t) => t === 'Saved the notes.', 'the reply after the write');
+  await waitFor(lastReply, (t) => t.startsWith('Saved the notes'), 'the reply after the write');
   expect(fs.readFileSync(saved, 'utf8')).toBe(SAVED_CONTENT);
   await expect(approval.count()).resolves.toBe(0);
   await expect(page.getByTestId('tool-call').filter({ hasText: 'save_output' }).getAttribute('data-status')).resolves.toBe('done');
+  await page.getByRole('button', { name: 'Send' }).and(page.locator(':enabled')).waitFor();
+  await screenshot(page, 'finished-turn');
+});
+
+it('question: the question the agent asks is shown, and the message box sends the answer as its result', async () => {
+  await startSessionInPage();
+  await send(ASK_MESSAGE);
+  const question = page.getByRole('region', { name: 'The agent asks' });
+  await question.waitFor();
+  await expect(question.getByTestId('question-text').textContent()).resolves.toBe(QUESTION);
+  await page.getByLabel('Your answer').fill('Sam, who lives next to it');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await waitFor(lastReply, (t) => t === 'Noted: Sam, who lives next to it.', 'the reply to the answer');
+  await expect(question.isHidden()).resolves.toBe(true);
+  await expect(page.getByTestId('user-message').last().textContent()).resolves.toContain('Sam, who lives next to it');
 });
 
 it('interrupt: the button cancels the model call in flight; the turn ends interrupted and the page takes a message again', async () => {
@@ -252,4 +296,5 @@ it('rejoin: a session started from the command line is opened from the list and 
   await waitFor(lastReply, (t) => t === LONG, 'the whole reply', 60_000);
   await expect(page.getByTestId('user-message').last().textContent()).resolves.toContain('long story from the terminal');
   await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);
+  await screenshot(page, 'rejoined-turn');
 });
