@@ -16,6 +16,10 @@ import { forgetStream, loadStream, saveStream } from './turn-store.js';
 const PAGE = 50;
 /** Statuses of a session whose turn is running. */
 const BUSY = new Set(['thinking', 'executing_tool', 'waiting_for_approval', 'verifying']);
+/** Longest wait for the stream to connect before a message is sent anyway. */
+const STREAM_WAIT_MS = 5000;
+/** A turn this page started that ended this long ago without the stream showing it is read from the transcript. */
+const MISSED_TURN_MS = 3000;
 /** Iterations `Allow 10 more` adds. */
 const EXTEND_BY = 10;
 /** How often the figures are read again while a turn runs. */
@@ -65,6 +69,12 @@ export class SessionView {
     this.generation = 0;
     /** The title and the menu show the agent (a new session has none until it is initialised). */
     this.headerAgent = false;
+    /** Resolved once the stream is connected (a message is sent only then). */
+    this.streamReady = Promise.resolve(undefined);
+    this.streamOpened = () => undefined;
+    /** @type {number | undefined} the turn this page's message started, until the stream shows it */
+    this.sentTurn = undefined;
+    this.sentAt = 0;
     /** @type {number | undefined} set while the page waits for the stream to give a turn it saw running */
     this.expectRunningTurn = undefined;
 
@@ -95,6 +105,7 @@ export class SessionView {
   async open(id, options = {}) {
     this.close();
     if (options.fresh) forgetStream(id);
+    this.streamReady = new Promise((resolve) => (this.streamOpened = () => resolve(undefined)));
     const generation = ++this.generation;
     this.id = id;
     this.section.hidden = false;
@@ -142,7 +153,10 @@ export class SessionView {
     this.stream = new SessionEventStream(id, {
       lastEventId: resumeAfter,
       onEvent: (event) => this.onEvent(event),
-      onStatus: (status, detail) => this.onStreamStatus(status, detail),
+      onStatus: (status, detail) => {
+        if (status === 'open') this.streamOpened();
+        this.onStreamStatus(status, detail);
+      },
       onUnreadableId: () => void this.reload(),
     });
     this.stream.open();
@@ -155,8 +169,10 @@ export class SessionView {
 
   /** Stop following the session shown (another one opens, or the picker). */
   close() {
+    this.streamOpened();
     this.save();
     this.expectRunningTurn = undefined;
+    this.sentTurn = undefined;
     this.stream?.close();
     this.stream = undefined;
     clearTimeout(this.saveTimer);
@@ -326,6 +342,7 @@ export class SessionView {
   /** @param {string} runId */
   runStarted(runId) {
     this.expectRunningTurn = undefined;
+    this.sentTurn = undefined;
     this.runId = runId;
     this.running = true;
     // The figures follow at once; the state read below corrects them.
@@ -371,7 +388,16 @@ export class SessionView {
     this.running = true;
     this.updateControls();
     try {
-      await post(sessionPath(id, 'messages'), { text });
+      // The stream must be connected first: one without an id waits for the next turn from the
+      // moment it connects, and a quick turn could otherwise end before it is there to see it.
+      await Promise.race([this.streamReady, new Promise((resolve) => setTimeout(resolve, STREAM_WAIT_MS))]);
+      if (this.id !== id) return;
+      const answer = await post(sessionPath(id, 'messages'), { text });
+      if (this.running && this.runId === undefined) {
+        this.sentTurn = answer?.turn;
+        this.sentAt = Date.now();
+        this.refreshSoon();
+      }
     } catch (err) {
       if (this.id !== id) return;
       this.conversation.dropPendingUser();
@@ -442,6 +468,11 @@ export class SessionView {
         this.conversation.clear();
         await this.loadHistory(state.messageCount);
         if (state.pendingQuestion) this.showQuestion(state.pendingQuestion.question);
+      }
+      if (this.sentTurn !== undefined && Date.now() - this.sentAt > MISSED_TURN_MS && !BUSY.has(state.status) && (state.lastTurn?.turn ?? 0) >= this.sentTurn) {
+        // The turn this page started is over and the stream never showed it: read the session again.
+        await this.open(id, { fresh: true });
+        return;
       }
       if (!this.running) this.approvals.sync(state.pendingApprovals ?? []);
       this.updateControls();
