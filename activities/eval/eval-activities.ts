@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { asRecorded, argumentsKey } from '../../common/eval/canonical-json';
@@ -93,34 +94,37 @@ export function createEvalActivities(options: { client?: Client; scorers?: reado
     return extractRecording(runs, decodeJsonPayload, workflowId);
   };
   return {
-    async prepareEvalCase(input) {
-      const caseDir = caseDirOf(input.scratchRoot, input.index);
-      const marker = path.join(caseDir, 'prepared.json');
-      // Prepared before (a retried attempt, or the eval run again): the same case, untouched.
-      if (fs.existsSync(marker)) return JSON.parse(fs.readFileSync(marker, 'utf8')) as PreparedCase;
-      fs.rmSync(caseDir, { recursive: true, force: true });
-      fs.mkdirSync(caseDir, { recursive: true });
-      let prepared: PreparedCase;
-      try {
-        prepared = await prepare(input, caseDir, await readRecording(input.evalCase.source));
-      } catch (err) {
-        if (!isCaseProblem(err)) throw err;
-        prepared = { ok: false, caseDir, error: (err as Error).message };
-      }
-      writeAtomically(marker, JSON.stringify(prepared));
-      return prepared;
-    },
+    prepareEvalCase: (input) =>
+      whileBeating(async () => {
+        const caseDir = caseDirOf(input.scratchRoot, input.index);
+        const marker = path.join(caseDir, 'prepared.json');
+        // Prepared before (a retried attempt, or the eval run again): the same case, untouched.
+        if (fs.existsSync(marker)) return JSON.parse(fs.readFileSync(marker, 'utf8')) as PreparedCase;
+        fs.rmSync(caseDir, { recursive: true, force: true });
+        fs.mkdirSync(caseDir, { recursive: true });
+        let prepared: PreparedCase;
+        try {
+          prepared = await prepare(input, caseDir, await readRecording(input.evalCase.source));
+        } catch (err) {
+          if (!isCaseProblem(err)) throw err;
+          prepared = { ok: false, caseDir, error: (err as Error).message };
+        }
+        writeAtomically(marker, JSON.stringify(prepared));
+        return prepared;
+      }),
     async loadEvalTurn({ script, turn }) {
       const recording = cachedRecording(script);
       return evalTurnOf(recording, turn);
     },
-    async scoreEvalCase(input) {
-      const done = readJournal(input.journalPath, input.evalId).get(input.index);
-      if (done) return tallyOf(done);
-      const report = await scoreOne(input);
-      fs.appendFileSync(input.journalPath, `\n${JSON.stringify({ evalId: input.evalId, ...report })}\n`);
-      return tallyOf(report);
-    },
+    scoreEvalCase: (input) =>
+      whileBeating(async () => {
+        const done = readJournal(input.journalPath, input.evalId).get(input.index);
+        if (done) return tallyOf(done);
+        const report = await scoreOne(input);
+        // A leading newline ends a line a killed worker may have left half-written; such a line is skipped.
+        fs.appendFileSync(input.journalPath, `\n${JSON.stringify({ evalId: input.evalId, ...report })}\n`);
+        return tallyOf(report);
+      }),
     async scoredEvalCases({ evalId, journalPath }) {
       return [...readJournal(journalPath, evalId).keys()].sort((a, b) => a - b);
     },
@@ -129,6 +133,8 @@ export function createEvalActivities(options: { client?: Client; scorers?: reado
       const report: EvalReport = { evalId, ...header, cases };
       fs.mkdirSync(path.dirname(reportPath), { recursive: true });
       writeAtomically(reportPath, `${JSON.stringify(report, null, 2)}\n`);
+      // The report holds every case now; an eval that completed is only ever reattached to, never run again.
+      fs.rmSync(journalPath, { force: true });
       return { cases: cases.length };
     },
     async removeEvalScratch({ caseDir }) {
@@ -189,7 +195,7 @@ async function prepare(input: PrepareCaseInput, caseDir: string, recording: Reco
     ...((candidate.projectRoot ?? recorded.projectRoot) ? { projectRoot: candidate.projectRoot ?? recorded.projectRoot } : {}),
     ...(recorded.outputRoots ? { outputRoots: recorded.outputRoots } : {}),
   };
-  const scratch = makeScratchWorkspace(source, caseDir, input.maxCopyBytes);
+  const scratch = await makeScratchWorkspace(source, caseDir, input.maxCopyBytes);
   // Arguments are compared as the recording wrote them: the copy stands for the recorded project (and bundle).
   const recordedRoot = recorded.projectRoot ?? recorded.bundlePath;
   const paths: Record<string, string> = { [scratch.workspace]: recordedRoot };
@@ -304,6 +310,25 @@ function tallyOf(report: EvalCaseReport): CaseTally {
     baselineTokens: report.baseline?.usage.totalTokens ?? 0,
     candidateTokens: report.candidate?.usage.totalTokens ?? 0,
   };
+}
+
+/** How often a long eval activity (a copy, reading histories, custom scorers) tells the server it is alive. */
+const BEAT_MS = 5_000;
+
+/** Run `fn`, heartbeating meanwhile (outside an activity, as in unit tests, just run it). */
+async function whileBeating<T>(fn: () => Promise<T>): Promise<T> {
+  let context: Context | undefined;
+  try {
+    context = Context.current();
+  } catch {
+    context = undefined;
+  }
+  const timer = context ? setInterval(() => context.heartbeat(), BEAT_MS) : undefined;
+  try {
+    return await fn();
+  } finally {
+    if (timer) clearInterval(timer);
+  }
 }
 
 function writeAtomically(file: string, text: string): void {

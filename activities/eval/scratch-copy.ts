@@ -35,26 +35,26 @@ export class ScratchCopyError extends Error {
 }
 
 /** Copy the session's project (and its bundle when outside it) under `caseDir`; the paths returned point into the copy. */
-export function makeScratchWorkspace(source: WorkspacePaths, caseDir: string, maxBytes: number): ScratchWorkspace {
+export async function makeScratchWorkspace(source: WorkspacePaths, caseDir: string, maxBytes: number): Promise<ScratchWorkspace> {
   const root = path.resolve(source.projectRoot ?? source.bundlePath);
   const bundle = path.resolve(source.bundlePath);
   if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) throw new ScratchCopyError(`the project ${root} is not a folder here`);
   if (!fs.existsSync(bundle)) throw new ScratchCopyError(`the bundle ${bundle} does not exist here`);
   const bundleOutside = !inside(root, bundle);
-  const size = measure(root);
+  const size = await measure(root);
   if (bundleOutside) {
-    const extra = measure(bundle);
+    const extra = await measure(bundle);
     size.files += extra.files;
     size.bytes += extra.bytes;
   }
   if (size.bytes > maxBytes) throw new ScratchCopyError(`the project ${root} holds ${size.bytes} bytes, over the eval's bound of ${maxBytes} (--max-copy-bytes)`);
   const workspace = path.join(caseDir, 'workspace', path.basename(root) || 'project');
-  copy(root, workspace);
+  await copy(root, workspace);
   const mapped: Record<string, string> = { [workspace]: root };
   let bundleCopy = path.join(workspace, path.relative(root, bundle));
   if (bundleOutside) {
     bundleCopy = path.join(caseDir, 'bundle', path.basename(bundle));
-    copy(bundle, bundleCopy);
+    await copy(bundle, bundleCopy);
     mapped[bundleCopy] = bundle;
   }
   const mapPath = (p: string): string => {
@@ -81,22 +81,22 @@ function inside(dir: string, p: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
-/** Files and bytes a copy of `dir` takes (links counted, not followed). */
-function measure(dir: string): { files: number; bytes: number } {
+/** Files and bytes a copy of `dir` takes (links counted, not followed); asynchronous, so the activity heartbeats meanwhile. */
+async function measure(dir: string): Promise<{ files: number; bytes: number }> {
   let files = 0;
   let bytes = 0;
-  const walk = (d: string): void => {
-    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+  const walk = async (d: string): Promise<void> => {
+    for (const entry of await fs.promises.readdir(d, { withFileTypes: true })) {
       if (entry.isDirectory()) {
-        if (!SKIPPED.has(entry.name)) walk(path.join(d, entry.name));
+        if (!SKIPPED.has(entry.name)) await walk(path.join(d, entry.name));
       } else {
         files += 1;
-        if (entry.isFile()) bytes += fs.statSync(path.join(d, entry.name)).size;
+        if (entry.isFile()) bytes += (await fs.promises.stat(path.join(d, entry.name))).size;
       }
     }
   };
-  const stat = fs.lstatSync(dir);
-  if (stat.isDirectory()) walk(dir);
+  const stat = await fs.promises.lstat(dir);
+  if (stat.isDirectory()) await walk(dir);
   else {
     files = 1;
     bytes = stat.size;
@@ -104,7 +104,7 @@ function measure(dir: string): { files: number; bytes: number } {
   return { files, bytes };
 }
 
-function copy(from: string, to: string): void {
-  fs.mkdirSync(path.dirname(to), { recursive: true });
-  fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true, filter: (src) => !SKIPPED.has(path.basename(src)) || src === from });
+async function copy(from: string, to: string): Promise<void> {
+  await fs.promises.mkdir(path.dirname(to), { recursive: true });
+  await fs.promises.cp(from, to, { recursive: true, verbatimSymlinks: true, filter: (src) => !SKIPPED.has(path.basename(src)) || src === from });
 }

@@ -46,8 +46,15 @@ import { evalStateQuery } from './eval-definitions';
 
 type EvalFileActivities = Pick<EvalActivities, 'prepareEvalCase' | 'scoreEvalCase' | 'scoredEvalCases' | 'assembleEvalReport' | 'removeEvalScratch'>;
 
-/** Copying a project and reading two histories take a while on a large one; a crash mid-way is retried. */
-const FILE_OPTIONS = { startToCloseTimeout: '30 minutes', retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 } } as const;
+/**
+ * Copying a project and reading two histories take a while on a large one: the activities heartbeat,
+ * so a worker that dies mid-way is noticed within the heartbeat timeout and the case retried elsewhere.
+ */
+const FILE_OPTIONS = {
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+} as const;
 
 function fileActivities(filesHost: string | undefined): EvalFileActivities {
   if (filesHost === undefined) return proxyActivities<EvalFileActivities>(FILE_OPTIONS);

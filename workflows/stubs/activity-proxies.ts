@@ -95,9 +95,9 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '500 milliseconds', maximumAttempts: 2, ...notRegistered },
   });
-  // An eval session's recording is a file on the files host, written before the session started.
+  // An eval session's recording is a file on the files host, written before the session started: a quick read, retried soon after a lost worker.
   const script = fileActivities<{ loadEvalTurn(input: LoadEvalTurnInput): Promise<EvalTurn | null> }>({
-    startToCloseTimeout: '1 minute',
+    startToCloseTimeout: '15 seconds',
     retry: { initialInterval: '1 second', maximumAttempts: 5, ...notRegistered },
   });
   // proxyActivities returns a Proxy with no own keys, so pick the stubs by name (a spread would copy nothing).
