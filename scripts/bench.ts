@@ -37,6 +37,8 @@
  *                clients of one session, live and resuming, and its RSS with 1,000 open streams
  *                (scripts/bench/serve.ts).
  *                Skipped, saying so, where no chromium is installed.
+ *   eval         a recorded 10-turn session replayed by an eval against the same turns run live: the
+ *                eval's cost per recorded turn, its fixed cost per recording (scripts/bench/eval.ts).
  *   skills       Agent Skills discovery of 50 generated skills and the catalog's tokens against every
  *                SKILL.md body up front (scripts/bench/skills.ts). Needs no server: it runs first,
  *                and `--only skills` starts none.
@@ -76,6 +78,7 @@ import { measureBatchKill } from './bench/batch-kill';
 import { measureBrowser } from './bench/browser';
 import { measureServe } from './bench/serve';
 import { measureDelegation } from './bench/delegation';
+import { measureEval } from './bench/eval';
 import { formatSkills, measureSkills, type SkillsFigures } from './bench/skills';
 import { formatSandbox, measureSandbox, type SandboxFigures } from './bench/sandbox';
 import { startWorkerProcess } from './bench/worker-process';
@@ -331,6 +334,10 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
 
   await timed('serve', async () => {
     report.serve = await measureServe({ server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, file: SMALL_FILE, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, progress }, cleanup);
+  });
+
+  await timed('eval', async () => {
+    report.eval = await measureEval({ server, model: MODEL, turnTimeoutMs: TURN_TIMEOUT_MS, progress }, cleanup);
   });
 
   report.totalSeconds = (performance.now() - started) / 1000;

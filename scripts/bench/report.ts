@@ -16,6 +16,7 @@ import { IDLE_RSS_TARGET_BYTES, type IdleFigures } from './idle-sessions';
 import { formatMcpOverhead, type McpBenchFigures } from './mcp';
 import { formatMcpSession, type McpSessionFigures } from './mcp-session';
 import { formatDelegation, type DelegationFigures } from './delegation';
+import { formatEval, type EvalFigures } from './eval';
 import { formatStream, type StreamFigures } from './stream';
 import { formatBatch, type BatchBenchFigures } from './batch';
 import { formatBrowser, type BrowserFigures } from './browser';
@@ -35,7 +36,7 @@ export interface MachineInfo {
 }
 
 /** The parts of the bench, in the order they run. */
-export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream', 'delegation', 'batch', 'browser', 'serve'] as const;
+export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream', 'delegation', 'batch', 'browser', 'serve', 'eval'] as const;
 export type BenchPart = (typeof PARTS)[number];
 
 /** Everything one bench run measured; a part that did not run is absent. */
@@ -61,6 +62,8 @@ export interface BenchReport {
   /** The chat app in headless Chromium: first reply text in the page after the model server sent it. */
   browser?: BrowserFigures;
   serve?: ServeFigures;
+  /** An eval per recorded turn against the turn run live. */
+  eval?: EvalFigures;
   /** Wall time of each part that ran. */
   partSeconds: Partial<Record<BenchPart, number>>;
   totalSeconds: number;
@@ -108,6 +111,7 @@ export function formatReport(report: BenchReport): string {
   if (report.batch) sections.push(formatBatch(report.batch));
   if (report.browser) sections.push(formatBrowser(report.browser));
   if (report.serve) sections.push(formatServe(report.serve));
+  if (report.eval) sections.push(formatEval(report.eval));
   return sections.join('\n\n');
 }
 
