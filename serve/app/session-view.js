@@ -69,6 +69,8 @@ export class SessionView {
     this.generation = 0;
     /** The title and the menu show the agent (a new session has none until it is initialised). */
     this.headerAgent = false;
+    /** The session is being opened (its history read): nothing can be sent yet. */
+    this.loading = false;
     /** Resolved once the stream is connected (a message is sent only then). */
     this.streamReady = Promise.resolve(undefined);
     this.streamOpened = () => undefined;
@@ -107,6 +109,9 @@ export class SessionView {
     if (options.fresh) forgetStream(id);
     this.streamReady = new Promise((resolve) => (this.streamOpened = () => resolve(undefined)));
     const generation = ++this.generation;
+    // Nothing is sent before the history is shown (a message would land above it).
+    this.loading = true;
+    this.updateControls();
     this.id = id;
     this.section.hidden = false;
     this.conversation.clear();
@@ -130,8 +135,8 @@ export class SessionView {
     let resumeAfter;
     if (BUSY.has(state.status)) {
       // Rejoin: the history up to the running turn's message; the turn itself comes from the stream.
-      const turnStart = await this.loadHistoryBeforeRunningTurn(state.messageCount);
-      if (generation !== this.generation) return;
+      const turnStart = await this.loadHistoryBeforeRunningTurn(state.messageCount).catch((err) => this.failedToLoad(err));
+      if (turnStart === undefined || generation !== this.generation) return;
       this.runId = `${id}:t${state.turn}`;
       this.running = true;
       if (saved?.runId === this.runId && saved.lastEventId && Array.isArray(saved.items)) {
@@ -140,13 +145,16 @@ export class SessionView {
       } else {
         // The stream without an id starts at the running turn's RUN_STARTED.
         this.runId = undefined;
-        this.running = false;
         this.expectRunningTurn = turnStart;
       }
     } else {
-      await this.loadHistory(state.messageCount);
-      if (generation !== this.generation) return;
+      const loaded = await this.loadHistory(state.messageCount).then(
+        () => true,
+        (err) => this.failedToLoad(err),
+      );
+      if (!loaded || generation !== this.generation) return;
     }
+    this.loading = false;
     if (state.pendingApprovals?.length) this.approvals.sync(state.pendingApprovals);
     if (state.pendingQuestion && !BUSY.has(state.status)) this.showQuestion(state.pendingQuestion.question);
     this.updateControls();
@@ -160,6 +168,16 @@ export class SessionView {
       onUnreadableId: () => void this.reload(),
     });
     this.stream.open();
+  }
+
+  /**
+   * The transcript could not be read: say so (the session stays closed; opening it again retries).
+   * @param {unknown} err
+   * @returns {undefined}
+   */
+  failedToLoad(err) {
+    this.showError(`The conversation could not be read: ${err instanceof ApiError ? err.message : String(err)}`);
+    return undefined;
   }
 
   /** The server could not read the stream's id: read the session again from its transcript. */
@@ -180,6 +198,7 @@ export class SessionView {
     this.saveTimer = undefined;
     this.refreshTimer = undefined;
     this.headerAgent = false;
+    this.loading = false;
     this.id = undefined;
     this.running = false;
     this.runId = undefined;
@@ -379,7 +398,7 @@ export class SessionView {
 
   async send() {
     const text = this.message.value.trim();
-    if (!text || !this.id || this.running) return;
+    if (!text || !this.id || this.running || this.loading) return;
     const id = this.id;
     this.showError();
     this.message.value = '';
@@ -465,6 +484,7 @@ export class SessionView {
       if (!BUSY.has(state.status) && this.expectRunningTurn !== undefined) {
         // The turn this page meant to rejoin ended before the stream was open: read it from the transcript.
         this.expectRunningTurn = undefined;
+        this.running = false;
         this.conversation.clear();
         await this.loadHistory(state.messageCount);
         if (state.pendingQuestion) this.showQuestion(state.pendingQuestion.question);
@@ -541,7 +561,7 @@ export class SessionView {
   }
 
   updateControls() {
-    /** @type {HTMLButtonElement} */ (byId('send')).disabled = this.running;
+    /** @type {HTMLButtonElement} */ (byId('send')).disabled = this.running || this.loading;
     /** @type {HTMLButtonElement} */ (byId('interrupt')).disabled = !this.running;
     /** @type {HTMLButtonElement} */ (byId('extend')).disabled = !this.running;
     const ended = this.state && (this.state.status === 'completed' || this.state.status === 'failed');
