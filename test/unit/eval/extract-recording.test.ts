@@ -5,7 +5,11 @@
  * export file's wrapper.
  */
 import path from 'node:path';
-import { decodeJsonPayload, historyRunsOf, readHistoryFile, SESSION_HISTORY_FORMAT } from '../../../activities/eval/history-json';
+import { randomBytes } from 'node:crypto';
+import { JSONToPayload, payloadToJSON } from '@temporalio/common/lib/proto-utils';
+import { decodeJsonPayload, decodePayloadsInPlace, historyRunsOf, payloadsIn, readHistoryFile, SESSION_HISTORY_FORMAT } from '../../../activities/eval/history-json';
+import { EncryptionCodec } from '../../../codec/encryption-codec';
+import { redactInPlace } from '../../../client/session-export';
 import { extractRecording, RecordingError } from '../../../common/eval/extract-recording';
 import { argumentsKey, asRecorded, canonicalJson } from '../../../common/eval/canonical-json';
 import { evalTurnOf } from '../../../activities/eval/eval-activities';
@@ -122,4 +126,25 @@ test('history files: the export wrapper, a plain Temporal history, and what is n
   expect(() => historyRunsOf({ format: 'other/9' })).toThrow(RecordingError);
   expect(() => historyRunsOf({ hello: 1 })).toThrow(/neither a Temporal JSON history/);
   expect(() => extractRecording([{ events: [] }], decodeJsonPayload)).toThrow(/no events/);
+});
+
+test('encrypted histories: read with the codec key, refused without it (saying so), and left encrypted by the export redaction', async () => {
+  const codec = new EncryptionCodec([{ id: 'k1', key: randomBytes(32) }], 'k1');
+  const { runs } = readHistoryFile(path.join(FIXTURES, 'session-v10-commands.json'));
+  // Encrypt every payload, as a server with the codec on holds them.
+  for (const place of payloadsIn(runs)) {
+    const [encrypted] = await codec.encode([JSONToPayload(place.payload as never)]);
+    (place.holder as Record<string | number, unknown>)[place.key] = payloadToJSON(encrypted!);
+  }
+  const encrypted = JSON.stringify(runs);
+  expect(encrypted).not.toContain(Buffer.from('run the commands').toString('base64').slice(0, 12));
+  expect(() => extractRecording(structuredClone(runs), decodeJsonPayload)).toThrow(/encrypted payloads: set LOOPWRIGHT_CODEC_KEY/);
+  const redacted = structuredClone(runs);
+  redactInPlace(redacted, ['run the commands']);
+  expect(JSON.stringify(redacted)).toBe(encrypted);
+  await decodePayloadsInPlace(runs, [codec]);
+  expect(extractRecording(runs, decodeJsonPayload).turns[0]).toMatchObject({ message: 'run the commands', result: { status: 'completed' } });
+  // Decoded, the redaction reaches into every payload.
+  redactInPlace(runs, ['run the commands']);
+  expect(extractRecording(runs, decodeJsonPayload).turns[0]!.message).toBe('[redacted]');
 });
