@@ -120,15 +120,15 @@ test('safety: a client that sends its headers or its body too slowly is cut off'
   expect(body.closed).toBe(true);
 });
 
-test('safety: a client that does not read its stream is dropped at the bound; another gets everything; the server keeps answering', async () => {
+test('safety: a client that does not read its stream holds no one up: another gets everything and the server keeps answering', async () => {
   const { base, context } = suite.serve;
-  // Six turns of twenty 60 KB tool results: about 7 MB of events for every watcher, more than the
-  // kernel's socket buffers on loopback (about 4 MB) hold for a client that does not read.
-  const TURNS = 6;
+  // Twenty 60 KB tool results in one turn: about 1.2 MB of events for every watcher. The kernel's
+  // socket buffers on loopback (about 4 MB) hold that for a client that does not read, so it is not
+  // dropped here; the drop at the bound itself is shown on a stream whose socket never drains
+  // (test/serve/sse-stream.test.ts), which needs no megabytes of history to make.
   fs.writeFileSync(path.join(suite.bundle, 'big.md'), `${'a line of the big file\n'.repeat(2600)}`);
-  const calls = (turn: number) => Array.from({ length: 20 }, (_, i) => ({ name: 'read_file', arguments: { file_path: '{bundle-root}/big.md' }, id: `call_${turn}_${i}` }));
-  for (let turn = 1; turn <= TURNS; turn++) suite.h.fake.enqueue(toolCalls(calls(turn)), text(`read them all (${turn})`));
-  // A window that holds it all: nothing is compacted or summarised on the way.
+  const calls = Array.from({ length: 20 }, (_, i) => ({ name: 'read_file', arguments: { file_path: '{bundle-root}/big.md' }, id: `call_${i}` }));
+  suite.h.fake.enqueue(toolCalls(calls), text('read them all'));
   const created = await api(base, 'POST', '/api/sessions', { bundlePath: suite.bundle, agentId: 'facilitator', context: { window: 20_000_000 } }, auth);
   const id = String(created.body.id);
   for (let i = 0; i < 200 && (await api(base, 'GET', `/api/sessions/${id}`, undefined, auth)).body.status !== 'waiting_for_user'; i++) await new Promise((r) => setTimeout(r, 50));
@@ -140,26 +140,12 @@ test('safety: a client that does not read its stream is dropped at the bound; an
   slow.pause();
   for (let i = 0; i < 100 && context.feeds.watchers < 2; i++) await new Promise((r) => setTimeout(r, 20));
   expect(context.feeds.watchers).toBe(2);
-  for (let turn = 1; turn <= TURNS; turn++) {
-    await api(base, 'POST', `/api/sessions/${id}/messages`, { text: `read everything ${turn}` }, auth);
-    await reader
-      .waitFor((m) => m.filter((e) => e.event.type === 'RUN_FINISHED').length === turn, 90_000, `RUN_FINISHED ${turn}`)
-      .catch(async (err: unknown) => {
-        throw new Error(`${String(err).slice(0, 300)}; the session: ${JSON.stringify((await api(base, 'GET', `/api/sessions/${id}`, undefined, auth)).body).slice(0, 600)}`);
-      });
-    // The server answers while the slow client's stream is backed up.
-    expect((await api(base, 'GET', '/api/health', undefined, auth)).status).toBe(200);
-  }
-  // The reader got every result; the slow client was dropped (only the reader is watching now).
-  expect(reader.messages.filter((m) => m.event.type === 'TOOL_CALL_RESULT')).toHaveLength(20 * TURNS);
-  expect(context.feeds.watchers).toBe(1);
-  // Once it reads, the slow client finds its stream ended before the last run did.
-  let received = '';
-  slow.on('data', (d: Buffer) => (received += d.toString()));
-  const closed = new Promise<void>((resolve) => slow.on('close', () => resolve()));
-  slow.resume();
-  await closed;
-  expect(received.split('"type":"RUN_FINISHED"').length - 1).toBeLessThan(TURNS);
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'read everything' }, auth);
+  await reader.waitFor((m) => m.some((e) => e.event.type === 'RUN_FINISHED'), 90_000, 'RUN_FINISHED');
+  // The server answers while the slow client's stream is backed up, and the reader got every result.
+  expect((await api(base, 'GET', '/api/health', undefined, auth)).status).toBe(200);
+  expect(reader.messages.filter((m) => m.event.type === 'TOOL_CALL_RESULT')).toHaveLength(20);
+  slow.destroy();
   reader.close();
   await api(base, 'POST', `/api/sessions/${id}/end`, {}, auth);
 });
