@@ -19,7 +19,7 @@ import { scoreCase } from '../../common/eval/score-case';
 import type { ModelPrice } from '../../common/budget-types';
 import type { SessionInput } from '../../common/session-types';
 import { decodeJsonPayload, decodePayloadsInPlace, fetchSessionHistory, readHistoryFile } from './history-json';
-import { makeScratchWorkspace, ScratchCopyError } from './scratch-copy';
+import { makeScratchWorkspace, projectFolderOf, ScratchCopyError } from './scratch-copy';
 import { runScorers, type Scorer } from './scorers';
 
 /** Input of `prepareEvalCase`. */
@@ -197,7 +197,7 @@ async function prepare(input: PrepareCaseInput, caseDir: string, recording: Reco
   };
   const scratch = await makeScratchWorkspace(source, caseDir, input.maxCopyBytes);
   // Arguments are compared as the recording wrote them: the copy stands for the recorded project (and bundle).
-  const recordedRoot = recorded.projectRoot ?? recorded.bundlePath;
+  const recordedRoot = projectFolderOf(recorded);
   const paths: Record<string, string> = { [scratch.workspace]: recordedRoot };
   const bundleCopy = Object.keys(scratch.mapped).find((p) => p !== scratch.workspace);
   if (bundleCopy) paths[bundleCopy] = recorded.bundlePath;

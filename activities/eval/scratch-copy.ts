@@ -1,7 +1,8 @@
 /**
  * The scratch copy of a project an eval session runs in, so the user's files are never touched:
- * the project root (the session's `projectRoot`, else its bundle folder) copied to the case's
- * folder, and the bundle too when it lies outside the project. `.git` and `node_modules` are left
+ * the project root (the session's `projectRoot`; else the installed BMAD project the bundle lies in,
+ * the folder holding `_bmad/` or `bmad/`; else the bundle folder) copied to the case's folder, and
+ * the bundle too when it lies outside the project. `.git` and `node_modules` are left
  * out; symbolic links are copied as links (the tools' path guard refuses those that lead out);
  * a project over the size bound is refused before anything is copied. The session's paths are
  * mapped into the copy; an output folder outside the project cannot be, and is refused.
@@ -36,7 +37,7 @@ export class ScratchCopyError extends Error {
 
 /** Copy the session's project (and its bundle when outside it) under `caseDir`; the paths returned point into the copy. */
 export async function makeScratchWorkspace(source: WorkspacePaths, caseDir: string, maxBytes: number): Promise<ScratchWorkspace> {
-  const root = path.resolve(source.projectRoot ?? source.bundlePath);
+  const root = projectFolderOf(source);
   const bundle = path.resolve(source.bundlePath);
   if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) throw new ScratchCopyError(`the project ${root} is not a folder here`);
   if (!fs.existsSync(bundle)) throw new ScratchCopyError(`the bundle ${bundle} does not exist here`);
@@ -73,6 +74,26 @@ export async function makeScratchWorkspace(source: WorkspacePaths, caseDir: stri
     files: size.files,
     bytes: size.bytes,
   };
+}
+
+/** Installed BMAD folders: a bundle inside one (or naming it) belongs to the project that holds it. */
+const INSTALLED = ['_bmad', 'bmad'];
+
+/** The folder a session's scratch copy copies: its project root, else the installed project its bundle lies in, else its bundle. */
+export function projectFolderOf(source: Pick<WorkspacePaths, 'bundlePath' | 'projectRoot'>): string {
+  return path.resolve(source.projectRoot ?? installedProjectOf(source.bundlePath) ?? source.bundlePath);
+}
+
+/** The project folder holding an installed BMAD tree the bundle lies in (up to four levels up), if any. */
+function installedProjectOf(bundlePath: string): string | undefined {
+  let dir = path.resolve(bundlePath);
+  for (let up = 0; up <= 4; up++) {
+    const parent = path.dirname(dir);
+    if (INSTALLED.includes(path.basename(dir)) && parent !== dir) return parent;
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+  return undefined;
 }
 
 /** Whether `p` is `dir` or inside it. */
