@@ -19,6 +19,11 @@ export interface ServeContext {
   streamLimits: StreamLimits;
   /** The example bundle's folder, for a client to offer (absent when there is none). */
   exampleBundle?: string;
+  /**
+   * The project folder the example bundle's sessions work in (`loopwright demo`'s), so they never
+   * write into the package's own folder; created when first named.
+   */
+  exampleProject?: string;
   /** Sessions run on Loopwright's scripted model (no model is configured). */
   scriptedModel?: boolean;
 }

@@ -32,6 +32,8 @@ export interface ServerOptions {
   context: Omit<ServeContext, 'feeds' | 'streamLimits'>;
   /** The example bundle's folder, for the app to offer. */
   exampleBundle?: string;
+  /** The project folder the example bundle's sessions work in (see ServeContext.exampleProject). */
+  exampleProject?: string;
   /** The worker answers with the scripted model (the health route says so). */
   scriptedModel?: boolean;
   /** Required of every request when set. */
@@ -54,6 +56,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   const context: ServeContext = {
     ...base,
     ...(options.exampleBundle !== undefined ? { exampleBundle: options.exampleBundle } : {}),
+    ...(options.exampleProject !== undefined ? { exampleProject: options.exampleProject } : {}),
     ...(options.scriptedModel !== undefined ? { scriptedModel: options.scriptedModel } : {}),
     streamLimits: { ...DEFAULT_STREAM_LIMITS, ...options.streamLimits },
     feeds: new FeedRegistry((id) => ({ handle: base.loopwright.session(id), client: base.client }), encodeFrame, options.feedTiming ?? DEFAULT_FEED_TIMING),

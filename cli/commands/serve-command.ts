@@ -17,7 +17,7 @@ import { onSignalGracefully } from '../exit-on-signal';
 import { hasLongLivedWorker, type RunningWorker, startInProcessWorker } from '../in-process-worker';
 import type { CommandOutput } from '../output';
 import { openTemporal } from '../temporal-session';
-import { demoBundle } from './demo-command';
+import { demoBundle, demoProject } from './demo-command';
 
 /** Options of `loopwright serve`, as commander parsed them. */
 export interface ServeOptions {
@@ -62,6 +62,8 @@ export async function serveCommand(options: ServeOptions, out: CommandOutput): P
       ...(token !== undefined ? { token } : {}),
       allowedHosts: () => loopbackHosts(options.host, port),
       exampleBundle: demoBundle(),
+      // The example bundle's sessions work where `loopwright demo`'s do, never in the package's folder.
+      exampleProject: demoProject(),
       scriptedModel: fake !== undefined,
     });
     await app.listen({ host: options.host, port: options.port });

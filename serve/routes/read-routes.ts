@@ -2,6 +2,7 @@
  * Routes that only read: health, what a bundle or project offers (agents with their menus, skills),
  * batches and schedules, and the OpenAPI description.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { BATCH_WORKFLOW } from '../../common/batch-types';
@@ -106,7 +107,7 @@ export function registerReadRoutes(app: FastifyInstance, context: ServeContext):
       });
       return {
         bundlePath: path.resolve(bundlePath),
-        projectRoot: listing.projectRoot,
+        projectRoot: await projectRootFor(context, bundlePath, listing.projectRoot),
         agents,
         skills: listing.skills.map((s) => ({ name: s.name, description: s.description, ...(s.hidden ? { hidden: true } : {}) })),
       };
@@ -172,4 +173,17 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T
   });
   await Promise.all(lanes);
   return results;
+}
+
+/**
+ * The project a bundle's sessions work in: its own, except for the example bundle, whose sessions
+ * work in the example project (as `loopwright demo`'s do) instead of writing into the package.
+ */
+async function projectRootFor(context: ServeContext, bundlePath: string, own: string): Promise<string> {
+  const { exampleBundle, exampleProject } = context;
+  if (exampleBundle === undefined || exampleProject === undefined) return own;
+  const real = (p: string) => fs.promises.realpath(p).catch(() => path.resolve(p));
+  if ((await real(bundlePath)) !== (await real(exampleBundle))) return own;
+  await fs.promises.mkdir(exampleProject, { recursive: true });
+  return real(exampleProject);
 }

@@ -5,9 +5,12 @@
  * the result later), transcript pages, approve and deny, interrupt, extend, budget, rewind, branch,
  * end, the session list, batches and schedules, and errors in one shape.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { delay, text, toolCalls } from '../../fake-model/server';
-import { api, useServeSuite } from './serve-harness';
+import { api, startServe, useServeSuite } from './serve-harness';
 
 jest.setTimeout(120_000);
 
@@ -61,6 +64,19 @@ test('api: health says where Temporal is; agents lists the agents with their men
   const missing = await api(base, 'GET', `/api/agents?bundlePath=${encodeURIComponent('/nonexistent/bundle')}`);
   expect(missing.status).toBe(400);
   expect(missing.body.error!.type).toMatch(/Bundle|Error/);
+});
+
+test("api: the example bundle's sessions work in the example project, never in the bundle's own folder", async () => {
+  const project = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-serve-example-'));
+  const other = await startServe(suite.h, suite.loopwright, { exampleBundle: suite.bundle, exampleProject: path.join(project, 'demo') });
+  try {
+    const agents = await api(other.base, 'GET', `/api/agents?bundlePath=${encodeURIComponent(suite.bundle)}`);
+    expect(agents.body).toMatchObject({ bundlePath: suite.bundle, projectRoot: path.join(fs.realpathSync(project), 'demo') });
+    expect(fs.statSync(path.join(project, 'demo')).isDirectory()).toBe(true);
+  } finally {
+    await other.close();
+    fs.rmSync(project, { recursive: true, force: true });
+  }
 });
 
 test('api: a session started with settings the table checks; a bad or internal setting is a 400 naming the field', async () => {
