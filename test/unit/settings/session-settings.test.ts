@@ -79,7 +79,9 @@ describe('the session settings table', () => {
     walk(program, '');
     for (const { path, setting: entry } of FLAGGED_SETTINGS) {
       expect([path, onCommands.has(path)]).toEqual([path, true]);
-      if (entry.flag.group === 'model' || entry.flag.group === 'tools') expect([path, [...onCommands.get(path)!].sort()]).toEqual([path, ['batch', 'chat', 'run', 'schedule create']]);
+      // `eval` takes the model flags for its candidate; its sessions keep each recording's tools.
+      if (entry.flag.group === 'model') expect([path, [...onCommands.get(path)!].sort()]).toEqual([path, ['batch', 'chat', 'eval', 'run', 'schedule create']]);
+      if (entry.flag.group === 'tools') expect([path, [...onCommands.get(path)!].sort()]).toEqual([path, ['batch', 'chat', 'run', 'schedule create']]);
     }
   });
 

@@ -19,7 +19,7 @@ test('docs/configuration.md: is what scripts/gen-settings-doc.ts writes from the
 test('docs/configuration.md: lists every flag and environment variable of the commands that start sessions', () => {
   const doc = renderSettingsDoc();
   for (const text of [
-    '`--max-output-tokens <n>` (run, chat, batch, schedule create)',
+    '`--max-output-tokens <n>` (run, chat, batch, schedule create, eval)',
     '`--output-root <dir>` (batch)',
     '`--approve <policy>` (chat)',
     '`--stream`, `--no-stream`',
