@@ -26,6 +26,16 @@ import { INTERRUPTED_RESULT, toolMessage } from './turn-messages';
 export const SERIAL_WRITES_PATCH = 'loopwright-serial-writes';
 
 /**
+ * Replies with more reads than `MAX_LOCAL_READS_PER_REPLY` run the rest as normal activities. Local
+ * activities' results travel in the workflow task's completion, which the server takes up to 4 MB;
+ * forty reads of a few hundred KB in one reply passed that and failed the session. Normal activities'
+ * results arrive as events of their own.
+ */
+export const LOCAL_READ_CAP_PATCH = 'loopwright-local-read-cap';
+/** Reads one reply runs as local activities, at most: with results of up to 1 MB each, under the 4 MB a completion may carry. */
+export const MAX_LOCAL_READS_PER_REPLY = 3;
+
+/**
  * For each call of a reply, the index of the earlier call it must wait for, or -1: the last call
  * before it of a tool that writes (`access: 'write'`) with the same target argument, as the model
  * wrote it after trimming (`{output_folder}/prd.md`; a target spelled two ways is not matched).
@@ -67,6 +77,8 @@ export function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolC
   // Only a reply with two writes to one target asks for the patch (and records its marker).
   const waits = calls.length > 1 ? sameTargetWrites(calls, input.toolSet?.tools ?? TOOL_SPECS) : undefined;
   const serial = waits !== undefined && waits.some((w) => w >= 0) && patched(SERIAL_WRITES_PATCH);
+  // Only a reply with more local reads than the cap asks for the patch (and records its marker).
+  const remote = localReadsOverCap(input, calls);
   const done: Promise<void>[] = [];
   // Promise chains, not async functions: every workflow promise costs a recorded stack trace (see runToolCall).
   const one = (call: ToolCall, i: number): Promise<void> => {
@@ -76,7 +88,7 @@ export function runToolCalls(input: TurnInput, calls: ToolCall[], breaker: ToolC
     // A cancelled earlier write rejects this one too, without starting it.
     const after = serial && waits[i]! >= 0 ? done[waits[i]!] : undefined;
     try {
-      running = ran ? Promise.resolve(ran) : runOneCall(input, call, at, after);
+      running = ran ? Promise.resolve(ran) : runOneCall(input, call, at, after, remote?.has(i) === true);
     } catch (err) {
       running = Promise.reject(err);
     }
@@ -127,9 +139,10 @@ function noteActivatedSkills(input: TurnInput, calls: ToolCall[], results: reado
  * One call (unless the session's rules refuse it without asking): after the human's yes when it needs one, by the extension that runs it (a child session
  * for a delegation), else as its tool's activity; once `after` (an earlier write to the same target) has settled, when given.
  */
-function runOneCall(input: TurnInput, call: ToolCall, at: CallPoint, after?: Promise<void>): Promise<ToolResult> {
+function runOneCall(input: TurnInput, call: ToolCall, at: CallPoint, after?: Promise<void>, notLocal = false): Promise<ToolResult> {
   const runner = runnerOf(input.extensions, call);
-  const start = (): Promise<ToolResult> => (runner ? runner.runCall!(call, at) : runToolCall(input.activities, call, input.context, { localReads: input.localReads, toolSet: input.toolSet }));
+  const localReads = input.localReads === true && !notLocal;
+  const start = (): Promise<ToolResult> => (runner ? runner.runCall!(call, at) : runToolCall(input.activities, call, input.context, { localReads, toolSet: input.toolSet }));
   const run = after === undefined ? start : (): Promise<ToolResult> => after.then(start);
   const approvals = input.approvals;
   const refused = approvals?.refused?.(call);
@@ -150,3 +163,16 @@ function mainArgument(call: ToolCall, toolSet: SessionToolSet | undefined): { de
 
 /** Longest Web UI note of a reply's inline reads. */
 const INLINE_NOTE_CHARS = 240;
+
+/**
+ * The indexes of the calls past the first `MAX_LOCAL_READS_PER_REPLY` that would run as local
+ * reads (read tools of the session, no extension running them), to run as normal activities; undefined
+ * when the reply has no more than that, or in a run recorded before the cap.
+ */
+function localReadsOverCap(input: TurnInput, calls: readonly ToolCall[]): Set<number> | undefined {
+  if (input.localReads !== true || calls.length <= MAX_LOCAL_READS_PER_REPLY) return undefined;
+  const specs = input.toolSet?.tools ?? TOOL_SPECS;
+  const local = calls.flatMap((call, i) => (toolSpec(call.function.name, specs)?.access === 'read' && runnerOf(input.extensions, call) === undefined ? [i] : []));
+  if (local.length <= MAX_LOCAL_READS_PER_REPLY || !patched(LOCAL_READ_CAP_PATCH)) return undefined;
+  return new Set(local.slice(MAX_LOCAL_READS_PER_REPLY));
+}
