@@ -5,6 +5,7 @@
  * Built by a factory so the worker (and tests) choose the model settings.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { InitializeAgentActivityInput, SessionActivities } from '../common/activity-types';
 import { AGENT_INIT_FAILED } from '../common/failure-types';
@@ -84,6 +85,9 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
   const workerRules = workerCommandRules(options.commandRules);
   return {
     async initializeAgent(input: InitializeAgentActivityInput): Promise<InitializeResult> {
+      // Heartbeats while it reads the project, so a worker lost meanwhile is noticed within the
+      // heartbeat timeout instead of the start-to-close bound.
+      const stopBeating = heartbeatEverySecond();
       try {
         const { delegation, ...rest } = input;
         const result = withWorkerRules(await initializeAgent({ ...rest, maxReadBytes }), workerRules);
@@ -115,6 +119,8 @@ export function createActivities(options: ActivitiesOptions = {}): SessionActivi
           nonRetryable: true,
           details: [{ name: error.name }],
         });
+      } finally {
+        stopBeating();
       }
     },
     callModel,
@@ -227,4 +233,24 @@ function readMaxBytesFromEnv(): number | undefined {
 function modelSecrets(model: ModelActivityOptions | undefined): string[] {
   const key = model?.apiKey ?? process.env.OPENAI_API_KEY;
   return typeof key === 'string' && key.length >= 8 ? [key] : [];
+}
+
+/** Heartbeats now and every second while inside an activity (nothing outside one); returns the stop. */
+function heartbeatEverySecond(): () => void {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return () => undefined;
+  }
+  const beat = (): void => {
+    try {
+      context.heartbeat();
+    } catch {
+      // Only while the activity is torn down; its outcome is what surfaces.
+    }
+  };
+  beat();
+  const timer = setInterval(beat, 1000);
+  return () => clearInterval(timer);
 }

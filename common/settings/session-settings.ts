@@ -168,7 +168,7 @@ export const SESSION_SETTINGS = {
         toolHeartbeat: setting({
           kind: duration,
           default: DEFAULT_TOOL_HEARTBEAT_TIMEOUT,
-          doc: 'A tool call whose worker sends no heartbeat for this long (a tool heartbeats while it runs) is retried elsewhere.',
+          doc: 'A tool call (or the agent initialisation) whose worker sends no heartbeat for this long (both heartbeat while they run) is retried elsewhere.',
         }),
         filesWait: setting({
           kind: duration,

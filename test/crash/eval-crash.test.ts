@@ -62,8 +62,8 @@ test(`eval crash: a worker killed with SIGKILL during a suite of ${CASES} record
     inputPath: items,
     concurrency: 8,
     workflowId: `eval-crash-rec-${process.pid}`,
-    // The candidates keep the recordings' settings: a model call on the killed worker is noticed within 2 s.
-    timeouts: { modelHeartbeat: '2 seconds' },
+    // The candidates keep the recordings' settings: a model call, or an initialisation, on the killed worker is noticed within 2 s.
+    timeouts: { modelHeartbeat: '2 seconds', toolHeartbeat: '2 seconds' },
   });
   expect(await batch.result()).toMatchObject({ ok: CASES });
   await recorder.stop();

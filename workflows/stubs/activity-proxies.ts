@@ -49,6 +49,8 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
   // marks it non-retryable), so only unexpected errors are retried, briefly.
   const init = fileActivities<Pick<SessionActivities, 'initializeAgent'>>({
     startToCloseTimeout: '1 minute',
+    // It heartbeats while it reads: a worker lost meanwhile is noticed within the tools' heartbeat timeout.
+    heartbeatTimeout: toolHeartbeatOf(timeouts),
     retry: { maximumAttempts: 3, initialInterval: '1 second' },
   });
   // Model calls can be slow; they heartbeat so that a dead worker is noticed within the heartbeat
