@@ -22,6 +22,7 @@ import type { JsonPayload } from '../../common/eval/extract-recording';
 import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
 import { verdict, writeVerifyBundle } from '../support/verify-bundle';
+import { writeDelegationBundle } from '../support/delegation-bundle';
 import { createWorker } from '../../worker/create-worker';
 import { defineScorer } from '../../activities/eval/scorers';
 import { LoopwrightClient } from '../../client/session-client';
@@ -316,4 +317,41 @@ test('eval: a failed checklist item, a call stubbed by the divergence rule, a cu
     worker.shutdown();
     await running;
   }
+});
+
+test('eval: a recording with a delegation replays with the same trajectory (the child runs again, live, in the scratch copy), and the project stays as it was', async () => {
+  const { h, loopwright } = shared;
+  const root = fs.mkdtempSync(path.join(dir, 'team-'));
+  const bundle = writeDelegationBundle(root);
+  h.fake.setResponder((request) => {
+    const { message, step } = where(request);
+    if (message === 'Plan the login page') {
+      if (step === 0) return toolCalls([{ id: 'd1', name: 'delegate_task', arguments: { agent: 'pm', task: 'Write three requirements for a login page.' } }]);
+      return text('The PM wrote them.');
+    }
+    if (message === 'Write three requirements for a login page.') return text('1. Email. 2. Reset. 3. Lockout.');
+    return text(`no script for ${message}`);
+  });
+  const session = await loopwright.start({ bundlePath: bundle, agentId: 'lead', projectRoot: root, outputRoots: [path.join(root, 'docs')] });
+  expect(await session.send('Plan the login page')).toMatchObject({ status: 'completed', delegations: 1 });
+  await session.end();
+  await session.result();
+  const before = snapshot(root);
+
+  const evaluation = await startEval(loopwright, {
+    sources: [session.workflowId],
+    candidate: { model: CANDIDATE },
+    scratchRoot: path.join(dir, 'scratch-team'),
+    reportPath: path.join(dir, 'report-team.json'),
+  });
+  const summary = await evaluation.result();
+  expect(summary).toMatchObject({ total: 1, scored: 1, errors: 0, statusChanged: 0, trajectoryChanged: 0 });
+  const [c] = (await evaluation.report()).cases as [EvalCaseReport];
+  expect(c.turns[0]).toMatchObject({ statusChanged: false, baseline: { status: 'completed' }, candidate: { status: 'completed' } });
+  expect(c.trajectory.firstDifference).toBeUndefined();
+  // The delegation is not answered from the recording: its child session runs again, live, in the scratch copy.
+  expect(c.replay).toMatchObject({ answered: 0, diverged: 0 });
+  const child = await h.client.workflow.getHandle(`${c.candidateWorkflowId}-t1-i1-d1`).describe();
+  expect(child.status.name).toBe('COMPLETED');
+  expect(snapshot(root)).toEqual(before);
 });
