@@ -19,7 +19,7 @@ import { startEval } from '../../client/eval-client';
 import { exportSession } from '../../client/session-export';
 import { decodeJsonPayload, fetchSessionHistory } from '../../activities/eval/history-json';
 import type { JsonPayload } from '../../common/eval/extract-recording';
-import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
+import { isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
 import { verdict, writeVerifyBundle } from '../support/verify-bundle';
 import { writeDelegationBundle } from '../support/delegation-bundle';
@@ -354,4 +354,35 @@ test('eval: a recording with a delegation replays with the same trajectory (the 
   const child = await h.client.workflow.getHandle(`${c.candidateWorkflowId}-t1-i1-d1`).describe();
   expect(child.status.name).toBe('COMPLETED');
   expect(snapshot(root)).toEqual(before);
+});
+
+test('eval: a recording whose context was compacted replays with the same trajectory, the candidate compacting too', async () => {
+  const { h, loopwright } = shared;
+  const root = fs.mkdtempSync(path.join(dir, 'compact-'));
+  const bundle = writeVerifyBundle(root);
+  fs.writeFileSync(path.join(root, 'log.md'), `${'a line of the harbour log, read again and again\n'.repeat(60)}`);
+  h.fake.setResponder((request) => {
+    if (isSummaryRequest(request)) return text('Summary: the user had the log read several times.');
+    const { message, step } = where(request);
+    if (step === 0) return toolCalls([{ name: 'read_file', arguments: { file_path: path.join(root, 'log.md') } }]);
+    return text(`Read it (${message}).`);
+  });
+  const session = await loopwright.start({ bundlePath: bundle, agentId: 'writer', projectRoot: root, outputRoots: [path.join(root, 'docs')], context: { window: 4096, keepRecent: 1 } });
+  for (let i = 1; i <= 4; i++) expect(await session.send(`read the log ${i}`)).toMatchObject({ status: 'completed' });
+  expect((await session.state()).context?.compactions).toBeGreaterThan(0);
+  await session.end();
+  await session.result();
+
+  const evaluation = await startEval(loopwright, {
+    sources: [session.workflowId],
+    candidate: { model: CANDIDATE },
+    scratchRoot: path.join(dir, 'scratch-compact'),
+    reportPath: path.join(dir, 'report-compact.json'),
+  });
+  expect(await evaluation.result()).toMatchObject({ total: 1, scored: 1, errors: 0, statusChanged: 0, trajectoryChanged: 0 });
+  const [c] = (await evaluation.report()).cases as [EvalCaseReport];
+  expect(c.turns).toHaveLength(4);
+  // The reads matched the recording and were answered from it.
+  expect(c.replay).toMatchObject({ answered: 4, diverged: 0 });
+  expect((await loopwright.session(c.candidateWorkflowId).state()).context?.compactions).toBeGreaterThan(0);
 });
