@@ -57,66 +57,51 @@ fi
 npx --no-install ts-node --transpile-only scripts/install-temporal.ts
 npx --no-install ts-node --transpile-only scripts/install-uv.ts
 
-if ! command -v bwrap >/dev/null 2>&1; then
-  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-    log=$(mktemp)
-    install_bwrap() {
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends bubblewrap >>"$log" 2>&1
-    }
-    # Stale package lists are the usual reason the first attempt fails.
-    if install_bwrap || { apt-get update -q >>"$log" 2>&1 && install_bwrap; }; then
-      echo "setup: bubblewrap installed ($(bwrap --version))"
-    else
-      echo "setup: note: could not install bubblewrap, so commands cannot run in a sandbox; apt-get said:" >&2
-      tail -n 5 "$log" | sed 's/^/setup:   /' >&2
-    fi
+# Installs Debian packages with apt-get when this runs as root on a system that has it (the package
+# lists refreshed once if the first attempt fails: stale lists are the usual reason); otherwise, or
+# when that fails, prints `$why` and how to install them, and set-up goes on. Returns 0 once installed.
+#   apt_install <why, after "so"> <how to install it by hand> <package>...
+apt_install() {
+  local why=$1 manual=$2
+  shift 2
+  if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: note: $* not installed, so $why; install it: $manual" >&2
+    return 1
+  fi
+  local log
+  log=$(mktemp)
+  local install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@")
+  if "${install[@]}" >>"$log" 2>&1 || { apt-get update -q >>"$log" 2>&1 && "${install[@]}" >>"$log" 2>&1; }; then
     rm -f "$log"
-  else
-    echo "setup: note: bubblewrap (bwrap) is not installed, so commands cannot run in a sandbox;" \
-      "install it: sudo apt-get install bubblewrap (Debian, Ubuntu), sudo dnf install bubblewrap (Fedora)" >&2
+    return 0
+  fi
+  echo "setup: note: could not install $*, so $why; apt-get said:" >&2
+  tail -n 5 "$log" | sed 's/^/setup:   /' >&2
+  rm -f "$log"
+  return 1
+}
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if apt_install "commands cannot run in a sandbox" "sudo apt-get install bubblewrap (Debian, Ubuntu), sudo dnf install bubblewrap (Fedora)" bubblewrap; then
+    echo "setup: bubblewrap installed ($(bwrap --version))"
   fi
 fi
 
 # A sandboxed command sees only the system's folders, so uv runs scripts with the python3 in them
 # (not pyenv's or a venv's): installed with apt-get when missing, as bubblewrap is.
 if [[ ! -x /usr/bin/python3 && ! -x /usr/local/bin/python3 ]]; then
-  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-    log=$(mktemp)
-    install_python() {
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3 >>"$log" 2>&1
-    }
-    if install_python || { apt-get update -q >>"$log" 2>&1 && install_python; }; then
-      echo "setup: python3 installed for sandboxed scripts ($(/usr/bin/python3 --version))"
-    else
-      echo "setup: note: could not install python3, so sandboxed commands cannot run Python scripts; apt-get said:" >&2
-      tail -n 5 "$log" | sed 's/^/setup:   /' >&2
-    fi
-    rm -f "$log"
-  else
-    echo "setup: note: no python3 in /usr/bin or /usr/local/bin, so sandboxed commands cannot run Python scripts (uv run);" \
-      "install it: sudo apt-get install python3 (Debian, Ubuntu), sudo dnf install python3 (Fedora)" >&2
+  if apt_install "sandboxed commands cannot run Python scripts (uv run)" "sudo apt-get install python3 (Debian, Ubuntu), sudo dnf install python3 (Fedora)" python3; then
+    echo "setup: python3 installed for sandboxed scripts ($(/usr/bin/python3 --version))"
   fi
 fi
+
 # The chat app's browser tests (test/browser/) drive Debian's chromium through playwright-core,
 # which downloads no browser: installed with apt-get when missing, as bubblewrap is. Without it
-# those tests say they are skipped, except in CI, where they fail.
+# those tests say they are skipped, except in CI, where they fail. The emoji font: agents have
+# emoji icons, and the tests take screenshots.
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && [[ -z ${LOOPWRIGHT_CHROMIUM:-} ]]; then
-  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-    log=$(mktemp)
-    install_chromium() {
-      # The emoji font: agents have emoji icons, and the tests take screenshots.
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium fonts-noto-color-emoji >>"$log" 2>&1
-    }
-    if install_chromium || { apt-get update -q >>"$log" 2>&1 && install_chromium; }; then
-      echo "setup: chromium installed for the browser tests ($(chromium --version 2>/dev/null || echo /usr/bin/chromium))"
-    else
-      echo "setup: note: could not install chromium, so the browser tests cannot run; apt-get said:" >&2
-      tail -n 5 "$log" | sed 's/^/setup:   /' >&2
-    fi
-    rm -f "$log"
-  else
-    echo "setup: note: chromium is not installed, so the chat app's browser tests are skipped;" \
-      "install it: sudo apt-get install chromium (Debian), or set LOOPWRIGHT_CHROMIUM to a Chromium or Chrome binary" >&2
+  if apt_install "the chat app's browser tests cannot run" "sudo apt-get install chromium (Debian), or set LOOPWRIGHT_CHROMIUM to a Chromium or Chrome binary" chromium fonts-noto-color-emoji; then
+    echo "setup: chromium installed for the browser tests ($(chromium --version 2>/dev/null || echo /usr/bin/chromium))"
   fi
 fi
 node scripts/build.js --if-stale
