@@ -23,28 +23,60 @@ export const TOOL_MODULES_VARIABLE = 'LOOPWRIGHT_TOOL_MODULES';
 
 /** The modules `LOOPWRIGHT_TOOL_MODULES` names. */
 export function toolModulesFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env[TOOL_MODULES_VARIABLE] ?? '')
+  return modulesFromEnv(TOOL_MODULES_VARIABLE, env);
+}
+
+/** Loads each module (a path, relative to `cwd`, or a package name) and collects its tools, in order. */
+export async function loadToolModules(modules: readonly string[], cwd: string = process.cwd()): Promise<CustomTool[]> {
+  const loaded = await loadModuleExports(modules, cwd, { noun: 'Tool', maker: 'defineTool', list: 'tools' }, isCustomTool);
+  return loaded.flatMap((m) => m.found);
+}
+
+/** The module names the comma-separated variable `variable` lists. */
+export function modulesFromEnv(variable: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env[variable] ?? '')
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
 }
 
-/** Loads each module (a path, relative to `cwd`, or a package name) and collects its tools, in order. */
-export async function loadToolModules(modules: readonly string[], cwd: string = process.cwd()): Promise<CustomTool[]> {
-  const tools: CustomTool[] = [];
+/** What a kind of user module exports: `Tool` made by `defineTool`, in a `tools` list. */
+export interface ModuleKind {
+  noun: string;
+  maker: string;
+  list: string;
+}
+
+/**
+ * Loads each module (a path, relative to `cwd`, or a package name) and finds the values `is`
+ * accepts among its exports (the default export, the `kind.list` export, then every export; arrays
+ * searched, each value once), in order. A module that cannot be loaded or exports none is a
+ * `ToolModuleError` naming it.
+ */
+export async function loadModuleExports<T>(modules: readonly string[], cwd: string, kind: ModuleKind, is: (value: unknown) => value is T): Promise<{ module: string; found: T[] }[]> {
+  const loaded: { module: string; found: T[] }[] = [];
   for (const module of modules) {
     const target = module.startsWith('.') || path.isAbsolute(module) ? path.resolve(cwd, module) : module;
     let exported: Record<string, unknown>;
     try {
       exported = (await importModule(target)) as Record<string, unknown>;
     } catch (err) {
-      throw new ToolModuleError(`Tool module ${module} could not be loaded: ${(err as Error).message}`, module);
+      throw new ToolModuleError(`${kind.noun} module ${module} could not be loaded: ${(err as Error).message}`, module);
     }
-    const found = toolsOf(exported);
-    if (found.length === 0) throw new ToolModuleError(`Tool module ${module} exports no tool made by defineTool (export them by name, as "tools" or as the default export)`, module);
-    tools.push(...found);
+    const found: T[] = [];
+    const add = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(add);
+      else if (is(value) && !found.includes(value)) found.push(value);
+    };
+    add(exported.default);
+    add(exported[kind.list]);
+    for (const value of Object.values(exported)) add(value);
+    if (found.length === 0) {
+      throw new ToolModuleError(`${kind.noun} module ${module} exports no ${kind.noun.toLowerCase()} made by ${kind.maker} (export them by name, as "${kind.list}" or as the default export)`, module);
+    }
+    loaded.push({ module, found });
   }
-  return tools;
+  return loaded;
 }
 
 /** `require` first (CommonJS, and TypeScript under ts-node), else `import()` (ES modules). */
@@ -58,18 +90,6 @@ export async function importModule(target: string): Promise<unknown> {
     const url = path.isAbsolute(target) ? pathToFileURL(target).href : target;
     return (await import(url)) as unknown;
   }
-}
-
-function toolsOf(exported: Record<string, unknown>): CustomTool[] {
-  const out: CustomTool[] = [];
-  const add = (value: unknown): void => {
-    if (Array.isArray(value)) value.forEach(add);
-    else if (isCustomTool(value) && !out.includes(value)) out.push(value);
-  };
-  add(exported.default);
-  add(exported.tools);
-  for (const value of Object.values(exported)) add(value);
-  return out;
 }
 
 function isCustomTool(value: unknown): value is CustomTool {
