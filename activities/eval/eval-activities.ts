@@ -2,8 +2,9 @@
  * The eval workflow's activities, on the files host: prepare a case (read its recording from the
  * server or a history file, write it beside a scratch copy of the project, and make the candidate
  * session's input), answer an eval session's next recorded turn, score a case (read the
- * candidate's history, compare, run the custom scorers, append the case to the journal once), write
- * the report from the journal, and remove a case's scratch folder.
+ * candidate's history, compare, run the custom scorers, append the case to the journal once), grade
+ * a case's answers on both sides against a rubric with a model (grader.ts), write the report from the
+ * journal, and remove a case's scratch folder.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,14 +14,18 @@ import { ApplicationFailure } from '@temporalio/common';
 import { asRecorded, argumentsKey } from '../../common/eval/canonical-json';
 import { type EvalTurn, type LoadEvalTurnInput, EVAL_TURN_RESULTS_BYTES, type ScriptCall } from '../../common/eval/eval-script';
 import type { CaseTally, EvalCandidate, EvalCase, EvalCaseReport, EvalReport, PreparedCase, ReplayRules } from '../../common/eval/eval-types';
-import { extractRecording, type HistoryRun, RecordingError } from '../../common/eval/extract-recording';
+import { RecordingError } from '../../common/eval/extract-recording';
 import type { Recording } from '../../common/eval/recording';
 import { scoreCase } from '../../common/eval/score-case';
 import type { ModelPrice } from '../../common/budget-types';
 import type { SessionInput } from '../../common/session-types';
-import { decodeJsonPayload, decodePayloadsInPlace, fetchSessionHistory, readHistoryFile } from './history-json';
+import { readRecording as readRecordingFrom } from './history-json';
 import { makeScratchWorkspace, projectFolderOf, ScratchCopyError } from './scratch-copy';
 import { runScorers, type Scorer } from './scorers';
+import type { Grader, GradeCall } from './grader';
+import { type CaseGrades, GRADE_NO_ANSWER, type GradeOutcome, type GraderSettings, meanScore, type TurnGrades } from '../../common/eval/grading';
+import type { ModelSettings } from '../../common/model-call';
+import type { TokenUsage } from '../../common/messages';
 
 /** Input of `prepareEvalCase`. */
 export interface PrepareCaseInput {
@@ -47,6 +52,21 @@ export interface ScoreCaseInput {
   journalPath: string;
   scorers?: string[];
   prices?: Record<string, ModelPrice>;
+  /** The case's grades (`gradeEvalCase`), when the eval has a rubric. */
+  grades?: CaseGrades;
+}
+
+/** Input of `gradeEvalCase`. */
+export interface GradeCaseInput {
+  evalId: string;
+  index: number;
+  /** The case's scratch folder (its recording is there; grades already had are kept there). */
+  caseDir: string;
+  candidateWorkflowId: string;
+  grader: GraderSettings;
+  /** The candidate session's model and settings: the grader's unless `grader.model` names another. */
+  model?: string;
+  settings?: ModelSettings;
 }
 
 /** Input of `assembleEvalReport`. */
@@ -55,6 +75,8 @@ export interface AssembleReportInput {
   journalPath: string;
   reportPath: string;
   header: Omit<EvalReport, 'evalId' | 'cases'>;
+  /** Cases skipped because the suite's budget was reached: reported as such, unless the journal has them. */
+  skipped?: (EvalCase & { index: number })[];
 }
 
 /** The eval activities, keyed by the names the workflows schedule. */
@@ -62,6 +84,7 @@ export interface EvalActivities {
   prepareEvalCase(input: PrepareCaseInput): Promise<PreparedCase>;
   loadEvalTurn(input: LoadEvalTurnInput): Promise<EvalTurn | null>;
   scoreEvalCase(input: ScoreCaseInput): Promise<CaseTally>;
+  gradeEvalCase(input: GradeCaseInput): Promise<CaseGrades>;
   scoredEvalCases(input: { evalId: string; journalPath: string }): Promise<number[]>;
   assembleEvalReport(input: AssembleReportInput): Promise<{ cases: number }>;
   removeEvalScratch(input: { caseDir: string }): Promise<void>;
@@ -72,8 +95,11 @@ export function caseDirOf(scratchRoot: string, index: number): string {
   return path.join(scratchRoot, String(index).padStart(5, '0'));
 }
 
-/** The eval activities of a worker; `client` reads recordings and candidates from the server, `scorers` are its custom scorers. */
-export function createEvalActivities(options: { client?: Client; scorers?: readonly Scorer[] } = {}): EvalActivities {
+/**
+ * The eval activities of a worker; `client` reads recordings and candidates from the server,
+ * `scorers` are its custom scorers, `grader` grades answers against a rubric (on the worker's model settings).
+ */
+export function createEvalActivities(options: { client?: Client; scorers?: readonly Scorer[]; grader?: Grader } = {}): EvalActivities {
   const scorers = options.scorers ?? [];
   const needClient = (): Client => {
     if (!options.client) throw ApplicationFailure.nonRetryable('This worker has no client to read session histories with', 'LoopwrightWorkerMisconfigured');
@@ -81,18 +107,7 @@ export function createEvalActivities(options: { client?: Client; scorers?: reado
   };
   const codecs = () => options.client?.options.loadedDataConverter.payloadCodecs ?? [];
   /** A session's recording, from the server or from a file, its payloads decoded with this worker's codecs. */
-  const readRecording = async (source: EvalCase['source']): Promise<Recording> => {
-    let runs: HistoryRun[];
-    let workflowId: string | undefined;
-    if ('file' in source) {
-      ({ runs, workflowId } = readHistoryFile(source.file));
-    } else {
-      workflowId = source.workflowId;
-      runs = await fetchSessionHistory(needClient(), workflowId);
-    }
-    await decodePayloadsInPlace(runs, codecs());
-    return extractRecording(runs, decodeJsonPayload, workflowId);
-  };
+  const readRecording = (source: EvalCase['source']): Promise<Recording> => readRecordingFrom(source, needClient, codecs());
   return {
     prepareEvalCase: (input) =>
       whileBeating(async () => {
@@ -125,11 +140,20 @@ export function createEvalActivities(options: { client?: Client; scorers?: reado
         fs.appendFileSync(input.journalPath, `\n${JSON.stringify({ evalId: input.evalId, ...report })}\n`);
         return tallyOf(report);
       }),
+    gradeEvalCase: (input) =>
+      whileBeating(async () => {
+        if (!options.grader) throw ApplicationFailure.nonRetryable('This worker has no grader (create its eval activities with one)', 'LoopwrightWorkerMisconfigured');
+        const baseline = JSON.parse(fs.readFileSync(path.join(input.caseDir, 'recording.json'), 'utf8')) as Recording;
+        const candidate = await readRecording({ workflowId: input.candidateWorkflowId });
+        return gradeCase(options.grader, input, baseline, candidate);
+      }),
     async scoredEvalCases({ evalId, journalPath }) {
       return [...readJournal(journalPath, evalId).keys()].sort((a, b) => a - b);
     },
-    async assembleEvalReport({ evalId, journalPath, reportPath, header }) {
-      const cases = [...readJournal(journalPath, evalId).values()].sort((a, b) => a.index - b.index);
+    async assembleEvalReport({ evalId, journalPath, reportPath, header, skipped }) {
+      const journal = readJournal(journalPath, evalId);
+      for (const s of skipped ?? []) if (!journal.has(s.index)) journal.set(s.index, skippedCase(evalId, s));
+      const cases = [...journal.values()].sort((a, b) => a.index - b.index);
       const report: EvalReport = { evalId, ...header, cases };
       fs.mkdirSync(path.dirname(reportPath), { recursive: true });
       writeAtomically(reportPath, `${JSON.stringify(report, null, 2)}\n`);
@@ -176,10 +200,60 @@ export function createEvalActivities(options: { client?: Client; scorers?: reado
       ...scores,
       ...(input.sessionFailure ? { error: `the candidate session failed: ${input.sessionFailure}` } : {}),
       scorers: scored,
+      ...(input.grades ? { grades: input.grades } : {}),
       workspace,
       warnings: [...prepared.warnings, ...scores.warnings],
     };
   }
+}
+
+/**
+ * Grade each recorded turn's answer, then the candidate's answer to the same message. Grades had
+ * are kept in `<caseDir>/grades.json` as they come, so a retried attempt (a worker lost mid-way)
+ * asks only for the rest.
+ */
+async function gradeCase(grader: Grader, input: GradeCaseInput, baseline: Recording, candidate: Recording): Promise<CaseGrades> {
+  const kept = path.join(input.caseDir, 'grades.json');
+  const done = (fs.existsSync(kept) ? JSON.parse(fs.readFileSync(kept, 'utf8')) : {}) as Record<string, GradeCall>;
+  const usage: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  let calls = 0;
+  let model = input.grader.model ?? input.model;
+  const gradeOf = async (key: string, message: string, side: Recording['turns'][number] | undefined, missing: string): Promise<GradeOutcome> => {
+    if (!side) return { failure: { type: GRADE_NO_ANSWER, message: missing } };
+    const answer = side.result?.response;
+    if (!answer) return { failure: { type: GRADE_NO_ANSWER, message: `the turn ended ${side.result?.status ?? 'without a result'} with no answer` } };
+    let call = done[key];
+    if (!call) {
+      call = await grader({ rubric: input.grader.rubric, ...(model ? { model } : {}), ...(input.settings ? { settings: input.settings } : {}), message, answer });
+      done[key] = call;
+      writeAtomically(kept, JSON.stringify(done));
+    }
+    model = call.model;
+    calls += call.calls;
+    usage.promptTokens += call.usage.promptTokens;
+    usage.completionTokens += call.usage.completionTokens;
+    usage.totalTokens += call.usage.totalTokens;
+    return call.outcome;
+  };
+  const turns: TurnGrades[] = [];
+  for (const [i, recorded] of baseline.turns.entries()) {
+    turns.push({
+      turn: i + 1,
+      baseline: await gradeOf(`${i + 1}:baseline`, recorded.message, recorded, 'the recording has no such turn'),
+      candidate: await gradeOf(`${i + 1}:candidate`, recorded.message, candidate.turns[i], 'the candidate never reached this turn'),
+    });
+  }
+  const baselineMean = meanScore(turns.map((t) => t.baseline));
+  const candidateMean = meanScore(turns.map((t) => t.candidate));
+  return {
+    model: model ?? 'the worker default',
+    turns,
+    ...(baselineMean !== undefined ? { baselineMean } : {}),
+    ...(candidateMean !== undefined ? { candidateMean } : {}),
+    calls,
+    failures: turns.reduce((n, t) => n + ('failure' in t.baseline ? 1 : 0) + ('failure' in t.candidate ? 1 : 0), 0),
+    usage,
+  };
 }
 
 /** The candidate session's input: the recording's settings, the candidate's changes, paths in the scratch copy, the replay. */
@@ -282,6 +356,23 @@ export function evalTurnOf(recording: Recording, turn: number): EvalTurn | null 
   };
 }
 
+/** The report entry of a case skipped because the suite's budget was reached. */
+function skippedCase(evalId: string, c: EvalCase & { index: number }): EvalCaseReport {
+  return {
+    index: c.index,
+    name: c.name,
+    source: c.source,
+    candidateWorkflowId: `${evalId}-${c.index}`,
+    skipped: 'budget',
+    turns: [],
+    statusChanged: false,
+    trajectory: { same: true },
+    replay: { answered: 0, ran: 0, diverged: 0, divergedCalls: [], approvalsAsRecorded: 0, approvalsByRule: 0 },
+    scorers: [],
+    warnings: ["not replayed: the suite's budget was reached before it started"],
+  };
+}
+
 /** The journal's cases of this eval, by index (the first line of each counts; a half-written line is skipped). */
 function readJournal(journalPath: string, evalId: string): Map<number, EvalCaseReport> {
   const cases = new Map<number, EvalCaseReport>();
@@ -309,6 +400,8 @@ function tallyOf(report: EvalCaseReport): CaseTally {
     trajectoryChanged: !report.trajectory.same,
     baselineTokens: report.baseline?.usage.totalTokens ?? 0,
     candidateTokens: report.candidate?.usage.totalTokens ?? 0,
+    ...(report.candidate?.cost !== undefined ? { candidateCost: report.candidate.cost } : {}),
+    ...(report.grades ? { graderTokens: report.grades.usage.totalTokens } : {}),
   };
 }
 

@@ -8,7 +8,9 @@ import fs from 'node:fs';
 import { type Client } from '@temporalio/client';
 import { type PayloadCodec, ValueError } from '@temporalio/common';
 import { historyToJSON, JSONToPayload, payloadToJSON } from '@temporalio/common/lib/proto-utils';
-import { type HistoryEvent, type HistoryRun, type JsonPayload, RecordingError } from '../../common/eval/extract-recording';
+import { extractRecording, type HistoryEvent, type HistoryRun, type JsonPayload, RecordingError } from '../../common/eval/extract-recording';
+import type { EvalSource } from '../../common/eval/eval-types';
+import type { Recording } from '../../common/eval/recording';
 
 /** Format name of the export wrapper (`loopwright export`). */
 export const SESSION_HISTORY_FORMAT = 'loopwright-session-history/1';
@@ -41,6 +43,25 @@ export async function fetchSessionHistory(client: Client, workflowId: string, ru
     next = started?.continuedExecutionRunId || undefined;
   }
   return runs;
+}
+
+/**
+ * A session's recording, from the server (every run it continued through) or from a history file,
+ * its payloads decoded with `client`'s codecs: what an eval compares, read the same way by the
+ * eval's activities and by `loopwright serve`'s eval page. `client` is asked for only when the
+ * source is a workflow id.
+ */
+export async function readRecording(source: EvalSource, client: () => Client, codecs: readonly PayloadCodec[]): Promise<Recording> {
+  let runs: HistoryRun[];
+  let workflowId: string | undefined;
+  if ('file' in source) {
+    ({ runs, workflowId } = readHistoryFile(source.file));
+  } else {
+    workflowId = source.workflowId;
+    runs = await fetchSessionHistory(client(), workflowId);
+  }
+  await decodePayloadsInPlace(runs, codecs);
+  return extractRecording(runs, decodeJsonPayload, workflowId);
 }
 
 /** A history file's runs: the export wrapper, or one Temporal JSON history (`{events: [...]}`), with its workflow id when it says. */

@@ -15,7 +15,8 @@ import type { SessionInput, SessionResult, TurnResult } from '../session-types';
 import type { ContinuedSession } from '../continued-types';
 import { TURN_END_MEMO } from '../contract/session-definitions';
 import { argumentsKey, canonicalJson } from './canonical-json';
-import type { RecordedCall, RecordedTurn, Recording, TurnFigures } from './recording';
+import type { VerificationReport } from '../verify-types';
+import { type FailedCheckItem, MAX_FAILED_ITEMS_LISTED, type RecordedCall, type RecordedTurn, type Recording, type TurnFigures } from './recording';
 
 /** A payload in Temporal's JSON form: metadata values and data in base64. */
 export interface JsonPayload {
@@ -384,9 +385,16 @@ function figures(result: TurnResult): TurnFigures {
     response: result.response ?? null,
     ...(result.error !== undefined ? { error: result.error } : {}),
     ...(result.cost !== undefined ? { cost: result.cost } : {}),
-    ...(v ? { verification: { status: v.status, passed: v.passed, failed: v.failed, attempts: v.attempts } } : {}),
+    ...(v ? { verification: { status: v.status, passed: v.passed, failed: v.failed, attempts: v.attempts, ...failedItems(v.items) } } : {}),
     ...(replay ? { replay } : {}),
   };
+}
+
+/** The failed items of a verifier's report (older results may lack `items`). */
+function failedItems(items: VerificationReport['items'] | undefined): { failedItems?: FailedCheckItem[] } {
+  const failed = (items ?? []).filter((i) => !i.passed).slice(0, MAX_FAILED_ITEMS_LISTED);
+  if (failed.length === 0) return {};
+  return { failedItems: failed.map((i) => ({ item: i.item, ...(i.section ? { section: i.section } : {}), ...(i.note ? { note: i.note } : {}) })) };
 }
 
 function isToolResult(value: unknown): value is ToolResult {

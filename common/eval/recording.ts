@@ -63,6 +63,16 @@ export interface DivergedCall {
   action: 'run' | 'stub' | 'fail';
 }
 
+/** A checklist item a document failed, with the verifier's note. */
+export interface FailedCheckItem {
+  item: string;
+  section?: string;
+  note?: string;
+}
+
+/** Failed checklist items a turn's figures list at most. */
+export const MAX_FAILED_ITEMS_LISTED = 20;
+
 /** How a turn ended, as its result (or, failing one, its history) says. */
 export interface TurnFigures {
   status: string;
@@ -73,8 +83,8 @@ export interface TurnFigures {
   error?: string;
   /** The turn's cost, when its session priced its model calls. */
   cost?: number;
-  /** The document check of the turn, when the verifier ran. */
-  verification?: { status: string; passed: number; failed: number; attempts: number };
+  /** The document check of the turn, when the verifier ran; `failedItems`: the checklist items its last attempt failed (at most 20). */
+  verification?: { status: string; passed: number; failed: number; attempts: number; failedItems?: FailedCheckItem[] };
   /** Eval sessions: how their calls were answered. */
   replay?: ReplayCounts;
   /** True when no turn result was recorded and the figures were counted from the turn's model calls. */

@@ -94,6 +94,12 @@ test('extract: a turn resumed in a later run, document checks and an on-demand c
     ['*spec', 'failed_verification', 'failed_verification'],
   ]);
   expect(r.turns[0]!.calls.map((c) => c.tool)).toEqual(['execute_workflow', 'save_output', 'save_output']);
+  // The items a failed check failed, with the verifier's note; none for a document that passed.
+  expect(r.turns.map((t) => t.result?.verification?.failedItems)).toEqual([
+    undefined,
+    [{ item: 'Has no placeholders left', section: 'Form', note: 'a placeholder is left' }],
+    [expect.objectContaining({ note: 'TBD' })],
+  ]);
   expect(r.warnings).toEqual([]);
   // Read from its second run only: the earlier turns are missing, and it says so.
   const late = recordingOf('session-v6-verify-run3');
