@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { addModelSettingOptions, CONNECTION_ENV, execute, helpDetails, type Invocation, SESSION_ENV, SESSION_SETTINGS_ENV } from './cli-support';
 import type { EvalOptions } from './commands/eval-command';
 import type { ExportOptions } from './commands/export-command';
-import { positiveInt } from './commands/option-values';
+import { positiveInt, positiveNumber } from './commands/option-values';
 import { settingOption } from './setting-flags';
 import { FLAG_RULES, METRICS } from '../common/eval/thresholds';
 
@@ -22,8 +22,9 @@ export function addEvalCommands(program: Command, invocation: Invocation): void 
       'Replay each recorded session (a workflow id, a history file written by export, or a folder of them) as a new session of a candidate: ' +
         'the recorded user messages in order, read-only tool calls that match the recording answered from it, everything else run in a scratch ' +
         'copy of the project (never your files). Scores each turn and session beside the recording: status, iterations, tokens, cost, latency, ' +
-        'document checks and the tool-call trajectory. Runs as a durable workflow (rerun with the same --id to reattach). Exit status 1 when a ' +
-        '--fail-on rule is broken or a recording could not be replayed.',
+        'document checks and the tool-call trajectory; with --rubric, a model grades every answer on both sides. Runs as a durable workflow ' +
+        '(rerun with the same --id to reattach). Exit status 1 when a --fail-on rule is broken, a recording could not be replayed, or the ' +
+        'suite budget was reached and recordings were skipped.',
     )
     .argument('<recordings...>', 'session workflow ids, history files (loopwright export) or folders of them')
     .addOption(settingOption('model', { help: "the candidate's model (default: each recording's)" }))
@@ -39,6 +40,11 @@ export function addEvalCommands(program: Command, invocation: Invocation): void 
     .option('--approve-unrecorded <rule>', 'a call waiting for approval with no recorded decision: approve or deny (default: approve, in the scratch copy)')
     .option('--scorer-module <module>', 'a module exporting scorers made by defineScorer (repeatable); a long-lived worker needs it too', collect)
     .option('--scorer <name>', 'run only these scorers of the modules (repeatable)', collect)
+    .option('--rubric <file>', "grade every answer (the recording's and the candidate's) against the rubric in <file>, with a model")
+    .option('--rubric-text <text>', 'as --rubric, the rubric given as text')
+    .option('--grader-model <model>', "the grading model (default: the candidate's); the worker's base URL and key serve it")
+    .option('--suite-token-budget <n>', 'most tokens the candidate may spend across the suite; once reached, recordings not yet started are skipped', positiveInt)
+    .option('--suite-cost-budget <x>', 'most the candidate may cost across the suite, priced by --price; once reached, recordings not yet started are skipped', positiveNumber)
     .option('--id <id>', 'workflow id of the eval (default: loopwright-eval-<time>); its sessions are <id>-<index>')
     .option('--scratch <dir>', 'where the scratch copies go (default: a folder in the system temp folder)')
     .option('--keep-scratch', 'keep each scratch copy after scoring (to look at what the candidate wrote)')

@@ -9,7 +9,19 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Client, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
-import { EVAL_WORKFLOW, type EvalCandidate, type EvalCase, type EvalInput, type EvalReport, type EvalState, type EvalSummary, MAX_EVAL_CASES, type ReplayRules } from '../common/eval/eval-types';
+import {
+  EVAL_WORKFLOW,
+  type EvalCandidate,
+  type EvalCase,
+  type EvalInput,
+  type EvalReport,
+  type EvalState,
+  type EvalSummary,
+  MAX_EVAL_CASES,
+  type ReplayRules,
+  type SuiteBudget,
+} from '../common/eval/eval-types';
+import type { GraderSettings } from '../common/eval/grading';
 import type { ModelPrice } from '../common/budget-types';
 import { evalStateQuery } from '../workflows/eval/eval-definitions';
 
@@ -35,6 +47,10 @@ export interface StartEvalOptions {
   keepScratch?: boolean;
   filesHost?: string;
   maxCopyBytes?: number;
+  /** The model-graded scorer: a rubric, and the grading model (default: the candidate's). */
+  grader?: GraderSettings;
+  /** A cap on the candidate's tokens and/or cost across the suite (a cost cap needs `prices`). */
+  budget?: SuiteBudget;
 }
 
 /** What startEval needs of a LoopwrightClient. */
@@ -103,6 +119,8 @@ export async function startEval(host: EvalClientHost, options: StartEvalOptions)
     ...(options.keepScratch ? { keepScratch: true } : {}),
     ...(options.filesHost ? { filesHost: options.filesHost } : {}),
     ...(options.maxCopyBytes !== undefined ? { maxCopyBytes: options.maxCopyBytes } : {}),
+    ...(options.grader ? { grader: options.grader } : {}),
+    ...(options.budget ? { budget: options.budget } : {}),
     ...((await host.hasSearchAttributes()) ? { searchAttributes: true } : {}),
   };
   try {

@@ -10,6 +10,7 @@ import { createActivities, type ActivitiesOptions } from '../activities/session-
 import { createBatchActivities } from '../activities/batch-activities';
 import { createEvalActivities } from '../activities/eval/eval-activities';
 import type { Scorer } from '../activities/eval/scorers';
+import { createGrader } from '../activities/eval/grader';
 import type { CustomTool } from '../activities/tools/custom-tool';
 import { resolveWorkerSizing, sizingOptions, WorkerSizingError, type WorkerSizing } from './worker-sizing';
 import { msToNumber } from '@temporalio/common/lib/time';
@@ -72,8 +73,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const activities = {
     // The batch workflow's file and follow-up activities (see workflows/batch/batch.ts).
     ...createBatchActivities({ client }),
-    // The eval workflow's activities, and the eval session's recorded turns (see workflows/eval/).
-    ...createEvalActivities({ client, scorers: options.scorers ?? [] }),
+    // The eval workflow's activities, and the eval session's recorded turns (see workflows/eval/);
+    // its grader calls the model on this worker's model settings.
+    ...createEvalActivities({ client, scorers: options.scorers ?? [], grader: createGrader(options.activityOptions?.model) }),
     ...(options.activities ?? createActivities({ client, hostId, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] })),
   };
   const worker = await Worker.create({

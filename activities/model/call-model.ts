@@ -237,7 +237,8 @@ function recordModelMetrics(context: Context, result: ModelCallResult, model: st
   }
 }
 
-function defaultClientFactory(config: ModelClientConfig): ChatCompletionsClient {
+/** The official `openai` client, as the model activities make it (the eval's grader too). */
+export function defaultClientFactory(config: ModelClientConfig): ChatCompletionsClient {
   return new OpenAI({
     apiKey: config.apiKey,
     baseURL: config.baseURL,

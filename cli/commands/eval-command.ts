@@ -4,11 +4,15 @@
  * the durable eval workflow; progress on stderr, then a table of the baseline beside the candidate.
  * `--json [file]` writes (or prints) the report, `--junit <file>` writes JUnit XML, and each
  * `--fail-on <rule>` the report breaks makes the command exit 1, so a suite can gate a change in CI.
+ * `--rubric <file>` (or `--rubric-text`) has a model (`--grader-model`, default the candidate's)
+ * grade every answer on both sides; `--suite-token-budget` and `--suite-cost-budget` cap what the
+ * candidate spends across the suite (recordings skipped once reached make the command exit 1).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EvalReport, EvalState, EvalSummary } from '../../common/eval/eval-types';
-import { brokenRules, type BrokenRule, parseRule, ThresholdError, type ThresholdRule } from '../../common/eval/thresholds';
+import { brokenRules, type BrokenRule, GRADE_RULES, parseRule, ThresholdError, type ThresholdRule } from '../../common/eval/thresholds';
+import { type GraderSettings, MAX_RUBRIC_CHARS } from '../../common/eval/grading';
 import { junitXml } from '../../common/eval/junit';
 import { DIVERGENCE_RULES, type DivergenceRule, UNRECORDED_APPROVALS, type UnrecordedApprovalRule } from '../../common/eval/eval-script';
 import { EvalSourceError, type EvalHandle, startEval } from '../../client/eval-client';
@@ -45,6 +49,11 @@ export interface EvalOptions {
   filesHost?: string;
   /** `--continue-after <n>` (hidden): continue the eval workflow as new after n cases per run. */
   continueAfter?: number;
+  rubric?: string;
+  rubricText?: string;
+  graderModel?: string;
+  suiteTokenBudget?: number;
+  suiteCostBudget?: number;
 }
 
 /** Plain progress lines (not on a terminal) come at most this often. */
@@ -57,6 +66,14 @@ export async function evalCommand(sources: string[], options: EvalOptions, out: 
   const approvals = oneOfOption('--approve-unrecorded', options.approveUnrecorded, UNRECORDED_APPROVALS) as UnrecordedApprovalRule | undefined;
   const scorers = await scorerNames(options);
   const model = modelSessionSettings(options, process.env, { terminal: false });
+  const grader = graderSettings(options);
+  const gradeRules = rules.filter((r) => GRADE_RULES.includes(r.text));
+  if (gradeRules.length > 0 && !grader) throw new UsageError(`--fail-on ${gradeRules.map((r) => r.text).join(', ')}: needs --rubric (or --rubric-text) to grade the answers`);
+  if (options.suiteCostBudget !== undefined && !model.budget?.prices) throw new UsageError('--suite-cost-budget: give the price of the candidate model with --price (e.g. --price "*=0.15/0.60")');
+  const budget = {
+    ...(options.suiteTokenBudget !== undefined ? { tokens: options.suiteTokenBudget } : {}),
+    ...(options.suiteCostBudget !== undefined ? { cost: options.suiteCostBudget } : {}),
+  };
   const candidate = {
     ...(options.model ? { model: options.model } : {}),
     ...(options.bundle ? { bundlePath: path.resolve(options.bundle) } : {}),
@@ -85,6 +102,8 @@ export async function evalCommand(sources: string[], options: EvalOptions, out: 
         ...(model.budget?.prices ? { prices: model.budget.prices } : {}),
         ...(options.keepScratch ? { keepScratch: true } : {}),
         ...(options.maxCopyBytes ? { maxCopyBytes: options.maxCopyBytes } : {}),
+        ...(grader ? { grader } : {}),
+        ...(Object.keys(budget).length > 0 ? { budget } : {}),
         ...filesHostSetting(options.filesHost),
       });
     } catch (err) {
@@ -100,7 +119,8 @@ export async function evalCommand(sources: string[], options: EvalOptions, out: 
     const report = JSON.parse(fs.readFileSync(summary.reportPath, 'utf8')) as EvalReport;
     const broken = new Map<number, BrokenRule[]>(report.cases.map((c) => [c.index, brokenRules(c, rules)]));
     const failed = [...broken.values()].filter((b) => b.length > 0).length;
-    const annotated = { ...report, failOn: rules.map((r) => r.text), failed, cases: report.cases.map((c) => ({ ...c, broken: broken.get(c.index) ?? [] })) };
+    const skipped = report.cases.filter((c) => c.skipped !== undefined).length;
+    const annotated = { ...report, failOn: rules.map((r) => r.text), failed, skipped, cases: report.cases.map((c) => ({ ...c, broken: broken.get(c.index) ?? [] })) };
     if (typeof options.json === 'string') fs.writeFileSync(path.resolve(options.json), `${JSON.stringify(annotated, null, 2)}\n`);
     if (options.junit) fs.writeFileSync(path.resolve(options.junit), junitXml(report, broken));
     if (printJson) out.log(JSON.stringify(annotated));
@@ -111,7 +131,8 @@ export async function evalCommand(sources: string[], options: EvalOptions, out: 
       );
       out.log(written.join(' · '));
     }
-    return failed > 0 || summary.cancelled ? EXIT.FAILED : EXIT.OK;
+    if (skipped > 0) out.error(`The suite budget was reached: ${skipped} recording(s) not replayed (skipped); exit status ${EXIT.FAILED}`);
+    return failed > 0 || skipped > 0 || summary.cancelled ? EXIT.FAILED : EXIT.OK;
   } finally {
     await temporal.close();
   }
@@ -127,6 +148,36 @@ function parsedRules(texts: readonly string[]): ThresholdRule[] {
     if (err instanceof ThresholdError) throw new UsageError(`--fail-on: ${err.message}`);
     throw err;
   }
+}
+
+/** The grader's settings from `--rubric <file>` or `--rubric-text`, and `--grader-model`; a bad rubric is a usage error naming it. */
+function graderSettings(options: EvalOptions): GraderSettings | undefined {
+  if (options.rubric !== undefined && options.rubricText !== undefined) throw new UsageError('give either --rubric <file> or --rubric-text <text>, not both');
+  if (options.rubric === undefined && options.rubricText === undefined) {
+    if (options.graderModel !== undefined) throw new UsageError('--grader-model: needs --rubric (or --rubric-text), the rubric the answers are graded against');
+    return undefined;
+  }
+  let rubric: string;
+  let flag: string;
+  if (options.rubric !== undefined) {
+    flag = `--rubric ${options.rubric}`;
+    try {
+      rubric = fs.readFileSync(path.resolve(options.rubric), 'utf8');
+    } catch (err) {
+      throw new UsageError(`${flag}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  } else {
+    flag = '--rubric-text';
+    rubric = options.rubricText!;
+  }
+  if (rubric.trim() === '') throw new UsageError(`${flag}: the rubric is empty`);
+  if (rubric.length > MAX_RUBRIC_CHARS) throw new UsageError(`${flag}: the rubric has ${rubric.length} characters; at most ${MAX_RUBRIC_CHARS} (it is sent with every grading call)`);
+  if (options.graderModel !== undefined && options.graderModel.trim() === '') throw new UsageError('--grader-model: name a model');
+  return {
+    rubric,
+    rubricSource: options.rubric !== undefined ? path.resolve(options.rubric) : 'text',
+    ...(options.graderModel !== undefined ? { model: options.graderModel.trim() } : {}),
+  };
 }
 
 function oneOfOption(flag: string, value: string | undefined, allowed: readonly string[]): string | undefined {
@@ -188,6 +239,7 @@ export function progressLine(state: EvalState): string {
   const changed = Math.max(state.statusChanged, state.trajectoryChanged);
   if (changed) parts.push(`${changed} changed`);
   if (state.errors) parts.push(`${state.errors} errors`);
+  if (state.skipped) parts.push(`${state.skipped} skipped (budget)`);
   if (state.phase !== 'running') parts.push(state.phase);
   return parts.join(' · ');
 }

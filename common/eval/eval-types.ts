@@ -10,6 +10,7 @@ import type { SessionInput } from '../settings/session-settings';
 import type { DivergenceRule, UnrecordedApprovalRule } from './eval-script';
 import type { DivergedCall, TurnFigures } from './recording';
 import type { TrajectoryDifference } from './trajectory';
+import type { CaseGrades, GraderSettings } from './grading';
 
 /** Name of the eval workflow type, as registered by the worker. */
 export const EVAL_WORKFLOW = 'agentEval';
@@ -65,9 +66,28 @@ export interface EvalInput {
   searchAttributes?: boolean;
   /** Largest project copied per case, in bytes (default 512 MiB). */
   maxCopyBytes?: number;
+  /** The model-graded scorer: every turn's answer, on both sides, graded against this rubric. */
+  grader?: GraderSettings;
+  /** The suite's budget for the candidate (grading not counted): once reached, cases not yet started are skipped. */
+  budget?: SuiteBudget;
   /** Set by the eval itself when it continues as new. */
   carried?: { next: number; counts: EvalCounts; run: number };
 }
+
+/**
+ * A cap on what the candidate sessions of a suite spend, summed over the cases scored. Checked
+ * before each case starts: once a cap is reached, the cases not yet started are skipped and
+ * reported as such; cases already running finish (and may pass the cap by what they spend).
+ */
+export interface SuiteBudget {
+  /** Candidate tokens (prompt and completion) across the suite. */
+  tokens?: number;
+  /** Candidate cost across the suite, priced by the eval's `prices` (which it needs). */
+  cost?: number;
+}
+
+/** Why a case was not replayed although the eval ran to its end. */
+export type SkipReason = 'budget';
 
 /** Counters of an eval; carried from run to run. */
 export interface EvalCounts {
@@ -81,6 +101,12 @@ export interface EvalCounts {
   trajectoryChanged: number;
   baselineTokens: number;
   candidateTokens: number;
+  /** The candidate's cost across the cases scored, where priced. */
+  candidateCost?: number;
+  /** Tokens the grader spent (apart from the candidate's). */
+  graderTokens?: number;
+  /** Cases skipped because the suite's budget was reached. */
+  skipped?: number;
 }
 
 /** What the `evalState` query answers. */
@@ -100,6 +126,8 @@ export interface EvalSummary extends EvalCounts {
   reportCases: number;
   cancelled: boolean;
   runs: number;
+  /** The suite's budget was reached: the cases not yet started were skipped (`skipped`). */
+  budgetReached?: boolean;
 }
 
 /** What preparing a case gives the eval workflow: the candidate session's input and where its files are. */
@@ -114,6 +142,8 @@ export interface CaseTally {
   trajectoryChanged: boolean;
   baselineTokens: number;
   candidateTokens: number;
+  candidateCost?: number;
+  graderTokens?: number;
 }
 
 /** The figures of a session (or a turn) on one side of a comparison. */
@@ -163,6 +193,8 @@ export interface EvalCaseReport {
   candidateWorkflowId: string;
   /** Why the case could not be replayed or scored. */
   error?: string;
+  /** The case was not replayed: the suite's budget was reached before it started. */
+  skipped?: SkipReason;
   baseline?: SideFigures;
   candidate?: SideFigures;
   turns: TurnScore[];
@@ -172,6 +204,8 @@ export interface EvalCaseReport {
   /** How the candidate's calls were answered, summed over its turns. */
   replay: { answered: number; ran: number; diverged: number; divergedCalls: (DivergedCall & { turn: number })[]; approvalsAsRecorded: number; approvalsByRule: number };
   scorers: ScorerOutcome[];
+  /** The model-graded scorer's grades, per turn on both sides, when the eval has a rubric. */
+  grades?: CaseGrades;
   /** The scratch copy the candidate ran in. */
   workspace?: { path: string; files: number; bytes: number };
   warnings: string[];
@@ -184,4 +218,8 @@ export interface EvalReport {
   replay: ReplayRules;
   total: number;
   cases: EvalCaseReport[];
+  /** The grader: its rubric's source (a file, or `text`) and model, when the eval has one. */
+  grader?: { rubricSource?: string; model?: string };
+  /** The suite's budget and what the candidate spent of it, when the eval has one. */
+  budget?: SuiteBudget & { spentTokens: number; spentCost?: number; reached: boolean; skipped: number };
 }

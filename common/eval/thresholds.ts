@@ -2,14 +2,19 @@
  * Thresholds that make an eval fail (`loopwright eval --fail-on <rule>`), checked on each case of
  * the report: a changed turn status, a changed trajectory, a call that diverged from the recording,
  * a document check the candidate failed where the recording passed, a custom scorer that failed,
- * or a figure that grew past a bound (`tokens>+20%`, `iterations>+2`, `cost>+10%`, `latency>+50%`).
- * A case that could not be replayed always fails.
+ * or a figure that grew past a bound (`tokens>+20%`, `iterations>+2`, `cost>+10%`, `latency>+50%`);
+ * with a rubric, a candidate answer the grader did not pass (or could not grade), or a candidate
+ * whose mean grade fell below the recording's. A case that could not be replayed always fails; a
+ * case skipped for the suite's budget breaks no rule (the command reports skipped cases apart).
  */
 import type { EvalCaseReport, SideFigures } from './eval-types';
 import { differenceText } from './trajectory';
+import { GRADE_SCALE, gradeText } from './grading';
 
 /** The rules without a figure. */
-export const FLAG_RULES = ['status-changed', 'trajectory-changed', 'diverged', 'checks-failed', 'scorer-failed'] as const;
+export const FLAG_RULES = ['status-changed', 'trajectory-changed', 'diverged', 'checks-failed', 'scorer-failed', 'grade-failed', 'grade-dropped'] as const;
+/** The rules that need the model-graded scorer (a rubric). */
+export const GRADE_RULES: readonly string[] = ['grade-failed', 'grade-dropped'];
 /** The figures a bound may be put on. */
 export const METRICS = ['tokens', 'iterations', 'cost', 'latency'] as const;
 
@@ -39,6 +44,7 @@ export function parseRule(text: string): ThresholdRule {
 
 /** The rules `case` breaks (a case that could not be replayed breaks `error`, whatever the rules). */
 export function brokenRules(c: EvalCaseReport, rules: readonly ThresholdRule[]): BrokenRule[] {
+  if (c.skipped !== undefined) return [];
   if (c.error !== undefined) return [{ rule: 'error', message: c.error }];
   const broken: BrokenRule[] = [];
   for (const rule of rules) {
@@ -69,6 +75,18 @@ function check(c: EvalCaseReport, rule: ThresholdRule): string | undefined {
     case 'scorer-failed': {
       const failed = c.scorers.filter((s) => s.passed === false || s.error !== undefined);
       return failed.length === 0 ? undefined : `scorer(s) failed: ${failed.map((s) => `${s.name}${s.error ? ` (${s.error})` : s.note ? ` (${s.note})` : ''}`).join(', ')}`;
+    }
+    case 'grade-failed': {
+      const g = c.grades;
+      if (!g) return undefined;
+      if (g.error) return `the answers could not be graded: ${g.error.type}: ${g.error.message}`;
+      const failed = g.turns.filter((t) => !('grade' in t.candidate) || !t.candidate.grade.passed);
+      return failed.length === 0 ? undefined : `the grader did not pass ${failed.map((t) => `turn ${t.turn} (${gradeText(t.candidate, true)})`).join('; ')}`;
+    }
+    case 'grade-dropped': {
+      const g = c.grades;
+      if (g?.baselineMean === undefined || g.candidateMean === undefined || g.candidateMean >= g.baselineMean) return undefined;
+      return `mean grade ${g.baselineMean} → ${g.candidateMean} (of ${GRADE_SCALE})`;
     }
     case 'metric':
       return metricCheck(c, rule);

@@ -4,7 +4,8 @@
  * (decoded, with a secret-looking variable's value redacted), then replayed from that file and from
  * its workflow id. A candidate that behaves as recorded passes every rule (exit 0); one that spends
  * more tokens and reads another file breaks `tokens>+20%` and `trajectory-changed` (exit 1), in the
- * table, the JSON report and the JUnit XML.
+ * table, the JSON report and the JUnit XML. With `--rubric` a grader model grades the answers (a
+ * grade the candidate fails breaks `grade-failed`).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -34,11 +35,16 @@ async function cli(args: string[], code: number, extra: NodeJS.ProcessEnv = {}):
 /** The recorded behaviour; a model named `greedy` reads another file and spends more tokens. */
 function responder(request: RecordedRequest): Step {
   const messages: ChatMessage[] = request.body?.messages ?? [];
+  // The grader: the greedy candidate's answers fail the rubric.
+  if (String(messages[0]?.content ?? '').startsWith('You are a strict grader')) {
+    const greedy = String(messages[1]?.content ?? '').includes('[greedy]');
+    return text(JSON.stringify({ score: greedy ? 2 : 8, passed: !greedy, reason: greedy ? 'boasts' : 'plain' }));
+  }
   const last = messages.map((m) => m.role).lastIndexOf('user');
   const step = messages.slice(last).filter((m) => m.role === 'assistant').length;
   const greedy = request.body?.model === 'greedy';
   if (step === 0) return toolCalls([{ name: 'read_file', arguments: { file_path: `{bundle-root}/workflows/intake/${greedy ? 'instructions' : 'template'}.md` } }]);
-  return text(`Read it. The word is ${SECRET}.`, greedy ? { usage: { prompt_tokens: 30_000, completion_tokens: 100 } } : {});
+  return text(`Read it. The word is ${SECRET}.${greedy ? ' [greedy]' : ''}`, greedy ? { usage: { prompt_tokens: 30_000, completion_tokens: 100 } } : {});
 }
 
 beforeAll(async () => {
@@ -107,4 +113,20 @@ test('export and eval: the same behaviour passes, more tokens and another read f
   expect(JSON.parse(printed.stdout)).toMatchObject({ evalId: `cli-eval-same-${process.pid}`, failed: 0, cases: [expect.objectContaining({ name: 'read' })] });
   const bad = await cli(['eval', file, '--fail-on', 'tokens>lots'], 2);
   expect(bad.stderr).toMatch(/--fail-on: "tokens>lots" is not a rule/);
+
+  // A rubric from a file and a grader model: the answers graded on both sides, the candidate's failing it.
+  const rubric = path.join(stateDir, 'rubric.md');
+  fs.writeFileSync(rubric, 'A good answer says what the file says, plainly.\n');
+  const graded = await cli(
+    ['eval', file, '--model', 'greedy', '--rubric', rubric, '--grader-model', 'grader', '--fail-on', 'grade-failed', '--json', json, '--id', `cli-eval-graded-${process.pid}`],
+    1,
+  );
+  const gradedReport = JSON.parse(fs.readFileSync(json, 'utf8')) as { grader: unknown; cases: (EvalCaseReport & { broken: { rule: string }[] })[] };
+  expect(gradedReport.grader).toEqual({ rubricSource: rubric, model: 'grader' });
+  expect(gradedReport.cases[0]!.grades).toMatchObject({ model: 'grader', baselineMean: 8, candidateMean: 2 });
+  expect(gradedReport.cases[0]!.broken.map((b) => b.rule)).toEqual(['grade-failed']);
+  expect(graded.stdout).toMatch(/\s8 → 2\s+FAIL grade-failed$/m);
+  expect(graded.stdout).toContain('grade: turn 1 candidate 2/10 failed: boasts');
+  const noRubric = await cli(['eval', file, '--grader-model', 'grader'], 2);
+  expect(noRubric.stderr).toMatch(/--grader-model: needs --rubric/);
 });

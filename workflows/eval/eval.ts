@@ -7,9 +7,15 @@
  * its report to a journal once; the report file is written from the journal at the end. Like the
  * batch workflow (workflows/batch/batch.ts): a session already started is followed, never started
  * again, after a crash or when the eval is run again under its id; cases already in the journal
- * are not replayed again; after `continueAfter` cases a run drains and continues as new.
+ * are not replayed again; after `continueAfter` cases a run drains and continues as new. With a
+ * rubric, each case's answers are graded by a model (an activity of their own, between the replay
+ * and the scoring; a grading that fails is named in the report, the case is still scored). With a
+ * suite budget, the candidate's spending (summed in the counters, carried from run to run) is
+ * checked before each case starts; once it is reached, the cases not yet started are skipped and
+ * the report says so.
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowFailure,
@@ -32,19 +38,23 @@ import {
   DEFAULT_EVAL_CONCURRENCY,
   DEFAULT_EVAL_CONTINUE_AFTER,
   DEFAULT_MAX_COPY_BYTES,
+  type EvalCase,
   type EvalCounts,
   type EvalInput,
+  type EvalReport,
   type EvalState,
   type EvalSummary,
   MAX_EVAL_CASES,
   type PreparedCase,
 } from '../../common/eval/eval-types';
 import type { TurnResult } from '../../common/session-types';
+import { type CaseGrades, GRADING_FAILED } from '../../common/eval/grading';
 import { filesProxy } from '../stubs/files-route';
 import { agentSession } from '../session/session';
 import { evalStateQuery } from './eval-definitions';
 
 type EvalFileActivities = Pick<EvalActivities, 'prepareEvalCase' | 'scoreEvalCase' | 'scoredEvalCases' | 'assembleEvalReport' | 'removeEvalScratch'>;
+type EvalGradeActivities = Pick<EvalActivities, 'gradeEvalCase'>;
 
 /**
  * Copying a project and reading two histories take a while on a large one: the activities heartbeat,
@@ -56,9 +66,20 @@ const FILE_OPTIONS = {
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 } as const;
 
-function fileActivities(filesHost: string | undefined): EvalFileActivities {
-  if (filesHost === undefined) return proxyActivities<EvalFileActivities>(FILE_OPTIONS);
-  return filesProxy<EvalFileActivities>(FILE_OPTIONS, { queue: filesQueue(workflowInfo().taskQueue, filesHost), onWaiting: () => undefined });
+/**
+ * Grading makes model calls (two per turn): a 429 or a 5xx is retried a few times, a refused key
+ * or an unknown model fails at once (classified like every model call); grades already had are
+ * kept by the activity, so a retry asks only for the rest.
+ */
+const GRADE_OPTIONS = {
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
+} as const;
+
+function fileActivities<A extends object>(filesHost: string | undefined, options: typeof FILE_OPTIONS | typeof GRADE_OPTIONS): A {
+  if (filesHost === undefined) return proxyActivities<A>(options) as A;
+  return filesProxy<A>(options, { queue: filesQueue(workflowInfo().taskQueue, filesHost), onWaiting: () => undefined }) as A;
 }
 const follow = proxyActivities<Pick<BatchActivities, 'awaitSessionOutcome'>>({
   startToCloseTimeout: '365 days',
@@ -76,6 +97,11 @@ export async function agentEval(input: EvalInput): Promise<EvalSummary> {
   if (!Array.isArray(input.cases) || input.cases.length === 0 || input.cases.length > MAX_EVAL_CASES) {
     throw ApplicationFailure.nonRetryable(`Invalid eval input: give 1 to ${MAX_EVAL_CASES} cases`, BAD_INPUT);
   }
+  const budgetProblem = checkBudget(input);
+  if (budgetProblem) throw ApplicationFailure.nonRetryable(`Invalid eval input: ${budgetProblem}`, BAD_INPUT);
+  if (input.grader !== undefined && (typeof input.grader.rubric !== 'string' || input.grader.rubric.trim() === '')) {
+    throw ApplicationFailure.nonRetryable('Invalid eval input: grader.rubric must be a rubric text', BAD_INPUT);
+  }
   const e = new EvalRun(input);
   setHandler(evalStateQuery, () => e.state());
   try {
@@ -90,6 +116,10 @@ export async function agentEval(input: EvalInput): Promise<EvalSummary> {
       if (e.next >= input.cases.length) break;
       await condition(() => e.running.size < concurrency);
       if (e.finishedThisRun >= continueAfter) continue;
+      if (e.overBudget()) {
+        e.skipForBudget(scored);
+        break;
+      }
       e.startNext();
     }
     await e.drain();
@@ -105,17 +135,48 @@ export async function agentEval(input: EvalInput): Promise<EvalSummary> {
       evalId: e.evalId,
       journalPath: e.journalPath,
       reportPath: input.reportPath,
-      header: { candidate: input.candidate, replay: input.replay ?? {}, total: input.cases.length },
+      header: {
+        candidate: input.candidate,
+        replay: input.replay ?? {},
+        total: input.cases.length,
+        ...(input.grader ? { grader: { ...(input.grader.rubricSource ? { rubricSource: input.grader.rubricSource } : {}), ...(input.grader.model ? { model: input.grader.model } : {}) } } : {}),
+        ...(input.budget ? { budget: e.budgetReport() } : {}),
+      },
+      ...(e.skipped.length > 0 ? { skipped: e.skipped } : {}),
     }),
   );
   e.phase = 'done';
-  return { ...e.counts, total: input.cases.length, reportPath: input.reportPath, reportCases: cases, cancelled: e.cancelled, runs: e.run };
+  return {
+    ...e.counts,
+    total: input.cases.length,
+    reportPath: input.reportPath,
+    reportCases: cases,
+    cancelled: e.cancelled,
+    runs: e.run,
+    ...(e.budgetReached ? { budgetReached: true } : {}),
+  };
+}
+
+/** What is wrong with the suite budget, if anything. */
+function checkBudget(input: EvalInput): string | undefined {
+  const { budget } = input;
+  if (budget === undefined) return undefined;
+  for (const key of ['tokens', 'cost'] as const) {
+    const value = budget[key];
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) return `budget.${key} must be a positive number, got ${String(value)}`;
+  }
+  if (budget.cost !== undefined && input.prices === undefined) return 'budget.cost needs prices (the price of the candidate model, or "*")';
+  return undefined;
 }
 
 /** One run of an eval: its counters, the cases running, and how a case is prepared, replayed and scored. */
 class EvalRun {
   readonly evalId = workflowInfo().workflowId;
   readonly files: EvalFileActivities;
+  readonly grading: EvalGradeActivities;
+  /** Cases skipped because the budget was reached (those of this run; earlier runs never skip, they stop). */
+  readonly skipped: (EvalCase & { index: number })[] = [];
+  budgetReached = false;
   readonly journalPath: string;
   readonly counts: EvalCounts;
   readonly run: number;
@@ -126,7 +187,8 @@ class EvalRun {
   cancelled = false;
 
   constructor(private readonly input: EvalInput) {
-    this.files = fileActivities(input.filesHost);
+    this.files = fileActivities<EvalFileActivities>(input.filesHost, FILE_OPTIONS);
+    this.grading = fileActivities<EvalGradeActivities>(input.filesHost, GRADE_OPTIONS);
     this.journalPath = `${input.reportPath}.journal`;
     this.counts = input.carried?.counts ?? { started: 0, scored: 0, errors: 0, statusChanged: 0, trajectoryChanged: 0, baselineTokens: 0, candidateTokens: 0 };
     this.run = input.carried?.run ?? 1;
@@ -154,6 +216,38 @@ class EvalRun {
     void this.runCase(index);
   }
 
+  /** Whether the candidate's spending has reached a cap of the suite's budget. */
+  overBudget(): boolean {
+    const { budget } = this.input;
+    if (!budget) return false;
+    return (budget.tokens !== undefined && this.counts.candidateTokens >= budget.tokens) || (budget.cost !== undefined && (this.counts.candidateCost ?? 0) >= budget.cost);
+  }
+
+  /** The budget is reached: every case not yet started (nor scored by an earlier run of the eval) is skipped. */
+  skipForBudget(scored: ReadonlySet<number>): void {
+    this.budgetReached = true;
+    for (; this.next < this.input.cases.length; this.next++) {
+      if (scored.has(this.next)) {
+        this.counts.started += 1;
+        this.counts.scored += 1;
+        continue;
+      }
+      this.skipped.push({ index: this.next, ...this.input.cases[this.next]! });
+      this.counts.skipped = (this.counts.skipped ?? 0) + 1;
+    }
+  }
+
+  /** The budget, what was spent of it, and whether it was reached, for the report. */
+  budgetReport(): NonNullable<EvalReport['budget']> {
+    return {
+      ...this.input.budget,
+      spentTokens: this.counts.candidateTokens,
+      ...(this.counts.candidateCost !== undefined ? { spentCost: this.counts.candidateCost } : {}),
+      reached: this.budgetReached,
+      skipped: this.counts.skipped ?? 0,
+    };
+  }
+
   drain(): Promise<void> {
     return condition(() => this.running.size === 0);
   }
@@ -165,6 +259,7 @@ class EvalRun {
     const candidateWorkflowId = `${this.evalId}-${index}`;
     let prepared: PreparedCase | undefined;
     let sessionFailure: string | undefined;
+    let grades: CaseGrades | undefined;
     try {
       prepared = await files.prepareEvalCase({
         evalId: this.evalId,
@@ -178,6 +273,7 @@ class EvalRun {
         ...(input.searchAttributes ? { searchAttributes: true } : {}),
       });
       if (prepared.ok) sessionFailure = failureOf(await sessionOutcome(candidateWorkflowId, prepared));
+      if (prepared.ok && input.grader) grades = await this.grade(index, candidateWorkflowId, prepared);
     } catch (err) {
       if (!isCancellation(err)) throw err;
       prepared = { ok: false, caseDir: prepared?.caseDir ?? '', error: 'the eval was cancelled while this case ran' };
@@ -194,11 +290,40 @@ class EvalRun {
         journalPath: this.journalPath,
         ...(input.scorers?.length ? { scorers: input.scorers } : {}),
         ...(input.prices ? { prices: input.prices } : {}),
+        ...(grades ? { grades } : {}),
       });
       if (!input.keepScratch && ready.caseDir !== '') await files.removeEvalScratch({ caseDir: ready.caseDir });
       return scored;
     });
     this.finish(tally);
+  }
+
+  /** The case's grades; a grading that failed (after its retries) is named in them instead of failing the eval. */
+  private async grade(index: number, candidateWorkflowId: string, prepared: Extract<PreparedCase, { ok: true }>): Promise<CaseGrades> {
+    const grader = this.input.grader!;
+    const model = prepared.sessionInput.model;
+    try {
+      return await this.grading.gradeEvalCase({
+        evalId: this.evalId,
+        index,
+        caseDir: prepared.caseDir,
+        candidateWorkflowId,
+        grader,
+        ...(model ? { model } : {}),
+        ...(prepared.sessionInput.modelSettings ? { settings: prepared.sessionInput.modelSettings } : {}),
+      });
+    } catch (err) {
+      if (!(err instanceof ActivityFailure) || isCancellation(err.cause)) throw err;
+      const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
+      return {
+        model: grader.model ?? model ?? 'the worker default',
+        turns: [],
+        calls: 0,
+        failures: 0,
+        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+        error: { type: cause?.type ?? GRADING_FAILED, message: err.cause?.message ?? err.message },
+      };
+    }
   }
 
   private finish(tally: CaseTally): void {
@@ -211,6 +336,8 @@ class EvalRun {
     if (tally.trajectoryChanged) counts.trajectoryChanged += 1;
     counts.baselineTokens += tally.baselineTokens;
     counts.candidateTokens += tally.candidateTokens;
+    if (tally.candidateCost !== undefined) counts.candidateCost = Math.round(((counts.candidateCost ?? 0) + tally.candidateCost) * 1e6) / 1e6;
+    if (tally.graderTokens !== undefined) counts.graderTokens = (counts.graderTokens ?? 0) + tally.graderTokens;
   }
 }
 

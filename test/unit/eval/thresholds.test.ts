@@ -32,7 +32,7 @@ test('rules: the named ones and bounds on a figure, with or without % and +; any
   expect(parseRule('iterations>2')).toMatchObject({ metric: 'iterations', amount: 2, percent: false });
   expect(parseRule('latency > +50.5%')).toMatchObject({ metric: 'latency', amount: 50.5, percent: true });
   expect(() => parseRule('tokens<20%')).toThrow(ThresholdError);
-  expect(() => parseRule('speed>+1')).toThrow(/status-changed, trajectory-changed, diverged, checks-failed, scorer-failed, or <metric>/);
+  expect(() => parseRule('speed>+1')).toThrow(/status-changed, trajectory-changed, diverged, checks-failed, scorer-failed, grade-failed, grade-dropped, or <metric>/);
 });
 
 test('rules: a case breaks exactly the rules its figures break; a case that could not run breaks "error" whatever the rules', () => {
