@@ -17,6 +17,7 @@ import { errorResponse } from './api-error';
 import { registerApp, defaultAppDir } from './app-routes';
 import { DEFAULT_FEED_TIMING, FeedRegistry, type FeedTiming } from './events/session-feed';
 import { DEFAULT_STREAM_LIMITS, encodeFrame, type StreamLimits } from './events/sse-stream';
+import { registerEvalRoutes } from './routes/eval-routes';
 import { registerEventRoutes } from './routes/event-routes';
 import { registerReadRoutes } from './routes/read-routes';
 import { registerSessionRoutes } from './routes/session-routes';
@@ -108,6 +109,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   registerReadRoutes(app, context);
   registerSessionRoutes(app, context);
   registerEventRoutes(app, context);
+  registerEvalRoutes(app, context);
   app.get('/api/openapi.json', { schema: { tags: ['server'], summary: 'This description (OpenAPI 3.1)' } }, async () => app.swagger());
   await registerApp(app, options.appDir ?? defaultAppDir());
   return { app, context };
