@@ -65,6 +65,11 @@ export class EvalSourceError extends Error {
   override name = 'EvalSourceError';
 }
 
+/** Options of an eval that do not go together (a cost budget without prices); names the option. */
+export class EvalOptionsError extends Error {
+  override name = 'EvalOptionsError';
+}
+
 /**
  * The cases `sources` name, in order: a folder gives its `*.json` files (sorted by name), a file is
  * itself, anything else is a session's workflow id.
@@ -101,6 +106,7 @@ export async function startEval(host: EvalClientHost, options: StartEvalOptions)
     if (existing) return existing;
   }
   const cases = resolveEvalSources(options.sources);
+  if (options.budget?.cost !== undefined && options.prices === undefined) throw new EvalOptionsError('budget.cost needs prices: the price of the candidate model (or "*") to count its cost by');
   const id = options.workflowId ?? `loopwright-eval-${Date.now().toString(36)}`;
   const scratchRoot = path.resolve(options.scratchRoot ?? path.join(os.tmpdir(), 'loopwright-eval', id));
   const reportPath = path.resolve(options.reportPath ?? path.join(scratchRoot, 'report.json'));

@@ -15,7 +15,7 @@ import { brokenRules, type BrokenRule, GRADE_RULES, parseRule, ThresholdError, t
 import { type GraderSettings, MAX_RUBRIC_CHARS } from '../../common/eval/grading';
 import { junitXml } from '../../common/eval/junit';
 import { DIVERGENCE_RULES, type DivergenceRule, UNRECORDED_APPROVALS, type UnrecordedApprovalRule } from '../../common/eval/eval-script';
-import { EvalSourceError, type EvalHandle, startEval } from '../../client/eval-client';
+import { EvalOptionsError, EvalSourceError, type EvalHandle, startEval } from '../../client/eval-client';
 import { EXIT } from '../exit-codes';
 import { setRejoinHint } from '../exit-on-signal';
 import { withWorker } from '../in-process-worker';
@@ -107,7 +107,7 @@ export async function evalCommand(sources: string[], options: EvalOptions, out: 
         ...filesHostSetting(options.filesHost),
       });
     } catch (err) {
-      if (err instanceof EvalSourceError) throw new UsageError(err.message);
+      if (err instanceof EvalSourceError || err instanceof EvalOptionsError) throw new UsageError(err.message);
       throw err;
     }
     setRejoinHint(`loopwright eval ${sources.join(' ')} --id ${handle.workflowId}`);

@@ -5,7 +5,8 @@
  * its workflow id. A candidate that behaves as recorded passes every rule (exit 0); one that spends
  * more tokens and reads another file breaks `tokens>+20%` and `trajectory-changed` (exit 1), in the
  * table, the JSON report and the JUnit XML. With `--rubric` a grader model grades the answers (a
- * grade the candidate fails breaks `grade-failed`).
+ * grade the candidate fails breaks `grade-failed`); with a suite budget the recordings past it are
+ * skipped, and the exit status says so.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -129,4 +130,14 @@ test('export and eval: the same behaviour passes, more tokens and another read f
   expect(graded.stdout).toContain('grade: turn 1 candidate 2/10 failed: boasts');
   const noRubric = await cli(['eval', file, '--grader-model', 'grader'], 2);
   expect(noRubric.stderr).toMatch(/--grader-model: needs --rubric/);
+
+  // A suite budget of one token: the first recording runs, the second is skipped, and the exit status says so.
+  const budget = await cli(['eval', file, file, '--suite-token-budget', '1', '--concurrency', '1', '--junit', junit, '--id', `cli-eval-budget-${process.pid}`], 1);
+  expect(budget.stdout).toMatch(/^2\s+read\s.*SKIPPED \(budget\)$/m);
+  expect(budget.stdout).toMatch(/2 recording\(s\): 1 passed, 0 failed, 1 skipped/);
+  expect(budget.stdout).toMatch(/suite budget reached \([\d,]+ of 1 tokens\): 1 recording\(s\) not replayed, reported as skipped/);
+  expect(budget.stderr).toContain('The suite budget was reached: 1 recording(s) not replayed (skipped); exit status 1');
+  expect(fs.readFileSync(junit, 'utf8')).toMatch(/tests="2" failures="0" errors="0" skipped="1"/);
+  const unpriced = await cli(['eval', file, '--suite-cost-budget', '0.5'], 2);
+  expect(unpriced.stderr).toMatch(/--suite-cost-budget: give the price of the candidate model with --price/);
 });

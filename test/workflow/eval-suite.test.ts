@@ -10,9 +10,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ChatMessage } from '../../common/messages';
-import type { EvalCaseReport } from '../../common/eval/eval-types';
+import { EVAL_WORKFLOW, type EvalCaseReport } from '../../common/eval/eval-types';
 import { GRADE_MALFORMED } from '../../common/eval/grading';
-import { startEval } from '../../client/eval-client';
+import { EvalOptionsError, startEval } from '../../client/eval-client';
+import { LoopwrightClient } from '../../client/session-client';
 import { fault, type RecordedRequest, type Step, text } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
 
@@ -137,4 +138,54 @@ test('eval grading: each turn graded on both sides against the rubric; a malform
   expect(f.error).toBeUndefined();
   expect(f.trajectory.same).toBe(true);
   expect(f.grades).toMatchObject({ model: 'missing-model', turns: [], error: { type: 'ModelNotFound', message: expect.stringContaining('Check the model name') } });
+});
+
+test('eval budget: once the candidate spent the suite budget, cases not yet started are skipped and reported; the spending survives a replaced worker and runs continued as new', async () => {
+  const { h } = shared;
+  h.fake.setResponder(() => text('An answer.', { usage: { prompt_tokens: 1000, completion_tokens: 100 } }));
+  const recorded = await record(['answer me'], `rec-budget-${process.pid}`);
+  // A worker of its own, stopped once a case is scored and replaced: the next one replays the eval from history.
+  const taskQueue = `eval-budget-${process.pid}`;
+  const first = await h.startWorker({ taskQueue });
+  const loopwright = new LoopwrightClient(h.client, taskQueue);
+  const evaluation = await startEval(loopwright, {
+    sources: [recorded, recorded, recorded, recorded],
+    candidate: { model: CANDIDATE },
+    // 1,100 tokens a case: the first two cases run (1,100 < 1,500), the last two are skipped (2,200 ≥ 1,500).
+    budget: { tokens: 1500 },
+    concurrency: 1,
+    continueAfter: 1,
+    scratchRoot: path.join(dir, 'scratch-budget'),
+    reportPath: path.join(dir, 'report-budget.json'),
+    workflowId: `eval-budget-${process.pid}`,
+  });
+  for (;;) {
+    const state = await evaluation.state().catch(() => undefined);
+    if (state && state.scored >= 1) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await first.stop();
+  await h.startWorker({ taskQueue });
+  const summary = await evaluation.result();
+  expect(summary).toMatchObject({ total: 4, started: 2, scored: 2, skipped: 2, errors: 0, candidateTokens: 2200, budgetReached: true, reportCases: 4 });
+  // Each case ran in a run of its own: the spending was carried from run to run.
+  expect(summary.runs).toBe(3);
+  const report = await evaluation.report();
+  expect(report.budget).toEqual({ tokens: 1500, spentTokens: 2200, reached: true, skipped: 2 });
+  expect(report.cases.map((c) => [c.index, c.skipped ?? 'ran', c.candidate?.usage.totalTokens])).toEqual([
+    [0, 'ran', 1100],
+    [1, 'ran', 1100],
+    [2, 'budget', undefined],
+    [3, 'budget', undefined],
+  ]);
+  // The skipped cases never started a session.
+  for (const index of [2, 3]) await expect(h.client.workflow.getHandle(`${evaluation.workflowId}-${index}`).describe()).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
+  // A cost budget needs prices: refused before anything starts, and by the workflow itself.
+  await expect(startEval(loopwright, { sources: [recorded], budget: { cost: 1 }, scratchRoot: path.join(dir, 'scratch-cost') })).rejects.toThrow(EvalOptionsError);
+  const unpriced = await h.client.workflow.start(EVAL_WORKFLOW, {
+    taskQueue,
+    workflowId: `eval-unpriced-${process.pid}`,
+    args: [{ cases: [{ name: 'r', source: { workflowId: recorded } }], candidate: {}, scratchRoot: dir, reportPath: path.join(dir, 'unpriced.json'), budget: { cost: 1 } }],
+  });
+  await expect(unpriced.result()).rejects.toMatchObject({ cause: { message: expect.stringContaining('budget.cost needs prices'), type: 'LoopwrightBadInput' } });
 });
