@@ -2,7 +2,7 @@
  * The command rules a bundle adds to a session's (common/commands/command-rules.ts): the deny rules
  * of its `bundle.yaml` (`commands.deny`), and as requests, never grants, its `commands.allow` and
  * the commands an agent skill's `allowed-tools` asks for (`Bash(git:*)`). A bundle may come from
- * someone else (README, "Security"): it can refuse commands and say which it needs, and only the
+ * someone else (docs/concepts/security.md): it can refuse commands and say which it needs, and only the
  * user's own settings or the worker's operator let a command run without a person's yes.
  */
 import { type CommandRules, commandRequestsOf, mergeCommandRules, rulesFrom, skillRequestSource } from '../common/commands/command-rules';

@@ -26,8 +26,8 @@ export const CONNECTION_ENV: EnvironmentHelp = [
   ['TEMPORAL_API_KEY, TEMPORAL_TLS*', 'Temporal Cloud and mTLS, as the temporal CLI reads them (and TEMPORAL_GRPC_META_*)'],
   ['LOOPWRIGHT_STATE_DIR', 'state folder of the embedded server (TEMPORAL_CLI_PATH: the temporal CLI it runs)'],
   ['LOOPWRIGHT_TASK_QUEUE', 'task queue of sessions and workers (default: loopwright)'],
-  ['LOOPWRIGHT_CODEC_KEY(_FILE)', 'encrypt payloads (see README, "Encrypted payloads")'],
-  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'send traces, with the other OTEL_* variables (see README, "Traces")'],
+  ['LOOPWRIGHT_CODEC_KEY(_FILE)', 'encrypt payloads (see docs/guides/deployment.md)'],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'send traces, with the other OTEL_* variables (see docs/guides/observability.md)'],
 ];
 
 /** Read by the worker a command runs in its own process when no worker polls. */

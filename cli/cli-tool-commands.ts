@@ -44,7 +44,7 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
           ['LOOPWRIGHT_MAX_READ_BYTES', 'largest file read_file returns (default: 1048576)'],
           ['LOOPWRIGHT_TOOL_MODULES', 'modules of custom tools, comma-separated (as --tool-module; run and chat read it too)'],
           ['LOOPWRIGHT_SCORER_MODULES', 'modules of eval scorers, comma-separated (as --scorer-module; eval reads it too)'],
-          ['LOOPWRIGHT_ACTIVE_SESSIONS, LOOPWRIGHT_PARALLEL_TOOLS, ...', 'worker sizing (see README, "Configuration")'],
+          ['LOOPWRIGHT_ACTIVE_SESSIONS, LOOPWRIGHT_PARALLEL_TOOLS, ...', 'worker sizing (see docs/reference/configuration.md)'],
         ],
       ),
     )

@@ -8,7 +8,7 @@
 import { SIGNAL_EXIT_CODES } from './exit-on-signal';
 import { type CommandOutput, describeError, UsageError } from './output';
 
-/** The exit statuses, as `loopwright --help` and the README list them. */
+/** The exit statuses, as `loopwright --help` and docs/reference/cli.md list them. */
 export const EXIT = {
   /** The command did what it was asked. */
   OK: 0,

@@ -5,6 +5,8 @@
  *   const loopwright = new LoopwrightClient(client, 'loopwright');
  *   const session = await loopwright.start({ bundlePath, agentId: 'pm' });
  *   const turn = await session.send('Draft the PRD');
+ *
+ * @module loopwright
  */
 export { LoopwrightClient, SessionHandle, SessionRejectedError, type StartSessionOptions, type SessionSummary } from './session-client';
 export { BatchHandle, BatchInputError, defaultOutputPath, type StartBatchOptions, type BatchResultLine, type BatchState, type BatchSummary } from './batch-client';

@@ -1,12 +1,14 @@
 /**
- * Writes docs/configuration.md from the settings table (common/settings/session-settings.ts):
+ * Writes docs/reference/configuration.md from the settings table (common/settings/session-settings.ts):
  * every session setting with its type, default, command-line flag (and the commands that take it,
- * read from the command line itself) and environment variable.
+ * read from the command line itself) and environment variable; then every other environment
+ * variable of the worker, the command line and the servers (scripts/docs/environment.ts).
  *
  *   npx ts-node --transpile-only scripts/gen-settings-doc.ts           # (re)write the file
  *   npx ts-node --transpile-only scripts/gen-settings-doc.ts --check   # exit 1 when it is out of date
  *
- * test/unit/settings/settings-doc.test.ts fails while the committed file differs from what this writes.
+ * test/unit/settings/settings-doc.test.ts fails while the committed file differs from what this writes
+ * (scripts/gen-docs.ts writes it with the other generated pages).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,9 +17,10 @@ import { eachSetting, type AnySetting, isGroup } from '../common/settings/settin
 import { SESSION_SETTINGS } from '../common/settings/session-settings';
 import { buildProgram } from '../cli/cli';
 import { settingOfOption } from '../cli/setting-flags';
+import { ENVIRONMENT } from './docs/environment';
 
 /** The file this script writes. */
-export const SETTINGS_DOC_PATH = path.join(__dirname, '..', 'docs', 'configuration.md');
+export const SETTINGS_DOC_PATH = path.join(__dirname, '..', 'docs', 'reference', 'configuration.md');
 
 /** The command that writes the file, as the docs and the test name it. */
 export const SETTINGS_DOC_COMMAND = 'npx ts-node --transpile-only scripts/gen-settings-doc.ts';
@@ -29,9 +32,13 @@ export function renderSettingsDoc(): string {
   const internal = new Set(rows.filter(({ setting }) => setting.internal).map(({ path: at }) => at));
   const isInternal = (at: string): boolean => [...internal].some((root) => at === root || at.startsWith(`${root}.`));
   const lines = [
-    '# Configuration: session settings',
+    '# Configuration',
     '',
     `<!-- Generated from common/settings/session-settings.ts by \`${SETTINGS_DOC_COMMAND}\`; do not edit by hand. -->`,
+    '',
+    'Every setting of a session, then every environment variable of the worker, the command line and the servers.',
+    '',
+    '## Session settings {#session-settings}',
     '',
     "A session's settings are the fields of its input, `SessionInput`: what `LoopwrightClient.start` (and batches and",
     'schedules) take. The commands that start sessions set many of them with flags; some flags take their default from',
@@ -52,8 +59,29 @@ export function renderSettingsDoc(): string {
     '| --- | --- | --- |',
     ...rows.filter(({ path: at }) => isInternal(at)).map(({ path: at, setting }) => row([code(at), typeText(setting), setting.doc])),
     '',
+    ...environmentSection(rows),
   ];
   return lines.join('\n');
+}
+
+/** Every environment variable: those that default a session setting's flag (from the table), then the others. */
+function environmentSection(rows: readonly { path: string; setting: AnySetting }[]): string[] {
+  const settingVariables = rows.filter(({ setting }) => setting.flag?.env).map(({ path: at, setting }) => ({ name: setting.flag!.env!.name, at }));
+  return [
+    '## Environment variables {#environment-variables}',
+    '',
+    'Every variable Loopwright reads. Set the model and worker variables where the worker runs: `loopwright run` and',
+    '`chat` start a worker in their own process when none polls the task queue, so for one-off use your shell is enough.',
+    '',
+    '| Variable | Default | What it does |',
+    '| --- | --- | --- |',
+    ...Object.entries(ENVIRONMENT).flatMap(([group, variables]) => [row([`**${group}**`, '', '']), ...variables.map((variable) => row([code(variable.name), variable.default, variable.meaning]))]),
+    row(['**Defaults of session settings**', '', '']),
+    ...settingVariables.map(({ name, at }) =>
+      row([code(name), "the setting's", `the default of the flag of ${code(at)}, on the commands that take it (a flag given wins): see [Session settings](#session-settings)`]),
+    ),
+    '',
+  ];
 }
 
 /** For each setting with a flag, where it is: `` `--output <dir>` (run, chat, schedule create); `--output-root <dir>` (batch) ``. */

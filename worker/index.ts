@@ -9,6 +9,8 @@
  *   // worker.ts
  *   Worker.create({ workflowsPath: require.resolve('./workflows'),
  *     activities: { ...createActivities({ client, model: { defaultModel: 'gpt-4o-mini' } }), ...myActivities }, ... });
+ *
+ * @module loopwright/worker
  */
 export { createWorker, bundlerLogger, type CreateWorkerOptions } from './create-worker';
 export { WORKFLOWS_PATH, prebuiltWorkflowBundle } from './workflow-bundle';

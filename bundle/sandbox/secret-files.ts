@@ -23,7 +23,7 @@
  * `.loopwright/secret-files` (at the project root); the session's `secretFiles` setting. Both are
  * read at initialisation and recorded in the session's `RuntimeContext.secretFiles`, so every later
  * tool call (and a replay) uses the same rules. The user's `allowSecretFiles` lets every file
- * through. See `secret-file-overrides.ts` for the reading, and the README's Security section.
+ * through. See `secret-file-overrides.ts` for the reading, and docs/concepts/security.md.
  */
 import ignore, { type Ignore } from 'ignore';
 import type { RuntimeContext, SecretFileRule } from '../../common/runtime-context';
@@ -32,7 +32,7 @@ import { BundleError } from '../errors';
 /** Where the project's own changes to the list live, relative to the project root. */
 export const SECRET_FILES_OVERRIDE = '.loopwright/secret-files';
 
-/** A group of default rules and what the files it names are, for messages and the README. */
+/** A group of default rules and what the files it names are, for messages and the docs. */
 export interface SecretFileGroup {
   /** What a file matched by these rules is: `a package manager's credentials file`. */
   what: string;

@@ -67,7 +67,7 @@ export async function listCommand(options: ListOptions, out: CommandOutput): Pro
   return withSession(out, async (temporal) => {
     if (!(await temporal.loopwright.hasSearchAttributes())) {
       const message =
-        `The namespace ${temporal.namespace} has no Loopwright search attributes; register them once (see README, "Watching a session"), e.g. ` +
+        `The namespace ${temporal.namespace} has no Loopwright search attributes; register them once (see docs/guides/observability.md), e.g. ` +
         '`temporal operator search-attribute create --name LoopwrightAgent --type Keyword` (and LoopwrightBundle, LoopwrightStatus Keyword; LoopwrightTurns, LoopwrightTotalTokens Int).';
       if (json) out.log(JSON.stringify({ error: message, type: 'NoSearchAttributes' }));
       else out.error(message);

@@ -130,8 +130,8 @@ export const SESSION_SETTINGS = {
   allowSecretFiles: setting({
     kind: boolean,
     default: false,
-    doc: 'Let tools read and write secret files (credentials, keys, `.env*`, `.git/`...; see the README).',
-    flag: { flags: '--allow-secret-files', help: 'let tools read and write secret files (.env*, .ssh/, .npmrc, .aws/, keys: see README, "Security")', group: 'sandbox' },
+    doc: 'Let tools read and write secret files (credentials, keys, `.env*`, `.git/`...; see docs/concepts/security.md).',
+    flag: { flags: '--allow-secret-files', help: 'let tools read and write secret files (.env*, .ssh/, .npmrc, .aws/, keys: see docs/concepts/security.md)', group: 'sandbox' },
   }),
   secretFiles: setting({
     kind: lineList,
