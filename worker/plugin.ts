@@ -7,8 +7,9 @@
  *     plugins: [new LoopwrightPlugin({ tools: [weather], model: { defaultModel: 'gpt-4o-mini' } })],
  *   });
  *
- * It registers the session's activities (model calls, built-in tools, `listTools`, `callMcpTool`)
- * and your custom tools; when the worker has no workflow code of its own it also gets the session
+ * It registers the session's activities (model calls, built-in tools, `listTools`, `callMcpTool`),
+ * your custom tools, and the batch and eval workflows' activities (with your custom scorers, and the
+ * eval's grader on the same model settings), so `loopwright batch` and `loopwright eval` run on it; when the worker has no workflow code of its own it also gets the session
  * workflow (the prebuilt bundle, else the sources). A worker with workflows of its own re-exports
  * Loopwright's in its workflow entry point (`export * from 'loopwright/workflows'`). MCP
  * connections the worker opened are closed when it stops.
@@ -17,6 +18,10 @@ import { Client } from '@temporalio/client';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities/session-activities';
+import { createBatchActivities } from '../activities/batch-activities';
+import { createEvalActivities } from '../activities/eval/eval-activities';
+import { createGrader } from '../activities/eval/grader';
+import type { Scorer } from '../activities/eval/scorers';
 import type { CustomTool } from '../activities/tools/custom-tool';
 import { closeDefaultMcpPool } from '../activities/mcp/default-pool';
 import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from './workflow-bundle';
@@ -25,6 +30,8 @@ import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from './workflow-bundle';
 export interface LoopwrightPluginOptions extends Omit<ActivitiesOptions, 'client'> {
   /** Custom tools (`defineTool`), offered to every session of this worker. */
   tools?: readonly CustomTool[];
+  /** Custom scorers (`defineScorer`) evals may run on this worker (`loopwright eval --scorer`). */
+  scorers?: readonly Scorer[];
 }
 
 export class LoopwrightPlugin extends SimplePlugin {
@@ -39,7 +46,13 @@ export class LoopwrightPlugin extends SimplePlugin {
     }
     // Activities read session transcripts through a client on the worker's own connection.
     const client = new Client({ connection: base.connection, ...(base.namespace ? { namespace: base.namespace } : {}), ...(base.dataConverter ? { dataConverter: base.dataConverter } : {}) });
-    const ours = createActivities({ ...this.settings, client });
+    const { scorers, ...settings } = this.settings;
+    const ours = {
+      // As createWorker: the batch and eval workflows' activities beside the session's.
+      ...createBatchActivities({ client }),
+      ...createEvalActivities({ client, scorers: scorers ?? [], grader: createGrader(settings.model) }),
+      ...createActivities({ ...settings, client }),
+    };
     const hasWorkflows = base.workflowsPath !== undefined || base.workflowBundle !== undefined;
     const bundle = hasWorkflows ? undefined : prebuiltWorkflowBundle({ traced: false });
     return {

@@ -16,6 +16,9 @@ import { EvalOptionsError, startEval } from '../../client/eval-client';
 import { LoopwrightClient } from '../../client/session-client';
 import { fault, type RecordedRequest, type Step, text } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
+import { Worker } from '@temporalio/worker';
+import { LoopwrightPlugin } from '../../worker/plugin';
+import { defineScorer } from '../../activities/eval/scorers';
 
 jest.setTimeout(120_000);
 
@@ -188,4 +191,46 @@ test('eval budget: once the candidate spent the suite budget, cases not yet star
     args: [{ cases: [{ name: 'r', source: { workflowId: recorded } }], candidate: {}, scratchRoot: dir, reportPath: path.join(dir, 'unpriced.json'), budget: { cost: 1 } }],
   });
   await expect(unpriced.result()).rejects.toMatchObject({ cause: { message: expect.stringContaining('budget.cost needs prices'), type: 'LoopwrightBadInput' } });
+});
+
+test('eval on a plugin worker: a worker made with LoopwrightPlugin alone runs an eval suite, its grader and its custom scorers', async () => {
+  const { h } = shared;
+  h.fake.setResponder((request) => (isGrading(request) ? text('{"score": 6, "passed": true, "reason": "answers"}') : text('An answer.')));
+  const recorded = await record(['answer me'], `rec-plugin-${process.pid}`);
+  const taskQueue = `eval-plugin-${process.pid}`;
+  const scored: string[] = [];
+  const worker = await Worker.create({
+    connection: h.nativeConnection,
+    taskQueue,
+    workflowBundle: h.workflowBundle,
+    plugins: [
+      new LoopwrightPlugin({
+        model: { baseURL: h.fake.baseURL, apiKey: 'test-key' },
+        scorers: [defineScorer({ name: 'answered', score: ({ name, candidate }) => (scored.push(name), candidate.turns.length === 1) })],
+      }),
+    ],
+  });
+  const running = worker.run();
+  try {
+    // Only the plugin worker polls this queue: the eval, its sessions and every activity run there.
+    const evaluation = await startEval(new LoopwrightClient(h.client, taskQueue), {
+      sources: [recorded, recorded],
+      candidate: { model: CANDIDATE },
+      grader: { rubric: 'Any answer.' },
+      scorers: ['answered'],
+      scratchRoot: path.join(dir, 'scratch-plugin'),
+      reportPath: path.join(dir, 'report-plugin.json'),
+    });
+    expect(await evaluation.result()).toMatchObject({ total: 2, scored: 2, errors: 0, statusChanged: 0, trajectoryChanged: 0 });
+    const report = await evaluation.report();
+    for (const c of report.cases) {
+      expect(c.error).toBeUndefined();
+      expect(c.scorers).toEqual([{ name: 'answered', passed: true }]);
+      expect(c.grades).toMatchObject({ model: CANDIDATE, baselineMean: 6, candidateMean: 6, failures: 0 });
+    }
+    expect(scored).toEqual([recorded, recorded]);
+  } finally {
+    worker.shutdown();
+    await running;
+  }
 });
