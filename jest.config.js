@@ -3,8 +3,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // The real-model suite builds and starts llama-server: `npm run test:real-model` runs it.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-model/'],
+  // The real-model suite builds and starts llama-server: `npm run test:real-model` runs it. The docs site's
+  // tests read the built site: `npm run test:docs-site` runs them after `npm run docs:build`.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-model/', '<rootDir>/test/docs-site/'],
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   testTimeout: 60_000,
 };

@@ -1,9 +1,9 @@
 /**
  * The documentation site: VitePress over docs/, with its own full-text search (local, built into
  * the site: nothing is fetched at run time) and its dead-link check, which fails the build.
- * `npm run docs:build` generates the client API reference (TypeDoc, into docs/reference/api/) and
- * the examples' pages (from examples/*\/README.md, into docs/examples/) first; all three are build
- * outputs, not committed.
+ * `npm run docs:build` (scripts/docs/build-site.sh) generates the client API reference (TypeDoc, into docs/reference/api/) and
+ * the pages of the HTTP API (serve/API.md) and the examples (examples/*\/README.md) first; these are
+ * build outputs, not committed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import { defineConfig, type DefaultTheme } from 'vitepress';
 
 const docs = path.resolve(__dirname, '..');
 
-/** The client API's sidebar, as TypeDoc wrote it (absent before `npm run docs:api`). */
+/** The client API's sidebar, as TypeDoc wrote it (absent before `npm run docs:build`). */
 function apiSidebar(): DefaultTheme.SidebarItem[] {
   const file = path.join(docs, 'reference', 'api', 'typedoc-sidebar.json');
   return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as DefaultTheme.SidebarItem[]) : [];
@@ -66,7 +66,13 @@ const guide: DefaultTheme.SidebarItem[] = [
       { text: 'Troubleshooting', link: '/troubleshooting' },
     ],
   },
-  { text: 'Project', items: [{ text: 'Examples', link: '/examples/' }, { text: 'Contributing', link: '/contributing' }] },
+  {
+    text: 'Project',
+    items: [
+      { text: 'Examples', link: '/examples/' },
+      { text: 'Contributing', link: '/contributing' },
+    ],
+  },
 ];
 
 export default defineConfig({
@@ -80,13 +86,16 @@ export default defineConfig({
   srcExclude: ['**/README.md'],
   markdown: {
     config(md) {
-      // A link to an example's README (`../examples/batch-jsonl/README.md`, right on GitHub) goes to its page here.
-      md.core.ruler.after('inline', 'loopwright-example-links', (state) => {
+      // Links to files beside the code, right when docs/ is read in the repository, go to their pages here: an
+      // example's README (`../examples/batch-jsonl/README.md`) and the HTTP API (`../serve/API.md`).
+      md.core.ruler.after('inline', 'loopwright-repository-links', (state) => {
         for (const token of state.tokens) {
           for (const child of token.children ?? []) {
             const href = child.type === 'link_open' ? child.attrGet('href') : null;
-            const match = href?.match(/^(?:\.\.\/)+examples\/(?:([^/#]+)\/(?:README\.md)?)?(#.*)?$/);
-            if (match) child.attrSet('href', match[1] ? `/examples/${match[1]}.md${match[2] ?? ''}` : '/examples/');
+            const example = href?.match(/^(?:\.\.\/)+examples\/(?:([^/#]+)\/(?:README\.md)?)?(#.*)?$/);
+            if (example) child.attrSet('href', example[1] ? `/examples/${example[1]}.md${example[2] ?? ''}` : '/examples/');
+            const api = href?.match(/^(?:\.\.\/)+serve\/API\.md(#.*)?$/);
+            if (api) child.attrSet('href', `/reference/http-api.md${api[1] ?? ''}`);
           }
         }
       });

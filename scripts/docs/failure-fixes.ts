@@ -161,7 +161,7 @@ export const FAILURE_FIXES: Record<string, FailureFix> = {
     group: 'connection',
     fix: 'Correct the `OTEL_*` variable the message names: an endpoint must be a URL, only OTLP over HTTP is supported (not `grpc`), the exporter `otlp`, `console` or `none`.',
   },
-  ApiError: { group: 'connection', fix: 'An answer of `loopwright serve`: its `type` and `message` say what to change in the request. See the [HTTP API](reference/http-api.md).' },
+  ApiError: { group: 'connection', fix: 'An answer of `loopwright serve`: its `type` and `message` say what to change in the request. See the [HTTP API](../serve/API.md).' },
 
   // Bundles, projects and files.
   BundleError: { group: 'bundle', fix: 'Its subclasses below say more. The message names the file (and field); `loopwright validate <bundle>` lists every problem at once.' },

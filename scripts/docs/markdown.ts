@@ -31,3 +31,28 @@ export function escapeText(text: string): string {
 export function generatedNote(source: string): string {
   return `<!-- Generated from ${source} by \`${GEN_DOCS_COMMAND}\`; do not edit by hand. -->`;
 }
+
+/**
+ * A Markdown text whose prose lines never start with a tag-like `<word` (an inline code span
+ * continued on the next line, `` `loopwright status\n<id>` ``): the site generator takes such a line
+ * for the start of an HTML block. Each is joined to the line before it; code blocks are left alone.
+ */
+export function joinTagLines(markdown: string): string {
+  const out: string[] = [];
+  let fence: string | undefined;
+  for (const line of markdown.split('\n')) {
+    const marker = line.match(/^\s*(```+|~~~+)/)?.[1];
+    if (marker && (fence === undefined || marker.startsWith(fence))) fence = fence === undefined ? marker : undefined;
+    else if (fence === undefined && startsWithTag(line) && out.length > 0 && out[out.length - 1]!.trim() !== '') {
+      out[out.length - 1] = `${out[out.length - 1]!.trimEnd()} ${line.trim()}`;
+      continue;
+    }
+    out.push(line);
+  }
+  return out.join('\n');
+}
+
+/** A prose line that starts with `<word` or `</word`, other than a comment or the `<small>` the generated pages use. */
+export function startsWithTag(line: string): boolean {
+  return /^\s*<\/?[A-Za-z]/.test(line) && !/^\s*<\/?small>/.test(line);
+}

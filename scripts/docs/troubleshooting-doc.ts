@@ -44,7 +44,7 @@ export function renderTroubleshootingDoc(): string {
     '`WorkflowNotFoundError` means no session has that id in the namespace (`loopwright list` shows the ones that exist).',
     '',
     'Exit statuses of the command line are in the [command line reference](reference/cli.md#exit-statuses); the',
-    "HTTP API's error types (`BadRequest`, `NotFound`, …) in the [HTTP API](reference/http-api.md).",
+    "HTTP API's error types (`BadRequest`, `NotFound`, …) in the [HTTP API](../serve/API.md).",
     '',
     ...Object.keys(FAILURE_GROUPS).map((group) => `- [${FAILURE_GROUPS[group as FailureGroup]}](#${group})`),
     '',

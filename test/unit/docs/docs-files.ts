@@ -9,7 +9,7 @@ export const ROOT = path.join(__dirname, '..', '..', '..');
 export const DOCS = path.join(ROOT, 'docs');
 
 /** Folders of docs/ that `npm run docs:build` writes (not committed), and the site generator's own. */
-export const GENERATED = ['reference/api', 'examples', '.vitepress'];
+export const GENERATED = ['reference/api', 'reference/http-api.md', 'examples', '.vitepress'];
 
 /** Every page of docs/ and README.md, as paths relative to the repository. */
 export function docFiles(): string[] {

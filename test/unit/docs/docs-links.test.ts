@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { docFiles, GENERATED, links, prose, ROOT } from './docs-files';
+import { startsWithTag } from '../../../scripts/docs/markdown';
 
 /** The ids of a page's headings, as the site generator (VitePress) makes them. */
 export function headingIds(file: string): Set<string> {
@@ -62,4 +63,17 @@ test('docs links: heading ids are made as the site makes them', () => {
   expect(slugify('Workers on several hosts')).toBe('workers-on-several-hosts');
   expect(slugify('Source agents (*.agent.yaml)')).toBe('source-agents-agent-yaml');
   expect(slugify('Connecting to Temporal')).toBe('connecting-to-temporal');
+});
+
+test('docs pages: no line of prose starts with a tag-like <word>, which the site generator would take for HTML', () => {
+  const problems = docFiles()
+    .filter((file) => file.startsWith('docs/'))
+    .flatMap((file) =>
+      prose(file)
+        .split('\n')
+        .map((line, i) => ({ line, at: `${file}:${i + 1}` }))
+        .filter(({ line }) => startsWithTag(line))
+        .map(({ line, at }) => `${at}: ${line.trim()} (join it to the line before)`),
+    );
+  expect(problems).toEqual([]);
 });

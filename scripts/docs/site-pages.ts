@@ -1,14 +1,16 @@
 /**
- * Makes the site's pages of the runnable examples from their READMEs (examples/<name>/README.md
- * into docs/examples/<name>.md, and an index), before the site is built. The pages are a build
- * output, not committed: each README stays the one source, read beside its code. A link in a README
- * to another example or to a page of docs/ becomes a link of the site; a link to a file of the
- * example (its code) becomes the file's path, since the site does not serve the code.
+ * Makes the site's pages whose text lives outside docs/, before the site is built: the HTTP API
+ * (serve/API.md, beside its code, into docs/reference/http-api.md) and the runnable examples (their
+ * READMEs, examples/<name>/README.md, into docs/examples/<name>.md, and an index). The pages are a
+ * build output, not committed: each file stays the one source, read beside its code. A link in a
+ * README to another example or to a page of docs/ becomes a link of the site; a link to a file of
+ * the example (its code) becomes the file's path, since the site does not serve the code.
  *
- *   npx ts-node --transpile-only scripts/docs/examples-pages.ts
+ *   npx ts-node --transpile-only scripts/docs/site-pages.ts
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { joinTagLines } from './markdown';
 
 const ROOT = path.join(__dirname, '..', '..');
 const EXAMPLES = path.join(ROOT, 'examples');
@@ -69,7 +71,7 @@ export function writeExamplePages(): string[] {
   const names = exampleNames();
   const entries = names.map((name) => {
     const markdown = fs.readFileSync(path.join(EXAMPLES, name, 'README.md'), 'utf8');
-    fs.writeFileSync(path.join(OUT, `${name}.md`), rewriteLinks(markdown, name));
+    fs.writeFileSync(path.join(OUT, `${name}.md`), joinTagLines(rewriteLinks(markdown, name)));
     return { name, ...titleAndSummary(rewriteLinks(markdown, name), name) };
   });
   const index = [
@@ -84,7 +86,15 @@ export function writeExamplePages(): string[] {
   return names;
 }
 
+/** Write docs/reference/http-api.md from serve/API.md. */
+export function writeHttpApiPage(): void {
+  const text = fs.readFileSync(path.join(ROOT, 'serve', 'API.md'), 'utf8');
+  const note = '<!-- Made from serve/API.md by scripts/docs/site-pages.ts when the site is built; edit serve/API.md. -->';
+  fs.writeFileSync(path.join(DOCS, 'reference', 'http-api.md'), `${note}\n\n${joinTagLines(text)}`);
+}
+
 if (require.main === module) {
+  writeHttpApiPage();
   const names = writeExamplePages();
-  process.stdout.write(`docs/examples/: ${names.length} example page(s)${names.length > 0 ? `: ${names.join(', ')}` : ''}\n`);
+  process.stdout.write(`docs/reference/http-api.md; docs/examples/: ${names.length} example page(s)${names.length > 0 ? `: ${names.join(', ')}` : ''}\n`);
 }
