@@ -54,7 +54,7 @@ export type DifferenceKind = 'tool' | 'arguments' | 'missing' | 'extra' | 'diver
 /** One difference to mark in a turn. */
 export interface TurnDifference {
   kind: DifferenceKind;
-  /** In a line, for people. */
+  /** What differs, in a line for people, after its kind (`call 2: save_output {…} instead of {…}`, `6,147 → 29,215 (+375%)`). */
   text: string;
   /** The call it is about (its index in the turn), for the trajectory's kinds and a diverged call. */
   index?: number;
@@ -149,19 +149,19 @@ function differencesOf(
   if (first) out.push({ kind: first.kind, text: asRecorded(differenceText(first), paths), index: first.index });
   for (const d of diverged) {
     const index = matched.get(d);
-    out.push({ kind: 'diverged', text: `${d.tool} ${asRecorded(d.arguments, paths)}: not in the recording, ${divergedActionText(d.action)}`, ...(index !== undefined ? { index } : {}) });
+    out.push({ kind: 'diverged', text: `${d.tool} ${asRecorded(d.arguments, paths)}: ${divergedActionText(d.action)}`, ...(index !== undefined ? { index } : {}) });
   }
-  if (score.statusChanged) out.push({ kind: 'status', text: `status ${score.baseline.status} → ${c.status}${c.error ? ` (${c.error})` : ''}` });
+  if (score.statusChanged) out.push({ kind: 'status', text: `${score.baseline.status} → ${c.status}${c.error ? ` (${c.error})` : ''}` });
   const bv = score.baseline.verification;
   const cv = c.verification;
   if (cv && cv.failed > 0 && (!bv || cv.failed > bv.failed || bv.status !== cv.status)) {
     const items = (candidate?.result?.verification?.failedItems ?? []).map((i) => `${i.item}${i.note ? ` (${i.note})` : ''}`);
-    out.push({ kind: 'check', text: `document check: ${cv.failed} item(s) failed${bv ? ` (the recording: ${bv.failed})` : ''}${items.length ? `: ${items.join('; ')}` : ''}` });
+    out.push({ kind: 'check', text: `${cv.failed} checklist item(s) failed${bv ? ` (the recording: ${bv.failed})` : ''}${items.length ? `: ${items.join('; ')}` : ''}` });
   }
   const tokens = notable(score.baseline.usage.totalTokens, c.usage.totalTokens);
-  if (tokens) out.push({ kind: 'tokens', text: `tokens ${formatMetric('tokens', score.baseline.usage.totalTokens)} → ${formatMetric('tokens', c.usage.totalTokens)} (${tokens})` });
+  if (tokens) out.push({ kind: 'tokens', text: `${formatMetric('tokens', score.baseline.usage.totalTokens)} → ${formatMetric('tokens', c.usage.totalTokens)} (${tokens})` });
   const cost = score.baseline.cost !== undefined && c.cost !== undefined ? notable(score.baseline.cost, c.cost) : undefined;
-  if (cost) out.push({ kind: 'cost', text: `cost ${formatMetric('cost', score.baseline.cost!)} → ${formatMetric('cost', c.cost!)} (${cost})` });
+  if (cost) out.push({ kind: 'cost', text: `${formatMetric('cost', score.baseline.cost!)} → ${formatMetric('cost', c.cost!)} (${cost})` });
   return out;
 }
 

@@ -1,14 +1,17 @@
 /**
  * Loopwright's chat app, served by `loopwright serve` at `/`: plain ES modules and the DOM, no
  * build step and nothing fetched from elsewhere. The address says what is shown (`#/session/<id>`,
- * else the picker), so a reload or a shared link opens the same session.
+ * `#/eval/<id>[/<index>]`, else the picker), so a reload or a shared link opens the same page.
  */
 import { ApiError, get } from './api.js';
 import { byId, count, h, replace } from './dom.js';
+import { EvalView, evalHash } from './eval-view.js';
 import { Picker } from './picker.js';
 import { SessionView } from './session-view.js';
 
 const SESSION_ROUTE = /^#\/session\/(.+)$/;
+/** `#/eval/<id>`, or one recorded session of it: `#/eval/<id>/<index>`. */
+const EVAL_ROUTE = /^#\/eval\/([^/]+)(?:\/(\d+))?$/;
 
 const picker = new Picker({
   onStarted: (id) => {
@@ -17,9 +20,20 @@ const picker = new Picker({
   },
 });
 const view = new SessionView({ onTurnEnded: () => void loadSessions() });
+const evalView = new EvalView();
 
 /** Show what the address names. */
 async function route() {
+  const evalMatch = EVAL_ROUTE.exec(location.hash);
+  markCurrentEval(evalMatch ? decodeURIComponent(evalMatch[1]) : undefined);
+  if (evalMatch) {
+    markCurrent(undefined);
+    view.close();
+    picker.hide();
+    await evalView.open(decodeURIComponent(evalMatch[1]), evalMatch[2] !== undefined ? Number(evalMatch[2]) : undefined);
+    return;
+  }
+  evalView.close();
   const match = SESSION_ROUTE.exec(location.hash);
   const id = match ? decodeURIComponent(match[1]) : undefined;
   markCurrent(id);
@@ -88,6 +102,49 @@ function markCurrent(id) {
   }
 }
 
+/** The evals the server can find (GET /api/evals), newest first. */
+async function loadEvals() {
+  const list = byId('eval-list');
+  const error = byId('evals-error');
+  try {
+    const { evals } = await get('/evals');
+    error.hidden = true;
+    replace(
+      list,
+      ...evals.map((/** @type {{id: string, status: string, startTime: string}} */ e) => {
+        const status = e.status.toLowerCase().replace(/_/g, ' ');
+        const started = new Date(e.startTime);
+        return h(
+          'li',
+          { dataset: { evalId: e.id } },
+          h(
+            'a',
+            { href: evalHash(e.id), class: 'session-link' },
+            h('span', { class: 's-agent' }, e.id),
+            h('span', { class: `badge ${status.replace(/ /g, '-')}` }, status),
+            h('span', { class: 'when' }, Number.isNaN(started.getTime()) ? '' : started.toLocaleString()),
+          ),
+        );
+      }),
+    );
+    if (evals.length === 0) list.append(h('li', { class: 'hint' }, 'No eval yet: loopwright eval <recordings…> runs one.'));
+    const match = EVAL_ROUTE.exec(location.hash);
+    markCurrentEval(match ? decodeURIComponent(match[1]) : undefined);
+  } catch (err) {
+    error.hidden = false;
+    error.textContent = `Evals cannot be listed: ${err instanceof ApiError ? err.message : String(err)}`;
+  }
+}
+
+/** @param {string | undefined} id */
+function markCurrentEval(id) {
+  for (const li of byId('eval-list').querySelectorAll('li[data-eval-id]')) {
+    const link = li.querySelector('a');
+    if (li instanceof HTMLElement && li.dataset.evalId === id) link?.setAttribute('aria-current', 'page');
+    else link?.removeAttribute('aria-current');
+  }
+}
+
 /** Which Temporal server the app talks to (the health answer holds nothing secret). */
 async function loadHealth() {
   const el = byId('server-status');
@@ -109,8 +166,10 @@ byId('new-session').addEventListener('click', () => {
   location.hash = '#/new';
 });
 byId('refresh-sessions').addEventListener('click', () => void loadSessions());
+byId('refresh-evals').addEventListener('click', () => void loadEvals());
 window.addEventListener('hashchange', () => void route());
 
 void loadHealth();
 void loadSessions();
+void loadEvals();
 void route();

@@ -5,7 +5,7 @@
 
 /**
  * An element: `h('button', {type: 'button', onclick}, 'Send')`. Attributes named `on…` are
- * listeners, `dataset` is copied to data-* attributes, `hidden`/`disabled` are properties, the rest
+ * listeners, `dataset` is copied to data-* attributes (undefined ones left out), `hidden`/`disabled` are properties, the rest
  * are attributes (undefined and false ones left out). Children are nodes or strings.
  * @param {string} tag
  * @param {Record<string, unknown>} [attrs]
@@ -17,8 +17,9 @@ export function h(tag, attrs = {}, ...children) {
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
-    else if (name === 'dataset') Object.assign(el.dataset, value);
-    else if (name === 'hidden' || name === 'disabled' || name === 'checked' || name === 'value') /** @type {any} */ (el)[name] = value;
+    else if (name === 'dataset') {
+      for (const [key, data] of Object.entries(/** @type {Record<string, unknown>} */ (value))) if (data !== undefined && data !== null) el.dataset[key] = String(data);
+    } else if (name === 'hidden' || name === 'disabled' || name === 'checked' || name === 'value') /** @type {any} */ (el)[name] = value;
     else el.setAttribute(name, value === true ? '' : String(value));
   }
   append(el, ...children);

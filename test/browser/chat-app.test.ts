@@ -8,7 +8,9 @@
  * - Interrupt cancels the model call in flight and the turn ends interrupted;
  * - a reload mid-turn resumes the stream after the last event shown (?lastEventId=): nothing lost or repeated;
  * - the serve process killed and started again mid-turn: the page reconnects and the reply ends exactly;
- * - a session started from the command line is reopened from the list, its running turn rejoined.
+ * - a session started from the command line is reopened from the list, its running turn rejoined;
+ * - an eval's page shows a recorded session and its candidate side by side, exactly the planted
+ *   differences marked, and the transcripts' markup as text.
  * Screenshots of the main states go to test-artifacts/screenshots/.
  */
 import { spawnSync } from 'node:child_process';
@@ -19,6 +21,8 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { ChatMessage } from '../../common/messages';
 import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { BIN, cliEnvironment } from '../e2e/cli-runner';
+import { startEval } from '../../client/eval-client';
+import { EVAL_CANDIDATE_MODEL, evalResponder, FAILED_ITEM_NOTE, INJECTED_IMG, INJECTED_SCRIPT, recordEvalSession, SECOND_MESSAGE } from '../support/eval-fixture';
 import { useAppHarness } from './app-harness';
 import { browserTestsSkipped, screenshot } from './chromium';
 
@@ -297,4 +301,67 @@ it('rejoin: a session started from the command line is opened from the list and 
   await expect(page.getByTestId('user-message').last().textContent()).resolves.toContain('long story from the terminal');
   await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);
   await screenshot(page, 'rejoined-turn');
+});
+
+it('eval page: the recording and the candidate side by side per turn, exactly the planted differences marked, markup shown as text', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-browser-eval-'));
+  try {
+    app!.h.fake.setResponder(evalResponder);
+    const project = path.join(root, 'project');
+    fs.mkdirSync(project);
+    const recorded = await recordEvalSession(app!.loopwright, project);
+    const evaluation = await startEval(app!.loopwright, {
+      sources: [recorded],
+      candidate: { model: EVAL_CANDIDATE_MODEL },
+      scratchRoot: path.join(root, 'scratch'),
+      workflowId: `browser-eval-${process.pid}`,
+    });
+    await evaluation.result();
+
+    await page.goto('/');
+    await page.getByRole('list', { name: 'Evals' }).getByRole('link').filter({ hasText: evaluation.workflowId }).click();
+    await page.getByRole('table', { name: 'Recorded sessions' }).getByRole('link', { name: recorded }).click();
+    const turn = (n: number) => page.getByRole('article', { name: `Turn ${n}` });
+    await turn(2).waitFor();
+    const kinds = (n: number) =>
+      turn(n)
+        .getByTestId('difference')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-kind')));
+    const side = (n: number, which: 'Recording' | 'Candidate') => turn(n).getByRole('region', { name: which, exact: true });
+    /** The tool calls of a side, each `tool mark diverged` (a gap: `gap mark`). */
+    const calls = (n: number, which: 'Recording' | 'Candidate') =>
+      side(n, which)
+        .locator('.eval-call')
+        .evaluateAll((els) =>
+          els.map((e) => [e.classList.contains('gap') ? 'gap' : e.getAttribute('data-tool'), e.getAttribute('data-mark') ?? '-', e.getAttribute('data-diverged') ?? '-'].join(' ')),
+        );
+    const markedFigures = (n: number, which: 'Recording' | 'Candidate') =>
+      side(n, which)
+        .locator('dd[data-mark]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-mark')));
+
+    // Turn 1: the spec saved with other content (ran in the scratch copy), the checklist item it failed, the status that changed.
+    await expect(kinds(1)).resolves.toEqual(['arguments', 'diverged', 'status', 'check']);
+    await expect(calls(1, 'Recording')).resolves.toEqual(['execute_workflow - -', 'save_output arguments -']);
+    await expect(calls(1, 'Candidate')).resolves.toEqual(['execute_workflow - -', 'save_output arguments run']);
+    await expect(markedFigures(1, 'Candidate')).resolves.toEqual(['status', 'check']);
+    await expect(markedFigures(1, 'Recording')).resolves.toEqual([]);
+    await expect(side(1, 'Candidate').getByTestId('failed-item').allTextContents()).resolves.toEqual([`Content: Names the users — ${FAILED_ITEM_NOTE}`]);
+    // Turn 2: the second read skipped (a gap where it was), more tokens and cost.
+    await expect(kinds(2)).resolves.toEqual(['missing', 'tokens', 'cost']);
+    await expect(calls(2, 'Recording')).resolves.toEqual(['read_file - -', 'read_file missing -']);
+    await expect(calls(2, 'Candidate')).resolves.toEqual(['read_file - -', 'gap missing -']);
+    await expect(markedFigures(2, 'Candidate')).resolves.toEqual(['tokens', 'cost']);
+    await screenshot(page, 'eval-side-by-side');
+
+    // Markup in the message, the arguments and the answers is text: no element made of it, no script run.
+    await expect(turn(2).getByTestId('eval-message').textContent()).resolves.toBe(SECOND_MESSAGE);
+    await expect(side(2, 'Candidate').getByTestId('eval-response').textContent()).resolves.toBe(`Read them. ${INJECTED_IMG}`);
+    await expect(side(1, 'Recording').getByTestId('eval-response').textContent()).resolves.toBe(`Saved the spec. ${INJECTED_SCRIPT}`);
+    await expect(side(1, 'Recording').getByTestId('eval-args').last().textContent()).resolves.toContain(INJECTED_SCRIPT);
+    await expect(page.locator('#eval img, #eval script').count()).resolves.toBe(0);
+    await expect(page.evaluate(() => (globalThis as { __lwInjected?: number }).__lwInjected)).resolves.toBeUndefined();
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });

@@ -96,7 +96,8 @@ test('evals api: one case shows both transcripts per turn, with exactly the plan
     ['status', undefined],
     ['check', undefined],
   ]);
-  expect(one!.differences.find((d) => d.kind === 'check')!.text).toContain(`Names the users (${FAILED_ITEM_NOTE})`);
+  expect(one!.differences.find((d) => d.kind === 'check')!.text).toBe(`1 checklist item(s) failed (the recording: 0): Names the users (${FAILED_ITEM_NOTE})`);
+  expect(one!.differences.find((d) => d.kind === 'status')!.text).toMatch(/^completed → failed_verification/);
   const b1 = one!.transcripts.baseline;
   const c1 = one!.transcripts.candidate;
   expect(b1.calls.map((c) => c.tool)).toEqual(['execute_workflow', 'save_output']);
