@@ -5,8 +5,7 @@
  * since its last call; the worker keeps a copy per session and refills it from the `transcriptPage`
  * query when it misses. Pure code: runs in the workflow sandbox and in the worker alike.
  */
-import { sha256 } from '@noble/hashes/sha256';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
+import { sha256Hex } from './sha256';
 import type { ChatMessage, ToolMessage, ToolResult } from './messages';
 
 /** Hash of an empty transcript. */
@@ -74,7 +73,7 @@ export function canonicalMessage(message: ChatMessage): string {
 
 /** The chain hash after appending `message` to a transcript whose hash is `previous`. */
 export function chainHash(previous: string, message: ChatMessage): string {
-  return bytesToHex(sha256(utf8ToBytes(`${previous}\n${canonicalMessage(message)}`))).slice(0, 32);
+  return sha256Hex(`${previous}\n${canonicalMessage(message)}`).slice(0, 32);
 }
 
 /** A tool message; a result too large for one payload is replaced by an error the model can act on. */

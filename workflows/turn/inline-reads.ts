@@ -6,8 +6,7 @@
  * activities/model/inline-reads.ts and run-cache.ts. Deterministic: every decision follows from the
  * session's input and recorded activity results.
  */
-import { sha256 } from '@noble/hashes/sha256';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
+import { sha256Hex } from '../../common/sha256';
 import type { InlineReads } from '../../common/activity-types';
 import type { ToolCall, ToolDefinition } from '../../common/messages';
 import type { RuntimeContext } from '../../common/runtime-context';
@@ -26,7 +25,7 @@ export interface WorkerCopies {
 
 /** The tool definitions of a call, or only their key when the worker was sent them already in this run. */
 export function toolsRequest(copies: WorkerCopies, tools: ToolDefinition[]): { tools?: ToolDefinition[]; toolsKey: string } {
-  if (copies.keyed?.tools !== tools) copies.keyed = { tools, key: bytesToHex(sha256(utf8ToBytes(JSON.stringify(tools)))).slice(0, 32) };
+  if (copies.keyed?.tools !== tools) copies.keyed = { tools, key: sha256Hex(JSON.stringify(tools)).slice(0, 32) };
   const toolsKey = copies.keyed.key;
   if (copies.toolsSent === tools) return { toolsKey };
   copies.toolsSent = tools;
