@@ -101,9 +101,21 @@ module.exports = tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: { ...globals.node } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
-  // The chat app (serve/app/) runs in the browser as plain ES modules, without a build step.
+  // examples/ are programs as the package's users write them: they import 'loopwright' and
+  // 'loopwright/worker' (examples/tsconfig.json checks them against the built declarations), never
+  // our folders, nor each other.
   {
-    files: ['serve/app/**/*.js'],
+    files: ['examples/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./', message: "An example imports the package as its users do ('loopwright', 'loopwright/worker') and files of its own folder." }] },
+      ],
+    },
+  },
+  // The chat app (serve/app/) and the web page example run in the browser as plain ES modules, without a build step.
+  {
+    files: ['serve/app/**/*.js', 'examples/web-page/public/**/*.js'],
     languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
     rules: { 'no-restricted-globals': ['error', { name: 'require', message: 'The app is ES modules in a browser: import, not require.' }] },
   },
