@@ -235,7 +235,8 @@ it('interrupt: the button cancels the model call in flight; the turn ends interr
 
 it('reload mid-turn: the page shows the turn as it was and resumes the stream after its last event, nothing lost or repeated', async () => {
   await startSessionInPage();
-  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 30 });
+  // About 5 s of writing (sixteen characters every 40 ms): a reload takes well under one.
+  app!.h.fake.setStreaming({ chunkChars: 16, intervalMs: 40 });
   await send('long reply please');
   await waitFor(lastReply, (t) => t.length > 100, 'a good part of the reply');
   const streams: string[] = [];
@@ -254,7 +255,8 @@ it('reload mid-turn: the page shows the turn as it was and resumes the stream af
 
 it('serve restarted mid-turn: the page reconnects with its last event id and the reply ends exactly', async () => {
   await startSessionInPage();
-  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  // About 10 s of writing (eight characters every 40 ms): time for the serve process to stop and start again.
+  app!.h.fake.setStreaming({ chunkChars: 8, intervalMs: 40 });
   await send('long reply please');
   await waitFor(lastReply, (t) => t.length > 40, 'the first text');
   const resumed: string[] = [];
@@ -274,7 +276,8 @@ it('serve restarted mid-turn: the page reconnects with its last event id and the
 });
 
 it('rejoin: a session started from the command line is opened from the list and its running turn followed', async () => {
-  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  // About 10 s of writing: time for the command to start the session and the page to open it.
+  app!.h.fake.setStreaming({ chunkChars: 8, intervalMs: 40 });
   const env = cliEnvironment({
     TEMPORAL_ADDRESS: app!.h.server.address,
     OPENAI_BASE_URL: app!.h.fake.baseURL,
