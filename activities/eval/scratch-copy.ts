@@ -42,6 +42,13 @@ export async function makeScratchWorkspace(source: WorkspacePaths, caseDir: stri
   if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) throw new ScratchCopyError(`the project ${root} is not a folder here`);
   if (!fs.existsSync(bundle)) throw new ScratchCopyError(`the bundle ${bundle} does not exist here`);
   const bundleOutside = !inside(root, bundle);
+  // A copy made inside what it copies would copy itself (fs.cp refuses with EINVAL, attempt after attempt).
+  const scratch = path.resolve(caseDir);
+  for (const folder of bundleOutside ? [root, bundle] : [root]) {
+    if (inside(folder, scratch)) {
+      throw new ScratchCopyError(`the eval's scratch folder ${scratch} lies inside ${folder}, which it copies: give the eval a scratch folder outside the project (--scratch)`);
+    }
+  }
   const size = await measure(root);
   if (bundleOutside) {
     const extra = await measure(bundle);

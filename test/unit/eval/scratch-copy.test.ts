@@ -57,3 +57,18 @@ test('scratch copy: a bundle inside an installed BMAD tree copies the project th
   expect(projectFolderOf({ bundlePath: '/p' })).toBe('/p');
   expect(projectFolderOf({ bundlePath: '/p/_bmad/bmm', projectRoot: '/q' })).toBe('/q');
 });
+
+test('scratch copy: a scratch folder inside the project (or inside a bundle outside it) is refused by name, before anything is copied', async () => {
+  write('project/bundle/config.yaml', 'a: 1\n');
+  write('elsewhere/bundle/config.yaml', 'a: 1\n');
+  const project = path.join(dir, 'project');
+  const inProject = path.join(project, '.eval-scratch', 'case-0');
+  await expect(makeScratchWorkspace({ bundlePath: path.join(project, 'bundle'), projectRoot: project }, inProject, 1_000_000)).rejects.toThrow(
+    new ScratchCopyError(`the eval's scratch folder ${inProject} lies inside ${project}, which it copies: give the eval a scratch folder outside the project (--scratch)`),
+  );
+  expect(fs.existsSync(inProject)).toBe(false);
+  const outsideBundle = path.join(dir, 'elsewhere', 'bundle');
+  const inBundle = path.join(outsideBundle, 'scratch');
+  await expect(makeScratchWorkspace({ bundlePath: outsideBundle, projectRoot: project }, inBundle, 1_000_000)).rejects.toThrow(`lies inside ${outsideBundle}`);
+  expect(fs.existsSync(inBundle)).toBe(false);
+});
