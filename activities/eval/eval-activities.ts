@@ -352,6 +352,7 @@ export function evalTurnOf(recording: Recording, turn: number): EvalTurn | null 
     message: recorded.message,
     calls,
     approvals: recorded.approvals.map((a) => ({ tool: a.tool, key: a.key, approved: a.approved, ...(a.reason !== undefined ? { reason: a.reason } : {}) })),
+    ...(recorded.actions?.length ? { actions: recorded.actions } : {}),
     ...(omitted > 0 ? { omittedResults: omitted } : {}),
   };
 }

@@ -8,6 +8,7 @@ import type { EvalCaseReport, EvalReport } from '../../common/eval/eval-types';
 import { type BrokenRule, changeText, formatMetric } from '../../common/eval/thresholds';
 import { differenceText } from '../../common/eval/trajectory';
 import { gradeText } from '../../common/eval/grading';
+import { actionText } from '../../common/eval/actions';
 
 /** The report as lines: a table, then the details of each case that changed or broke a rule, then the totals. */
 export function evalReportLines(report: EvalReport, broken: ReadonlyMap<number, readonly BrokenRule[]>): string[] {
@@ -84,6 +85,7 @@ function detailLines(c: EvalCaseReport, broken: readonly BrokenRule[]): string[]
     for (const t of c.turns) if (t.statusChanged) notes.push(`turn ${t.turn}: ${t.baseline.status} → ${t.candidate?.status ?? 'not reached'}${t.candidate?.error ? ` (${t.candidate.error})` : ''}`);
     for (const d of c.replay.divergedCalls)
       notes.push(`diverged: turn ${d.turn} ${d.tool} ${d.arguments} (${d.action === 'run' ? 'ran in the scratch copy' : d.action === 'stub' ? 'answered with a stub' : 'answered with an error'})`);
+    for (const a of c.replay.actionsNotReplayed ?? []) notes.push(`not replayed: ${actionText(a)}`);
     for (const s of c.scorers) if (s.error !== undefined || s.passed === false) notes.push(`scorer ${s.name}: ${s.error ?? `failed${s.note ? `: ${s.note}` : ''}`}`);
     if (c.grades?.error) notes.push(`grading failed: ${c.grades.error.type}: ${c.grades.error.message}`);
     for (const t of c.grades?.turns ?? [])

@@ -4,6 +4,7 @@
  * recorded approvals. The session's own settings for it are `SessionInput.eval`.
  */
 import type { ToolResult } from '../messages';
+import type { RecordedAction } from './recording';
 
 /** What a call that matches no recorded call of its turn gets: run for real (in the scratch copy), a stub result, or an error result. */
 export const DIVERGENCE_RULES = ['run', 'stub', 'fail'] as const;
@@ -43,6 +44,8 @@ export interface EvalTurn {
   message: string;
   calls: ScriptCall[];
   approvals: ScriptApproval[];
+  /** What a person did during the turn (interrupt, extend, budget) or before it (budget, compact): replayed at the same point. */
+  actions?: RecordedAction[];
   /** Recorded results left out to keep this answer under its size bound (those calls run for real). */
   omittedResults?: number;
 }

@@ -8,7 +8,7 @@ import type { TokenUsage } from '../messages';
 import type { ModelPrice } from '../budget-types';
 import type { SessionInput } from '../settings/session-settings';
 import type { DivergenceRule, UnrecordedApprovalRule } from './eval-script';
-import type { DivergedCall, TurnFigures } from './recording';
+import type { ActionNotReplayed, DivergedCall, TurnFigures } from './recording';
 import type { TrajectoryDifference } from './trajectory';
 import type { CaseGrades, GraderSettings } from './grading';
 
@@ -202,7 +202,17 @@ export interface EvalCaseReport {
   /** The first turn whose calls differ (tool, arguments, a step skipped or added). */
   trajectory: { same: boolean; firstDifference?: TrajectoryDifference & { turn: number } };
   /** How the candidate's calls were answered, summed over its turns. */
-  replay: { answered: number; ran: number; diverged: number; divergedCalls: (DivergedCall & { turn: number })[]; approvalsAsRecorded: number; approvalsByRule: number };
+  replay: {
+    answered: number;
+    ran: number;
+    diverged: number;
+    divergedCalls: (DivergedCall & { turn: number })[];
+    approvalsAsRecorded: number;
+    approvalsByRule: number;
+    /** A person's recorded actions (interrupt, extend, budget, compact) done again at their point, and those that were not, with why. */
+    actionsReplayed?: number;
+    actionsNotReplayed?: (ActionNotReplayed & { turn: number })[];
+  };
   scorers: ScorerOutcome[];
   /** The model-graded scorer's grades, per turn on both sides, when the eval has a rubric. */
   grades?: CaseGrades;

@@ -16,7 +16,8 @@ import type { ContinuedSession } from '../continued-types';
 import { TURN_END_MEMO } from '../contract/session-definitions';
 import { argumentsKey, canonicalJson } from './canonical-json';
 import type { VerificationReport } from '../verify-types';
-import { type FailedCheckItem, MAX_FAILED_ITEMS_LISTED, type RecordedCall, type RecordedTurn, type Recording, type TurnFigures } from './recording';
+import { type FailedCheckItem, MAX_FAILED_ITEMS_LISTED, type RecordedAction, type RecordedCall, type RecordedTurn, type Recording, type TurnFigures } from './recording';
+import type { BudgetChange } from '../budget-types';
 
 /** A payload in Temporal's JSON form: metadata values and data in base64. */
 export interface JsonPayload {
@@ -98,6 +99,8 @@ class HistoryReader {
   private scheduled = new Map<string, Scheduled>();
   private updates = new Map<string, { name: string; args: unknown[] }>();
   private ended: Recording['ended'] = 'running';
+  /** Actions taken while the session waited between turns: they go to the next turn, as `before` it. */
+  private waiting: RecordedAction[] = [];
   private readonly warnings: string[] = [];
 
   constructor(private readonly decode: PayloadDecoder) {}
@@ -143,6 +146,9 @@ class HistoryReader {
         return this.marker(a.value);
       case 'workflowExecutionUpdateAcceptedEventAttributes':
         return this.updateAccepted(id, a.value, time);
+      case 'workflowExecutionSignaledEventAttributes':
+        if (a.value.signalName === 'interrupt') this.action({ kind: 'interrupt' });
+        return;
       case 'workflowExecutionUpdateCompletedEventAttributes':
         return this.updateCompleted(a.value, time);
       case 'workflowPropertiesModifiedEventAttributes':
@@ -210,6 +216,10 @@ class HistoryReader {
       ...(time !== undefined ? { startedAt: time } : {}),
     };
     if (this.input?.model !== undefined) t.model = this.input.model;
+    if (this.waiting.length > 0) {
+      t.actions = this.waiting;
+      this.waiting = [];
+    }
     this.turns.set(turn, t);
     this.turnCount = Math.max(this.turnCount, turn);
     this.current = t;
@@ -317,6 +327,22 @@ class HistoryReader {
     const args = this.all(request?.input?.args);
     this.updates.set(request?.meta?.updateId ?? id, { name, args });
     if (name === 'send' && typeof args[0] === 'string') this.begin(this.turnCount + 1, args[0], time);
+    else if (name === 'extend') this.action({ kind: 'extend', n: typeof args[0] === 'number' ? args[0] : null });
+    else if (name === 'budget' && args[0] && typeof args[0] === 'object') this.action({ kind: 'budget', change: args[0] as BudgetChange });
+    else if (name === 'compact') this.action({ kind: 'compact' });
+  }
+
+  /**
+   * A person's action: during the running turn, after the model replies it has had; else while the
+   * session waited, before the next turn (an interrupt then stops nothing and is left out).
+   */
+  private action(action: Omit<RecordedAction, 'at'>): void {
+    const turn = this.current;
+    if (turn && turn.endedAt === undefined) {
+      (turn.actions ??= []).push({ ...action, at: turn.modelCalls });
+      return;
+    }
+    if (action.kind !== 'interrupt') this.waiting.push({ ...action, at: 'before' });
   }
 
   private updateCompleted(attributes: Record<string, unknown>, time: number | undefined): void {

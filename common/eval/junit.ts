@@ -10,6 +10,7 @@ import type { BrokenRule } from './thresholds';
 import { changeText } from './thresholds';
 import { differenceText } from './trajectory';
 import { gradeText } from './grading';
+import { actionText } from './actions';
 
 /** The JUnit XML of `report`, with each case's broken rules (`brokenRules`), by case index. */
 export function junitXml(report: EvalReport, broken: ReadonlyMap<number, readonly BrokenRule[]>): string {
@@ -45,6 +46,8 @@ export function summaryLines(c: EvalCaseReport): string[] {
   }
   lines.push(c.trajectory.same ? 'trajectory: the same' : `trajectory: ${differenceText(c.trajectory.firstDifference!)}`);
   lines.push(`calls: ${c.replay.answered} answered from the recording, ${c.replay.ran} ran, ${c.replay.diverged} diverged`);
+  if (c.replay.actionsReplayed) lines.push(`recorded actions replayed: ${c.replay.actionsReplayed}`);
+  for (const a of c.replay.actionsNotReplayed ?? []) lines.push(`not replayed: ${actionText(a)}`);
   for (const s of c.scorers)
     lines.push(
       `scorer ${s.name}: ${s.error ? `error: ${s.error}` : [s.value !== undefined ? `${s.value}` : '', s.passed !== undefined ? (s.passed ? 'passed' : 'failed') : '', s.note ?? ''].filter(Boolean).join(' ')}`,

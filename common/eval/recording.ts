@@ -5,6 +5,7 @@
  * history by `extractRecording` (extract-recording.ts), for the baseline and for the candidate alike.
  */
 import type { TokenUsage, ToolResult } from '../messages';
+import type { BudgetChange } from '../budget-types';
 import type { SessionInput } from '../settings/session-settings';
 
 /** One tool call of a recorded turn. */
@@ -44,6 +45,32 @@ export interface ReplayCounts {
   /** Approvals decided as recorded, and by the eval's rule (no recorded decision matched). */
   approvalsAsRecorded: number;
   approvalsByRule: number;
+  /** The recorded actions of the turn (interrupt, extend, budget, compact) replayed at their point, and those that were not. */
+  actionsReplayed?: number;
+  actionsNotReplayed?: ActionNotReplayed[];
+}
+
+/** What a person did to a session besides sending messages and deciding approvals, which an eval replays at the same point. */
+export const ACTION_KINDS = ['interrupt', 'extend', 'budget', 'compact'] as const;
+export type ActionKind = (typeof ACTION_KINDS)[number];
+
+/**
+ * A person's action during a recorded turn, or between two turns: where it came (`at`: after how
+ * many of the turn's model replies; `before`: while the session waited, before the turn's message)
+ * and what it asked (`extend`'s n, `budget`'s change).
+ */
+export interface RecordedAction {
+  kind: ActionKind;
+  at: number | 'before';
+  n?: number | null;
+  change?: BudgetChange;
+}
+
+/** A recorded action an eval session did not replay, and why. */
+export interface ActionNotReplayed {
+  kind: ActionKind;
+  at: number | 'before';
+  reason: string;
 }
 
 /** What an eval session's turn handed over to its next run carries of its replay. */
@@ -52,6 +79,9 @@ export interface ReplayCarry {
   /** Indexes of the recorded calls and approvals of the turn already used. */
   usedCalls: number[];
   usedApprovals: number[];
+  /** Model replies of the turn so far, and the indexes of its recorded actions already replayed. */
+  replies?: number;
+  usedActions?: number[];
 }
 
 /** A call of an eval session that differs from every recorded call of its turn. */
@@ -99,6 +129,8 @@ export interface RecordedTurn {
   message: string;
   calls: RecordedCall[];
   approvals: RecordedApproval[];
+  /** What a person did during the turn (or while the session waited before it), in order. */
+  actions?: RecordedAction[];
   result?: TurnFigures;
   /** From the turn's start to its result, by the server's event times. */
   latencyMs?: number;

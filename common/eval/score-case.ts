@@ -1,7 +1,8 @@
 /**
  * The built-in scores of one case: a recorded session (the baseline) and its replay (the
  * candidate), turn by turn side by side — status, iterations, tokens, cost, latency, the document
- * checks, a headless answer's JSON status and the tool-call trajectory — and summed per session.
+ * checks, a headless answer's JSON status and the tool-call trajectory — and summed per session,
+ * with the recorded actions of a person the candidate replayed and those it could not.
  * Pure: the eval's scoring activity reads both histories and calls this.
  */
 import type { ModelPrice } from '../budget-types';
@@ -39,6 +40,8 @@ export function scoreCase(baseline: Recording, candidate: Recording, prices?: Re
     replay.approvalsAsRecorded += r.approvalsAsRecorded;
     replay.approvalsByRule += r.approvalsByRule;
     for (const d of r.diverged) if (replay.divergedCalls.length < 50) replay.divergedCalls.push({ ...d, turn: i + 1 });
+    if (r.actionsReplayed) replay.actionsReplayed = (replay.actionsReplayed ?? 0) + r.actionsReplayed;
+    for (const a of r.actionsNotReplayed ?? []) (replay.actionsNotReplayed ??= []).push({ ...a, turn: i + 1 });
   });
   const warnings = [...baseline.warnings.map((w) => `recording: ${w}`), ...candidate.warnings.map((w) => `candidate: ${w}`)];
   if (candidate.turns.length > baseline.turns.length) warnings.push(`the candidate ran ${candidate.turns.length} turns, the recording ${baseline.turns.length}`);

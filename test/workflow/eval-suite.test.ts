@@ -3,8 +3,9 @@
  * model-graded scorer (a rubric; each turn's answer graded on both sides, a malformed grade and a
  * grader that fails reported as typed failures, grading usage counted apart from the candidate's),
  * the suite budget (cases not yet started skipped once the candidate's spending reaches it, across
- * a worker replaced mid-suite and runs continued as new), and evals on a worker made with
- * LoopwrightPlugin.
+ * a worker replaced mid-suite and runs continued as new), evals on a worker made with
+ * LoopwrightPlugin, and a person's actions during a recorded session (extend, interrupt, budget,
+ * compact) done again at the same points, or reported as not replayed.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,7 +15,7 @@ import { EVAL_WORKFLOW, type EvalCaseReport } from '../../common/eval/eval-types
 import { GRADE_MALFORMED } from '../../common/eval/grading';
 import { EvalOptionsError, startEval } from '../../client/eval-client';
 import { LoopwrightClient } from '../../client/session-client';
-import { fault, type RecordedRequest, type Step, text } from '../../fake-model/server';
+import { fault, hang, isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
 import { Worker } from '@temporalio/worker';
 import { LoopwrightPlugin } from '../../worker/plugin';
@@ -233,4 +234,80 @@ test('eval on a plugin worker: a worker made with LoopwrightPlugin alone runs an
     worker.shutdown();
     await running;
   }
+});
+
+test('eval actions: extend and interrupt replayed after as many model replies, budget and compact before the turn; one whose point the candidate never reaches is reported', async () => {
+  const { h, loopwright, bundle } = shared;
+  const TEMPLATE = { file_path: '{bundle-root}/workflows/intake/template.md' };
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  h.fake.setResponder((request): Step | Promise<Step> => {
+    if (isSummaryRequest(request)) return text('Summary: the user asked for work on the intake template.');
+    const candidate = request.body?.model === CANDIDATE;
+    const messages: ChatMessage[] = request.body?.messages ?? [];
+    const last = messages.map((m) => m.role).lastIndexOf('user');
+    const step = messages.slice(last).filter((m) => m.role === 'assistant').length;
+    const message = lastUserMessage(request);
+    if (message === 'work long') {
+      // Three model calls: the session's limit of 2 is extended during the second.
+      if (step < 2) return step === 1 && !candidate ? gate.then(() => toolCalls([{ name: 'read_file', arguments: TEMPLATE }])) : toolCalls([{ name: 'read_file', arguments: TEMPLATE }]);
+      return text('Worked long.');
+    }
+    // The recording is interrupted during its second model call; the candidate's would answer at once.
+    if (message === 'work slowly') return step === 0 ? toolCalls([{ name: 'read_file', arguments: TEMPLATE }]) : candidate ? text('Done at once.') : hang();
+    // The candidate answers without a tool: it never reaches the point of the recorded interrupt.
+    if (message === 'stop me') return candidate ? text('Nothing to do.') : step === 0 ? toolCalls([{ name: 'read_file', arguments: TEMPLATE }]) : hang();
+    return text(`no script for ${message}`);
+  });
+  const session = await loopwright.start({
+    bundlePath: bundle,
+    agentId: 'facilitator',
+    projectRoot: path.dirname(bundle),
+    maxIterations: 2,
+    context: { window: 8192, keepRecent: 1 },
+    budget: { sessionTokens: 1_000_000 },
+    workflowId: `rec-actions-${process.pid}`,
+  });
+  const requests = () => h.fake.requests.length;
+  // Turn 1: extended by 1 while its second model call runs.
+  let seen = requests();
+  const first = session.send('work long');
+  await h.fake.waitForRequests(seen + 2, 20_000);
+  expect(await session.extend(1)).toBe(3);
+  release();
+  expect(await first).toMatchObject({ status: 'completed', iterations: 3 });
+  // Between turns 1 and 2 a budget raised; between turns 2 and 3 the view compacted. Turns 2 and 3 interrupted during their second model call.
+  await session.budget({ sessionTokens: 5000 });
+  for (const message of ['work slowly', 'stop me']) {
+    if (message === 'stop me') expect(await session.compact()).not.toBeNull();
+    seen = requests();
+    const turn = session.send(message);
+    await h.fake.waitForRequests(seen + 2, 20_000);
+    await session.interrupt('enough');
+    expect(await turn).toMatchObject({ status: 'interrupted' });
+  }
+  await session.end();
+  await session.result();
+
+  const evaluation = await startEval(loopwright, {
+    sources: [session.workflowId],
+    candidate: { model: CANDIDATE },
+    scratchRoot: path.join(dir, 'scratch-actions'),
+    reportPath: path.join(dir, 'report-actions.json'),
+  });
+  expect(await evaluation.result()).toMatchObject({ scored: 1, errors: 0 });
+  const [c] = (await evaluation.report()).cases as [EvalCaseReport];
+  // Turns 1 and 2 end as recorded: the extend let the third call run, the interrupt stopped the second.
+  // (An interrupted turn counts the model call it stopped.)
+  expect(c.turns.map((t) => [t.baseline.status, t.baseline.iterations, t.candidate?.status, t.candidate?.iterations])).toEqual([
+    ['completed', 3, 'completed', 3],
+    ['interrupted', 2, 'interrupted', 2],
+    ['interrupted', 2, 'completed', 1],
+  ]);
+  expect(c.replay.actionsReplayed).toBe(4);
+  expect(c.replay.actionsNotReplayed).toEqual([{ turn: 3, kind: 'interrupt', at: 1, reason: "the candidate's turn ended after 0 model replies that called tools" }]);
+  // The budget raise and the compaction came before the candidate's turns 2 and 3, as they did in the recording.
+  const state = await loopwright.session(c.candidateWorkflowId).state();
+  expect(state.context?.compactions).toBeGreaterThan(0);
+  expect(state.budget?.sessionTokens.limit).toBe(1_005_000);
 });

@@ -108,19 +108,7 @@ export function installContextHandlers(rt: HandledRun): void {
       try {
         // No await once the session is ready: recorded histories replay with the same commands in the same order.
         const managed = rt.ready && rt.managed ? rt.managed : await whenReady(rt, 'context management');
-        const record = await managed.context.compact({
-          reason: 'requested',
-          force: true,
-          turn: rt.state.turn,
-          transcript: rt.transcript,
-          tools: rt.init!.tools,
-          activities: rt.activities,
-          ...(rt.input.model !== undefined ? { model: rt.input.model } : {}),
-          onUsage: (usage) => {
-            rt.state.usage = addUsage(rt.state.usage, usage);
-            managed.budgets.record(usage, rt.input.model);
-          },
-        });
+        const record = await compactView(rt, managed);
         rt.refreshDetails();
         return record ?? null;
       } finally {
@@ -228,6 +216,23 @@ export function installTurnHandlers(rt: HandledRun): void {
       },
     },
   );
+}
+
+/** Compact the model's view now, as asked (the `compact` update; an eval session replaying one between turns). */
+export function compactView(rt: SessionRuntime, managed: ManagedModel): ReturnType<ManagedModel['context']['compact']> {
+  return managed.context.compact({
+    reason: 'requested',
+    force: true,
+    turn: rt.state.turn,
+    transcript: rt.transcript,
+    tools: rt.init!.tools,
+    activities: rt.activities,
+    ...(rt.input.model !== undefined ? { model: rt.input.model } : {}),
+    onUsage: (usage) => {
+      rt.state.usage = addUsage(rt.state.usage, usage);
+      managed.budgets.record(usage, rt.input.model);
+    },
+  });
 }
 
 /** The session's context management and budgets, once it is initialised (an update that arrives while it starts waits). */

@@ -49,6 +49,8 @@ import { delegationApprovals, delegationHooks, sessionDelegator, sessionVerifier
 import { delegationExtension, type Delegator } from '../delegation/delegation';
 import type { DelegationApprovals } from '../delegation/delegation-approvals';
 import { EvalReplay } from '../eval/replay';
+import { compactView } from './session-handlers';
+import type { RecordedAction } from '../../common/eval/recording';
 
 /** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
 const TRANSCRIPT_REF_PATCH = 'loopwright-transcript-ref';
@@ -146,7 +148,18 @@ export class SessionRun implements SessionRuntime {
       this.state.maxIterations = limit;
     });
     this.delegationApprovals = delegationApprovals(this);
-    this.replay = input.eval ? new EvalReplay(input.eval, () => this.toolSet.tools) : undefined;
+    this.replay = input.eval
+      ? new EvalReplay(input.eval, () => this.toolSet.tools, {
+          interrupt: () => this.currentTurn?.cancel(),
+          extend: (n) => void this.limits.extend(n),
+          raiseBudget: (change) => {
+            if (!this.managed) return false;
+            this.managed.budgets.raise(change);
+            this.refreshDetails();
+            return true;
+          },
+        })
+      : undefined;
     const approvals = this.features.humanLoop
       ? approvalControls({
           input,
@@ -295,6 +308,8 @@ export class SessionRun implements SessionRuntime {
       const next = await activities.loadEvalTurn({ script, turn: state.turn + 1 });
       if (!next) break;
       replay.startTurn(next);
+      // What a person did while the recorded session waited before this turn (a budget raised, a compaction).
+      for (const { index, action } of replay.beforeTurn()) replay.settle(index, await this.actBeforeTurn(action));
       // The answer to the model's pending question becomes that call's tool result, as with `send`.
       const answers = state.pendingQuestion;
       delete state.pendingQuestion;
@@ -303,6 +318,26 @@ export class SessionRun implements SessionRuntime {
       this.memos.turnSummary(result);
     }
     return this.end('script');
+  }
+
+  /** An eval session does again what a person did between two recorded turns; why it could not, when it could not. */
+  private async actBeforeTurn(action: RecordedAction): Promise<string | undefined> {
+    const { managed } = this;
+    if (!managed) return 'the candidate session has no context management or budgets';
+    if (action.kind === 'budget') {
+      if (!action.change) return 'the recorded budget change is unreadable';
+      managed.budgets.raise(action.change);
+      return undefined;
+    }
+    if (action.kind !== 'compact') return `a ${action.kind} between turns has nothing to act on`;
+    this.busy = true;
+    try {
+      await compactView(this, managed);
+    } finally {
+      this.busy = false;
+    }
+    this.refreshDetails();
+    return undefined;
   }
 
   /** Wait for messages (each `send` runs its turn) until the session ends, idles out or hands over to a new run. */

@@ -1,7 +1,8 @@
 /**
  * The model-graded scorer's pure parts and the suite budget's report: reading a grade strictly
  * (a malformed one names the field at fault), the grade rules, the grade column and lines of the
- * terminal report, and cases skipped for the budget in the table, the rules and the JUnit XML.
+ * terminal report, cases skipped for the budget in the table, the rules and the JUnit XML, and a
+ * person's recorded action an eval did not replay.
  */
 import { parseGrade, renderGradeRequest } from '../../../activities/eval/grader';
 import { brokenRules, parseRule } from '../../../common/eval/thresholds';
@@ -106,4 +107,20 @@ test('report: a grade column and lines when a rubric graded the answers; skipped
   expect(xml).toContain(`<skipped message="not replayed: the suite's budget was reached before it started"/>`);
   expect(xml).toContain('grades (grader): mean 8.5 → 4, 1000 grading tokens');
   expect(xml).toContain('  turn 1: 9/10 passed: names the users → 4/10 failed: no users named');
+});
+
+test('report: a recorded action the candidate did not replay is named in the details and the JUnit output', () => {
+  const c = caseReport({
+    replay: {
+      ...caseReport().replay,
+      actionsReplayed: 2,
+      actionsNotReplayed: [{ turn: 3, kind: 'interrupt', at: 1, reason: "the candidate's turn ended after 0 model replies that called tools" }],
+    },
+  });
+  const report: EvalReport = { evalId: 'eval-2', candidate: {}, replay: {}, total: 1, cases: [c] };
+  const note = "  not replayed: turn 3: the interrupt after 1 model reply (the candidate's turn ended after 0 model replies that called tools)";
+  expect(evalReportLines(report, new Map([[0, []]]))).toContain(note);
+  const xml = junitXml(report, new Map([[0, []]]));
+  expect(xml).toContain('recorded actions replayed: 2');
+  expect(xml).toContain("not replayed: turn 3: the interrupt after 1 model reply (the candidate's turn ended");
 });
