@@ -86,6 +86,8 @@ export interface EvalActivities {
   scoreEvalCase(input: ScoreCaseInput): Promise<CaseTally>;
   gradeEvalCase(input: GradeCaseInput): Promise<CaseGrades>;
   scoredEvalCases(input: { evalId: string; journalPath: string }): Promise<number[]>;
+  /** The tallies of the cases already scored (an eval with a budget counts what they spent). */
+  scoredEvalTallies(input: { evalId: string; journalPath: string }): Promise<CaseTally[]>;
   assembleEvalReport(input: AssembleReportInput): Promise<{ cases: number }>;
   removeEvalScratch(input: { caseDir: string }): Promise<void>;
 }
@@ -149,6 +151,9 @@ export function createEvalActivities(options: { client?: Client; scorers?: reado
       }),
     async scoredEvalCases({ evalId, journalPath }) {
       return [...readJournal(journalPath, evalId).keys()].sort((a, b) => a - b);
+    },
+    async scoredEvalTallies({ evalId, journalPath }) {
+      return [...readJournal(journalPath, evalId).values()].sort((a, b) => a.index - b.index).map(tallyOf);
     },
     async assembleEvalReport({ evalId, journalPath, reportPath, header, skipped }) {
       const journal = readJournal(journalPath, evalId);

@@ -184,6 +184,22 @@ test('eval budget: once the candidate spent the suite budget, cases not yet star
   ]);
   // The skipped cases never started a session.
   for (const index of [2, 3]) await expect(h.client.workflow.getHandle(`${evaluation.workflowId}-${index}`).describe()).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
+  // An eval run again under its id counts what the cases its journal holds spent: here case 0 (1,100 tokens), so only case 1 runs.
+  const againId = `eval-budget-again-${process.pid}`;
+  const againReport = path.join(dir, 'report-budget-again.json');
+  fs.writeFileSync(`${againReport}.journal`, `${JSON.stringify({ ...report.cases[0], evalId: againId })}\n`);
+  const again = await startEval(loopwright, {
+    sources: [recorded, recorded, recorded, recorded],
+    candidate: { model: CANDIDATE },
+    budget: { tokens: 1500 },
+    concurrency: 1,
+    scratchRoot: path.join(dir, 'scratch-budget-again'),
+    reportPath: againReport,
+    workflowId: againId,
+  });
+  expect(await again.result()).toMatchObject({ scored: 2, skipped: 2, candidateTokens: 2200, budgetReached: true });
+  expect((await again.report()).cases.map((c) => c.skipped ?? 'ran')).toEqual(['ran', 'ran', 'budget', 'budget']);
+  await expect(h.client.workflow.getHandle(`${againId}-0`).describe()).rejects.toMatchObject({ name: 'WorkflowNotFoundError' });
   // A cost budget needs prices: refused before anything starts, and by the workflow itself.
   await expect(startEval(loopwright, { sources: [recorded], budget: { cost: 1 }, scratchRoot: path.join(dir, 'scratch-cost') })).rejects.toThrow(EvalOptionsError);
   const unpriced = await h.client.workflow.start(EVAL_WORKFLOW, {

@@ -53,7 +53,7 @@ import { filesProxy } from '../stubs/files-route';
 import { agentSession } from '../session/session';
 import { evalStateQuery } from './eval-definitions';
 
-type EvalFileActivities = Pick<EvalActivities, 'prepareEvalCase' | 'scoreEvalCase' | 'scoredEvalCases' | 'assembleEvalReport' | 'removeEvalScratch'>;
+type EvalFileActivities = Pick<EvalActivities, 'prepareEvalCase' | 'scoreEvalCase' | 'scoredEvalCases' | 'scoredEvalTallies' | 'assembleEvalReport' | 'removeEvalScratch'>;
 type EvalGradeActivities = Pick<EvalActivities, 'gradeEvalCase'>;
 
 /**
@@ -105,8 +105,11 @@ export async function agentEval(input: EvalInput): Promise<EvalSummary> {
   const e = new EvalRun(input);
   setHandler(evalStateQuery, () => e.state());
   try {
-    // Run again under its id (after a failure or termination): cases already scored are not replayed.
-    const scored = new Set(input.carried ? [] : await e.files.scoredEvalCases({ evalId: e.evalId, journalPath: e.journalPath }));
+    // Run again under its id (after a failure or termination): cases already scored are not replayed
+    // (and, against a budget, what they spent counts).
+    const scored = new Map<number, CaseTally | undefined>();
+    if (!input.carried && input.budget) for (const t of await e.files.scoredEvalTallies({ evalId: e.evalId, journalPath: e.journalPath })) scored.set(t.index, t);
+    else if (!input.carried) for (const i of await e.files.scoredEvalCases({ evalId: e.evalId, journalPath: e.journalPath })) scored.set(i, undefined);
     for (;;) {
       if (e.finishedThisRun >= continueAfter || (workflowInfo().continueAsNewSuggested && e.finishedThisRun > 0)) {
         await e.drain();
@@ -199,12 +202,14 @@ class EvalRun {
     return { ...this.counts, total: this.input.cases.length, running: this.running.size, phase: this.phase, run: this.run, reportPath: this.input.reportPath };
   }
 
-  /** Pass over the cases an earlier run of this eval already scored (they count as scored). */
-  skip(scored: ReadonlySet<number>): void {
+  /** Pass over the cases an earlier run of this eval already scored (they count as scored, with what they spent when known). */
+  skip(scored: ReadonlyMap<number, CaseTally | undefined>): void {
     while (this.next < this.input.cases.length && scored.has(this.next)) {
+      const tally = scored.get(this.next);
       this.next += 1;
       this.counts.started += 1;
-      this.counts.scored += 1;
+      if (tally) this.count(tally);
+      else this.counts.scored += 1;
     }
   }
 
@@ -224,12 +229,14 @@ class EvalRun {
   }
 
   /** The budget is reached: every case not yet started (nor scored by an earlier run of the eval) is skipped. */
-  skipForBudget(scored: ReadonlySet<number>): void {
+  skipForBudget(scored: ReadonlyMap<number, CaseTally | undefined>): void {
     this.budgetReached = true;
     for (; this.next < this.input.cases.length; this.next++) {
       if (scored.has(this.next)) {
+        const tally = scored.get(this.next);
         this.counts.started += 1;
-        this.counts.scored += 1;
+        if (tally) this.count(tally);
+        else this.counts.scored += 1;
         continue;
       }
       this.skipped.push({ index: this.next, ...this.input.cases[this.next]! });
@@ -327,9 +334,14 @@ class EvalRun {
   }
 
   private finish(tally: CaseTally): void {
-    const { counts } = this;
     this.running.delete(tally.index);
     this.finishedThisRun += 1;
+    this.count(tally);
+  }
+
+  /** Count a scored case. */
+  private count(tally: CaseTally): void {
+    const { counts } = this;
     counts.scored += 1;
     if (tally.error) counts.errors += 1;
     if (tally.statusChanged) counts.statusChanged += 1;
