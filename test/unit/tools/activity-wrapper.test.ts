@@ -42,47 +42,45 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Whether `promise` is still pending after the current macrotask. */
-async function isPending(promise: Promise<unknown>): Promise<boolean> {
-  const marker = Symbol('pending');
-  const first = await Promise.race([
-    promise.then(
-      () => 'settled',
-      () => 'settled',
-    ),
-    sleep(0).then(() => marker),
-  ]);
-  return first === marker;
-}
-
 describe('tool activities: heartbeats', () => {
   test('heartbeats at once and every second while the tool runs, and stops when it ends', async () => {
-    const { env, beats } = mockEnv();
-    const slow: ToolFunction = async () => {
-      await sleep(2300);
-      return { success: true };
-    };
-    const started = Date.now();
-    await expect(runIn(env, toToolActivity('read_file', slow), {})).resolves.toEqual({ success: true });
-    // One at the start, then one per second: at ~1 s and ~2 s.
-    expect(beats.length).toBe(3);
-    expect(beats[0] - started).toBeLessThan(100);
-    expect(beats[1] - beats[0]).toBeGreaterThanOrEqual(900);
-    const count = beats.length;
-    await sleep(1200);
-    expect(beats.length).toBe(count);
+    // Jest's fake clock: the beats fall at exact times and the test waits for none of them.
+    jest.useFakeTimers({ now: 1_000_000 });
+    try {
+      const { env, beats } = mockEnv();
+      const slow: ToolFunction = async () => {
+        await sleep(2300);
+        return { success: true };
+      };
+      const running = runIn(env, toToolActivity('read_file', slow), {});
+      await jest.advanceTimersByTimeAsync(2300);
+      await expect(running).resolves.toEqual({ success: true });
+      // One at the start, then one per second: at 1 s and 2 s.
+      expect(beats).toEqual([1_000_000, 1_001_000, 1_002_000]);
+      await jest.advanceTimersByTimeAsync(5000);
+      expect(beats).toHaveLength(3);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('as a local activity it never heartbeats (there is nothing on the server to heartbeat)', async () => {
-    const env = new MockActivityEnvironment({ isLocal: true }, { logger: new DefaultLogger('ERROR', () => undefined) });
-    const beats: number[] = [];
-    env.on('heartbeat', () => beats.push(Date.now()));
-    const slow: ToolFunction = async () => {
-      await sleep(1200);
-      return { success: true };
-    };
-    await expect(runIn(env, toToolActivity('read_file', slow), {})).resolves.toEqual({ success: true });
-    expect(beats).toEqual([]);
+    jest.useFakeTimers();
+    try {
+      const env = new MockActivityEnvironment({ isLocal: true }, { logger: new DefaultLogger('ERROR', () => undefined) });
+      const beats: number[] = [];
+      env.on('heartbeat', () => beats.push(Date.now()));
+      const slow: ToolFunction = async () => {
+        await sleep(1200);
+        return { success: true };
+      };
+      const running = runIn(env, toToolActivity('read_file', slow), {});
+      await jest.advanceTimersByTimeAsync(1200);
+      await expect(running).resolves.toEqual({ success: true });
+      expect(beats).toEqual([]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('a real read_file activity heartbeats before it returns', async () => {
@@ -133,30 +131,35 @@ describe('tool activities: cancellation', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
-  test('cancelling while a tool is stuck (it ignores its signal) rejects with a CancelledFailure within a second', async () => {
-    const { env, beats } = mockEnv();
-    // Like a read stuck in the kernel on a hung mount: it never settles and cannot be aborted.
-    const stuck: ToolFunction = () => new Promise<ToolResult>(() => undefined);
-    const running = runIn(env, toToolActivity('read_file', stuck), {});
-    const outcome = running.then(
-      () => 'resolved',
-      (error: unknown) => error,
-    );
-    await sleep(300);
-    expect(await isPending(running)).toBe(true);
-    expect(beats.length).toBeGreaterThanOrEqual(1);
+  test('cancelling while a tool is stuck (it ignores its signal) rejects with a CancelledFailure at once', async () => {
+    jest.useFakeTimers();
+    try {
+      const { env, beats } = mockEnv();
+      // Like a read stuck in the kernel on a hung mount: it never settles and cannot be aborted.
+      const stuck: ToolFunction = () => new Promise<ToolResult>(() => undefined);
+      const running = runIn(env, toToolActivity('read_file', stuck), {});
+      let outcome: unknown = 'pending';
+      void running.then(
+        () => (outcome = 'resolved'),
+        (error: unknown) => (outcome = error),
+      );
+      await jest.advanceTimersByTimeAsync(300);
+      expect(outcome).toBe('pending');
+      expect(beats.length).toBeGreaterThanOrEqual(1);
 
-    const cancelledAt = Date.now();
-    env.cancel();
-    const error = await outcome;
-    expect(Date.now() - cancelledAt).toBeLessThan(1000);
-    expect(error).toBeInstanceOf(CancelledFailure);
-    expect((error as CancelledFailure).message).toBe('CANCELLED');
+      // Cancelled: it rejects without the clock moving on at all.
+      env.cancel();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(outcome).toBeInstanceOf(CancelledFailure);
+      expect((outcome as CancelledFailure).message).toBe('CANCELLED');
 
-    // The heartbeat timer stopped with the activity.
-    const count = beats.length;
-    await sleep(1200);
-    expect(beats.length).toBe(count);
+      // The heartbeat timer stopped with the activity.
+      const count = beats.length;
+      await jest.advanceTimersByTimeAsync(5000);
+      expect(beats.length).toBe(count);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('a tool that never settles still ends at once on cancellation (CancelledFailure, not its AbortError)', async () => {
