@@ -29,7 +29,16 @@ export interface AssistantMessage {
    * sent back to the server only when the session's model settings say so (`sendReasoning`).
    */
   reasoning_content?: string;
+  /**
+   * Anthropic's thinking blocks of this reply, exactly as the server sent them (signatures
+   * included): the Messages provider sends them back unchanged, as that API requires; other
+   * providers never send them. `reasoning_content` holds their text for readers.
+   */
+  thinking_blocks?: ThinkingBlock[];
 }
+
+/** A thinking block of an Anthropic reply: its text and signature, or an encrypted (redacted) one. */
+export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
 
 export interface ToolMessage {
   role: 'tool';
@@ -44,6 +53,10 @@ export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** Of `promptTokens`, those read from the provider's prompt cache (when it says). */
+  cacheReadTokens?: number;
+  /** Of `promptTokens`, those written to the provider's prompt cache (when it says). */
+  cacheWriteTokens?: number;
 }
 
 /** An OpenAI function-calling tool definition. */

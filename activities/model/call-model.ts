@@ -1,7 +1,7 @@
 /**
- * The model activities: `callModel`/`callModelV2` (one chat-completion request to an
- * OpenAI-compatible server through the official `openai` client, for the model's view of the
- * transcript), `summarizeContext` (summarize-context.ts), `verifyDocument` (verify/verify-document.ts) and `describeModel` (describe-model.ts). The client's own retries are off: Temporal's retry policy decides, fed
+ * The model activities: `callModel`/`callModelV2` (one request for the model's view of the
+ * transcript, through the provider the call's model names: Chat Completions through the official
+ * `openai` client, or Anthropic Messages through `@anthropic-ai/sdk`; providers.ts), `summarizeContext` (summarize-context.ts), `verifyDocument` (verify/verify-document.ts) and `describeModel` (describe-model.ts). The client's own retries are off: Temporal's retry policy decides, fed
  * by `classifyModelError`. The activity heartbeats while it waits and hands its cancellation signal
  * to the request, so an interrupt or a cancelled workflow aborts the HTTP call. The client reads
  * through a fetch that bounds every body (reply-limit.ts) and logs through a logger that redacts.
@@ -18,9 +18,9 @@ import { viewMessages } from '../../common/model-view';
 import { toolMessage } from '../../common/transcript';
 import { estimatePromptTokens } from '../../common/token-estimate';
 import { inActivitySpan } from '../activity-span';
-import { buildRequest } from './build-request';
 import { redactingLogger, type ClientLogger } from './client-logger';
-import { checkApiKey, requestCompletion, type ChatCompletionsClient } from './completion';
+import type { ChatCompletionsClient } from './completion';
+import { ModelProviders } from './providers';
 import { createDescribeModel } from './describe-model';
 import { badRequest, checkInput, inputSchema, refInputSchema } from './input-check';
 import { resolveModelConfig, type ModelConfigInput } from './model-config';
@@ -28,7 +28,6 @@ import { limitedFetch, type Fetch } from './reply-limit';
 import { InlineReader, type InlineReadsOptions } from './inline-reads';
 import { RunCache } from '../transcript/run-cache';
 import { createSummarizeContext } from './summarize-context';
-import { templateSafeMessages } from './template-safety';
 import { TranscriptCache, type TranscriptPageSource } from '../transcript/transcript-cache';
 import { createVerifyDocument } from '../verify/verify-document';
 
@@ -100,6 +99,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     logger: redactingLogger(config.secrets),
   });
   const transcripts = options.transcriptSource ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env)) : undefined;
+  const providers = new ModelProviders(config, client);
   const runs = new RunCache();
   const inlineReader = options.inlineReads ? new InlineReader(options.inlineReads, runs) : undefined;
 
@@ -109,22 +109,25 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
    */
   const complete = async (transcript: readonly ChatMessage[], input: Omit<ModelCallInput, 'messages'>, span: Span): Promise<ModelCallResult> => {
     const context = Context.current();
-    const model = input.model ?? config.defaultModel;
-    const messages = templateSafeMessages([...viewMessages(transcript, input.view), ...(input.extra ?? [])], { sendReasoning: input.settings?.sendReasoning });
-    // The attempt shows retries: attempt 2, 3, ... are the same call scheduled again.
-    span.setAttributes({ 'gen_ai.request.model': model, 'loopwright.attempt': context.info.attempt, 'loopwright.messages': messages.length, 'loopwright.tools': input.tools.length });
-    checkApiKey(config);
-    const body = buildRequest({ model, messages, tools: input.tools, settings: input.settings, temperature: input.temperature, maxTokens: input.maxTokens, baseURL: config.baseURL });
-    // One log line per call (when it ends) unless payloads are logged: then the request goes out first.
-    if (config.logPayloads) log.info('Model call started', { model, messages: messages.length, tools: input.tools.length, request: body });
-    const { reply, durationMs } = await requestCompletion(client, config, {
-      body,
+    const { provider, model } = providers.resolve(input.model, input.settings);
+    const prepared = provider.prepare({
       model,
-      messages,
+      messages: [...viewMessages(transcript, input.view), ...(input.extra ?? [])],
       tools: input.tools,
+      settings: input.settings,
+      temperature: input.temperature,
+      maxTokens: input.maxTokens,
       label: 'Model call',
       stream: input.settings?.stream === true,
     });
+    const { messages } = prepared;
+    // The attempt shows retries: attempt 2, 3, ... are the same call scheduled again.
+    span.setAttributes({ 'gen_ai.request.model': model, 'loopwright.attempt': context.info.attempt, 'loopwright.messages': messages.length, 'loopwright.tools': input.tools.length });
+    if (provider.name !== 'openai') span.setAttribute('gen_ai.system', provider.name);
+    provider.checkReady();
+    // One log line per call (when it ends) unless payloads are logged: then the request goes out first.
+    if (config.logPayloads) log.info('Model call started', { model, messages: messages.length, tools: input.tools.length, request: prepared.body });
+    const { reply, durationMs } = await prepared.send();
     const result: ModelCallResult = {
       message: reply.message,
       usage: reply.usage,
@@ -195,8 +198,8 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
         return result;
       });
     },
-    summarizeContext: createSummarizeContext({ client, config, transcripts }),
-    verifyDocument: createVerifyDocument({ client, config }),
+    summarizeContext: createSummarizeContext({ providers, config, transcripts }),
+    verifyDocument: createVerifyDocument({ providers, config }),
     describeModel: createDescribeModel(config),
   };
 }

@@ -1,5 +1,6 @@
 /**
- * Turning whatever the openai client threw into what Temporal should do about it. Errors are split
+ * Turning whatever the provider's client threw (the openai client, or Anthropic's) into what
+ * Temporal should do about it. Errors are split
  * by who can fix them: time (429, 5xx, timeouts, lost connections: retried, honouring Retry-After),
  * the operator (bad key, unknown model, malformed request, a transcript over the model's context:
  * fail at once with what to fix), or nobody because the activity was cancelled (rethrown so
@@ -9,6 +10,7 @@
  */
 import { ApplicationFailure, CancelledFailure, TemporalFailure } from '@temporalio/common';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import * as AnthropicErrors from '@anthropic-ai/sdk/error';
 import {
   MODEL_AUTH_ERROR,
   MODEL_BAD_REQUEST,
@@ -30,7 +32,7 @@ import {
 } from '../../common/model-call';
 import { redactSecrets, redactUrl, secretsOfUrl } from '../redaction/redact';
 import { replyBodyTooLarge } from './reply-limit';
-import { retryAfterMs } from './retry-after';
+import { retryAfterMs, type HeaderReader } from './retry-after';
 
 /** What the classifier knows about the call besides the error. */
 export interface ClassifyContext {
@@ -47,6 +49,10 @@ export interface ClassifyContext {
   signal?: AbortSignal;
   /** Now, for Retry-After HTTP dates (default Date.now()). */
   nowMs?: number;
+  /** The variable hints name for the key (default OPENAI_API_KEY). */
+  keyVariable?: string;
+  /** The variable hints name for the base URL (default OPENAI_BASE_URL). */
+  baseUrlVariable?: string;
 }
 
 /** Longest provider message (or error type, code, request id) quoted in a failure. */
@@ -71,6 +77,23 @@ const CONTEXT_LENGTH_PHRASES: readonly string[] = [
   // Anthropic: "prompt is too long: 210000 tokens > 200000 maximum".
   'prompt is too long',
 ];
+
+/**
+ * The status an Anthropic error type stands for: an error event inside a stream has no status of
+ * its own, only the type (`overloaded_error` midway through a reply is a 529 all the same).
+ */
+const STATUS_OF_ANTHROPIC_TYPE: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
 
 /** The redaction applied to every text of a failure. */
 type Redact = (text: string) => string;
@@ -101,25 +124,52 @@ export function classifyModelError(error: unknown, context: ClassifyContext = {}
       redact,
     );
   }
-  if (error instanceof APIUserAbortError) {
+  if (error instanceof APIUserAbortError || error instanceof AnthropicErrors.APIUserAbortError) {
     // Aborted, but not by our cancellation signal: treat it as a lost connection and try again.
     return failure(MODEL_CONNECTION_ERROR, `The model request${where} was aborted unexpectedly; it will be retried.`, false, emptyDetails(), redact);
   }
-  if (error instanceof APIConnectionTimeoutError) {
+  if (error instanceof APIConnectionTimeoutError || error instanceof AnthropicErrors.APIConnectionTimeoutError) {
     return failure(MODEL_TIMEOUT, `The model server${where} did not answer in time; it will be retried.`, false, emptyDetails(), redact);
   }
-  if (error instanceof APIConnectionError) {
+  if (error instanceof APIConnectionError || error instanceof AnthropicErrors.APIConnectionError) {
     const reason = redact(connectionReason(error));
     return failure(
       MODEL_CONNECTION_ERROR,
-      `Could not reach the model server${where} (${reason.replace(/\.$/, '')}). It will be retried; check OPENAI_BASE_URL if it persists.`,
+      `Could not reach the model server${where} (${reason.replace(/\.$/, '')}). It will be retried; check ${context.baseUrlVariable ?? 'OPENAI_BASE_URL'} if it persists.`,
       false,
       emptyDetails(),
       redact,
     );
   }
   if (error instanceof APIError && typeof error.status === 'number') {
-    return fromStatus(error, error.status, { ...context, baseURL }, redact);
+    const body = (error.error ?? {}) as { message?: unknown };
+    const facts = {
+      status: error.status,
+      headers: error.headers,
+      body: error.error,
+      bodyMessage: body.message,
+      message: error.message,
+      type: error.type,
+      code: error.code,
+      requestID: error.requestID,
+    };
+    return fromStatus(facts, { ...context, baseURL }, redact);
+  }
+  const anthropicStatus = error instanceof AnthropicErrors.APIError ? (error.status ?? STATUS_OF_ANTHROPIC_TYPE[String(error.type)]) : undefined;
+  if (error instanceof AnthropicErrors.APIError && anthropicStatus !== undefined) {
+    // Anthropic's body is {type: 'error', error: {type, message}}; the client reads both out.
+    const inner = ((error.error ?? {}) as { error?: { message?: unknown; type?: unknown } }).error ?? {};
+    const facts = {
+      status: anthropicStatus,
+      headers: error.headers,
+      body: error.error,
+      bodyMessage: error.apiMessage ?? inner.message,
+      message: error.message,
+      type: error.type ?? inner.type,
+      code: error.errorCode,
+      requestID: error.requestID,
+    };
+    return fromStatus(facts, { ...context, baseURL }, redact);
   }
 
   const message = redact(error instanceof Error ? error.message : String(error));
@@ -130,10 +180,25 @@ export function classifyModelError(error: unknown, context: ClassifyContext = {}
   return failure(MODEL_UNEXPECTED_ERROR, `The model call failed unexpectedly: ${message}`, false, emptyDetails(), redact, cause);
 }
 
+/** What an HTTP error of either client says, read the same way. */
+interface StatusError {
+  status: number;
+  headers: HeaderReader | undefined;
+  /** The error body as parsed JSON. */
+  body: unknown;
+  /** The provider's own message in the body. */
+  bodyMessage: unknown;
+  /** The client's message. */
+  message: string;
+  type: unknown;
+  code: unknown;
+  requestID: unknown;
+}
+
 /** A failure for an HTTP error status; `context.baseURL` is already free of credentials here. */
-function fromStatus(error: APIError, status: number, context: ClassifyContext, redact: Redact): ApplicationFailure {
-  const body = (error.error ?? {}) as { message?: unknown };
-  const bodyMessage = typeof body.message === 'string' ? body.message : undefined;
+function fromStatus(error: StatusError, context: ClassifyContext, redact: Redact): ApplicationFailure {
+  const { status } = error;
+  const bodyMessage = typeof error.bodyMessage === 'string' ? error.bodyMessage : undefined;
   // Redacted before it is cut: a cut through a secret would leave its first part unrecognised.
   const said = truncate(redact(bodyMessage ?? error.message));
   const details: ModelFailureDetails = {
@@ -151,7 +216,7 @@ function fromStatus(error: APIError, status: number, context: ClassifyContext, r
   // Before the plain 400: the same prompt would fail the same way on every attempt; the workflow
   // recovers by compacting the model's view, not by retrying the activity.
   if (CONTEXT_LENGTH_STATUSES.includes(status) && saysContextTooLong([error.code, error.type, bodyMessage, error.message])) {
-    const sizes = contextSizes(error.error, [bodyMessage, error.message]);
+    const sizes = contextSizes(error.body, [bodyMessage, error.message]);
     details.contextWindow = sizes.contextWindow;
     details.promptTokens = sizes.promptTokens;
     const facts = [sizes.contextWindow !== null ? `window ${sizes.contextWindow} tokens` : null, sizes.promptTokens !== null ? `prompt ${sizes.promptTokens} tokens` : null].filter((f) => f !== null);
@@ -165,15 +230,17 @@ function fromStatus(error: APIError, status: number, context: ClassifyContext, r
     );
   }
 
+  const key = context.keyVariable ?? 'OPENAI_API_KEY';
+  const urlVariable = context.baseUrlVariable ?? 'OPENAI_BASE_URL';
   switch (status) {
     case 400:
       return fail(MODEL_BAD_REQUEST, `Fix the request: check the model name${model} and that this server supports tools and the options sent.`, true);
     case 401:
-      return fail(MODEL_AUTH_ERROR, `The API key was refused: check OPENAI_API_KEY (and OPENAI_BASE_URL${base} if you use another server).`, true);
+      return fail(MODEL_AUTH_ERROR, `The API key was refused: check ${key} (and ${urlVariable}${base} if you use another server).`, true);
     case 403:
       return fail(MODEL_PERMISSION_DENIED, `The key may not use this model or endpoint: check the key's project and organisation access to model${model}.`, true);
     case 404:
-      return fail(MODEL_NOT_FOUND, `Check the model name${model} (LOOPWRIGHT_MODEL or the session's model) and OPENAI_BASE_URL${base}; it usually ends in /v1.`, true);
+      return fail(MODEL_NOT_FOUND, `Check the model name${model} (LOOPWRIGHT_MODEL or the session's model) and ${urlVariable}${base}; it usually ends in /v1.`, true);
     case 422:
       return fail(MODEL_UNPROCESSABLE, 'The server could not process the request: check the request options and tool schemas for this server.', true);
     case 408:
@@ -182,12 +249,15 @@ function fromStatus(error: APIError, status: number, context: ClassifyContext, r
       return fail(MODEL_CONFLICT, 'It will be retried.', false);
     case 429:
       if (details.providerCode === 'insufficient_quota') {
-        return fail(MODEL_QUOTA_EXCEEDED, 'The account is out of quota: check the plan and billing of the key in OPENAI_API_KEY.', true);
+        return fail(MODEL_QUOTA_EXCEEDED, `The account is out of quota: check the plan and billing of the key in ${key}.`, true);
       }
       return fail(MODEL_RATE_LIMITED, 'Rate limited; it will be retried.', false);
+    case 529:
+      // Anthropic's "overloaded_error": the service, not this request; a later attempt usually passes.
+      return fail(MODEL_SERVER_ERROR, 'The provider is overloaded; it will be retried.', false);
     default:
       if (status >= 400 && status < 500) {
-        return fail(MODEL_BAD_REQUEST, `The server rejected the request: check OPENAI_BASE_URL${base} and the model name${model}.`, true);
+        return fail(MODEL_BAD_REQUEST, `The server rejected the request: check ${urlVariable}${base} and the model name${model}.`, true);
       }
       return fail(MODEL_SERVER_ERROR, 'It will be retried.', false);
   }
@@ -255,6 +325,9 @@ export function contextSizes(body: unknown, texts: readonly unknown[]): { contex
     const plain = text.slice(0, MAX_SIZE_TEXT);
     contextWindow ??= numberAfter(plain, /maximum context length is (\d{1,12}) tokens/i);
     promptTokens ??= numberAfter(plain, /resulted in (\d{1,12}) tokens/i) ?? numberAfter(plain, /\((\d{1,12}) in the messages/i) ?? numberAfter(plain, /you requested (\d{1,12}) tokens/i);
+    // Anthropic: "prompt is too long: 210000 tokens > 200000 maximum".
+    promptTokens ??= numberAfter(plain, /prompt is too long: (\d{1,12}) tokens/i);
+    contextWindow ??= numberAfter(plain, /tokens > (\d{1,12}) maximum/i);
   }
   return { contextWindow, promptTokens };
 }

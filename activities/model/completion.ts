@@ -10,7 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ChatCompletionCreateParams, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ChatMessage, ToolDefinition } from '../../common/messages';
 import { MODEL_AUTH_ERROR } from '../../common/model-call';
-import { classifyModelError } from './classify-error';
+import { classifyModelError, type ClassifyContext } from './classify-error';
 import { startHeartbeat } from './heartbeat';
 import { noDetails } from './input-check';
 import type { ResolvedModelConfig } from './model-config';
@@ -60,6 +60,31 @@ export function checkApiKey(config: ResolvedModelConfig): void {
 
 /** Make the request inside the current activity; throws the classified failure. */
 export async function requestCompletion(client: ChatCompletionsClient, config: ResolvedModelConfig, request: CompletionRequest): Promise<Completion> {
+  return runModelRequest(config, request, {
+    send: (signal, live) =>
+      live
+        ? streamCompletion((body, options) => client.chat.completions.create(body, options), request.body, { signal, baseURL: config.baseURL, progress: live })
+        : client.chat.completions.create(request.body, { signal }),
+    normalize: (raw) => normalizeReply(raw, { messages: request.messages, tools: request.tools }),
+  });
+}
+
+/** How one provider sends a request and reads its reply (completion.ts does the rest). */
+export interface WireExchange {
+  /** Send the request: streamed, feeding `live`, when there is one; throws what the client threw. */
+  send(signal: AbortSignal, live: StreamProgressReporter | undefined): PromiseLike<unknown>;
+  /** The server's reply in the project's shape; throws a retryable failure when it is unusable. */
+  normalize(raw: unknown): NormalizedReply;
+  /** What failure hints name (the key and base URL variables, the server); default the Chat Completions ones. */
+  classify?: Pick<ClassifyContext, 'baseURL' | 'keyVariable' | 'baseUrlVariable'>;
+}
+
+/**
+ * One request of any provider inside the current activity: heartbeats while it waits (repeating the
+ * live progress when streamed), the activity's cancellation handed to the client, the reply
+ * normalised, redacted and size-checked, and any error classified into the failure Temporal acts on.
+ */
+export async function runModelRequest(config: ResolvedModelConfig, request: Pick<CompletionRequest, 'model' | 'label' | 'stream'>, wire: WireExchange): Promise<Completion> {
   const context = Context.current();
   const { model } = request;
   const signal = context.cancellationSignal;
@@ -68,10 +93,8 @@ export async function requestCompletion(client: ChatCompletionsClient, config: R
   const stopHeartbeat = startHeartbeat(config.heartbeatIntervalMs, live && (() => live.latest()));
   const started = performance.now();
   try {
-    const raw = live
-      ? await streamCompletion((body, options) => client.chat.completions.create(body, options), request.body, { signal, baseURL: config.baseURL, progress: live })
-      : await client.chat.completions.create(request.body, { signal });
-    const reply = redactReply(normalizeReply(raw, { messages: request.messages, tools: request.tools }), config.secrets);
+    const raw = await wire.send(signal, live);
+    const reply = redactReply(wire.normalize(raw), config.secrets);
     // A reply too large to record would be requested again on every retry, each one paid for.
     checkReplySize(reply.message, config.maxReplyBytes);
     if (reply.usageFixed) {
@@ -84,6 +107,7 @@ export async function requestCompletion(client: ChatCompletionsClient, config: R
       model,
       baseURL: config.baseURL,
       signal,
+      ...wire.classify,
     });
     const durationMs = Math.round(performance.now() - started);
     if (failure instanceof ApplicationFailure) {

@@ -11,11 +11,9 @@ import type { ChatMessage, ToolCall } from '../../common/messages';
 import { MODEL_BAD_RESPONSE, type ModelFailureDetails, type SummarizeInput, type SummarizeResult } from '../../common/model-call';
 import { SUMMARY_PROMPT_MARKER, viewMessages, type ModelView } from '../../common/model-view';
 import { inActivitySpan } from '../activity-span';
-import { buildRequest } from './build-request';
-import { checkApiKey, requestCompletion, type ChatCompletionsClient } from './completion';
+import type { ModelProviders } from './providers';
 import { badRequest, checkInput, summarizeInputSchema } from './input-check';
 import type { ResolvedModelConfig } from './model-config';
-import { templateSafeMessages } from './template-safety';
 import type { TranscriptCache } from '../transcript/transcript-cache';
 
 /** Longest tool-call arguments shown in the text to summarise (characters). */
@@ -35,7 +33,8 @@ export const SUMMARY_SYSTEM_PROMPT =
 
 /** What the activity needs from the worker. */
 export interface SummarizeDeps {
-  client: ChatCompletionsClient;
+  /** The worker's providers: the summary goes to the session's model wherever it is served. */
+  providers: ModelProviders;
   config: ResolvedModelConfig;
   transcripts: TranscriptCache | undefined;
 }
@@ -45,24 +44,29 @@ export function createSummarizeContext(deps: SummarizeDeps): (input: SummarizeIn
   return async (input) =>
     inActivitySpan('loopwright.compaction', { 'gen_ai.operation.name': 'chat' }, async (span) => {
       checkInput(summarizeInputSchema, input, 'summarizeContext');
-      const { config, transcripts } = deps;
+      const { transcripts } = deps;
       if (!transcripts) throw badRequest('This worker cannot read session transcripts: create its activities with a transcript source (createWorker does)');
       const context = Context.current();
-      const model = input.model ?? config.defaultModel;
-      checkApiKey(config);
+      const { provider, model } = deps.providers.resolve(input.model, input.settings);
+      provider.checkReady();
       const { transcript, outcome } = await transcripts.resolve(input.transcript, input.delta, () => context.heartbeat());
       if (input.upTo > transcript.length) throw badRequest(`Invalid summarizeContext input: upTo ${input.upTo} is past the transcript's ${transcript.length} messages`);
       const part = summarizedPart(transcript.slice(0, input.upTo), input.view);
       if (part.length === 0 && !input.view.summary) throw badRequest(`Invalid summarizeContext input: nothing to summarise before message ${input.upTo}`);
       const text = renderForSummary(part, input.view.summary);
 
-      const messages = templateSafeMessages([
-        { role: 'system', content: SUMMARY_SYSTEM_PROMPT },
-        { role: 'user', content: text },
-      ]);
       const settings = { ...input.settings, maxOutputTokens: input.maxSummaryTokens };
       delete settings.toolChoice;
-      const body = buildRequest({ model, messages, tools: [], settings, baseURL: config.baseURL });
+      const prepared = provider.prepare({
+        model,
+        messages: [
+          { role: 'system', content: SUMMARY_SYSTEM_PROMPT },
+          { role: 'user', content: text },
+        ],
+        tools: [],
+        settings,
+        label: 'Compaction summary',
+      });
       span.setAttributes({
         'gen_ai.request.model': model,
         'loopwright.attempt': context.info.attempt,
@@ -71,7 +75,7 @@ export function createSummarizeContext(deps: SummarizeDeps): (input: SummarizeIn
       });
       log.info('Compaction summary started', { model, messages: part.length, upTo: input.upTo, from: input.view.from });
 
-      const { reply, durationMs } = await requestCompletion(deps.client, config, { body, model, messages, tools: [], label: 'Compaction summary' });
+      const { reply, durationMs } = await prepared.send();
       const warnings = [...(reply.warnings ?? [])];
       const content = reply.message.content ?? '';
       const summary = content.trim();

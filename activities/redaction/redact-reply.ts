@@ -9,13 +9,15 @@ import type { AssistantMessage } from '../../common/messages';
 import type { NormalizedReply } from '../model/normalize-response';
 import { redactKnownSecrets } from './redact';
 
-/** `reply` with every text from the server redacted: content, reasoning, tool calls, model name and warnings. */
+/** `reply` with every text from the server redacted: content, reasoning (and thinking blocks), tool calls, model name and warnings. */
 export function redactReply(reply: NormalizedReply, secrets: readonly string[]): NormalizedReply {
   if (secrets.length === 0) return reply;
   const redact = (text: string): string => redactKnownSecrets(text, secrets);
   const source = reply.message;
   const message: AssistantMessage = { ...source, content: source.content === null ? null : redact(source.content) };
   if (source.reasoning_content !== undefined) message.reasoning_content = redact(source.reasoning_content);
+  // A thinking block whose text held a secret loses its signature's match: the key stays out of history all the same.
+  if (source.thinking_blocks) message.thinking_blocks = source.thinking_blocks.map((b) => (b.type === 'thinking' ? { ...b, thinking: redact(b.thinking) } : b));
   if (source.tool_calls) {
     message.tool_calls = source.tool_calls.map((call) => ({
       ...call,

@@ -12,12 +12,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_MAX_OUTPUT_TOKENS, MODEL_BAD_RESPONSE, type ModelFailureDetails, type ModelSettings } from '../../common/model-call';
 import { MAX_CHECKLIST_ITEMS, type ChecklistItemResult, type VerifyInput, type VerifyResult } from '../../common/verify-types';
 import { inActivitySpan } from '../activity-span';
-import { buildRequest, type ResponseFormat } from '../model/build-request';
-import { checkApiKey, requestCompletion, type ChatCompletionsClient } from '../model/completion';
+import type { ResponseFormat } from '../model/build-request';
+import type { ModelProviders } from '../model/providers';
 import { checkInput, verifyInputSchema } from '../model/input-check';
 import type { ResolvedModelConfig } from '../model/model-config';
-import { withResponseFormatFallback } from '../model/response-format';
-import { templateSafeMessages } from '../model/template-safety';
 import { parseChecklist, type ChecklistItem } from './checklist';
 import { parseVerifierReply } from './reply';
 import { locateTarget, readGuarded } from './target';
@@ -70,7 +68,8 @@ export const CHECKLIST_RESULT_FORMAT: ResponseFormat = {
 
 /** What the activity needs from the worker (as `createSummarizeContext`, without transcripts). */
 export interface VerifyDeps {
-  client: ChatCompletionsClient;
+  /** The worker's providers: the check goes to the session's model wherever it is served. */
+  providers: ModelProviders;
   config: ResolvedModelConfig;
 }
 
@@ -80,7 +79,6 @@ export function createVerifyDocument(deps: VerifyDeps): (input: VerifyInput) => 
     inActivitySpan('loopwright.verify', { 'gen_ai.operation.name': 'chat' }, async (span) => {
       checkInput(verifyInputSchema, input, 'verifyDocument');
       const started = performance.now();
-      const { config } = deps;
       const context = Context.current();
       const ctx = input.context;
       const signal = context.cancellationSignal;
@@ -106,16 +104,23 @@ export function createVerifyDocument(deps: VerifyDeps): (input: VerifyInput) => 
       const document = await readGuarded(documentPath.path, 'document', documentPath.label, ctx, signal);
       if (!document.ok) return problem(document.problem, { checklist: checklist.path });
 
-      const model = input.model ?? config.defaultModel;
-      checkApiKey(config);
-      const messages = templateSafeMessages([
-        { role: 'system', content: VERIFY_SYSTEM_PROMPT },
-        { role: 'user', content: renderRequest(parsed.items, document.path, document.content) },
-      ]);
+      const { provider, model } = deps.providers.resolve(input.model, input.settings);
+      provider.checkReady();
       const settings: ModelSettings = { ...input.settings, maxOutputTokens: verifyOutputTokens(input.settings, parsed.items.length) };
       delete settings.stream;
       delete settings.toolChoice;
-      const body = buildRequest({ model, messages, tools: [], settings, baseURL: config.baseURL, responseFormat: CHECKLIST_RESULT_FORMAT });
+      // The prompt describes the JSON too: a provider or server without structured replies can answer it.
+      const prepared = provider.prepare({
+        model,
+        messages: [
+          { role: 'system', content: VERIFY_SYSTEM_PROMPT },
+          { role: 'user', content: renderRequest(parsed.items, document.path, document.content) },
+        ],
+        tools: [],
+        settings,
+        responseFormat: CHECKLIST_RESULT_FORMAT,
+        label: 'Verification',
+      });
       span.setAttributes({
         'gen_ai.request.model': model,
         'loopwright.verify.checklist': checklist.path,
@@ -124,8 +129,7 @@ export function createVerifyDocument(deps: VerifyDeps): (input: VerifyInput) => 
       });
       log.info('Verification started', { model, name: input.target.name, checklist: checklist.path, document: document.path, items: parsed.items.length, attempt: input.attempt });
 
-      const client = withResponseFormatFallback(deps.client, config.baseURL);
-      const { reply, durationMs } = await requestCompletion(client, config, { body, model, messages, tools: [], label: 'Verification' });
+      const { reply, durationMs } = await prepared.send();
       warnings.push(...(reply.warnings ?? []));
       const read = parseVerifierReply(reply.message.content ?? '', parsed.items.length);
       if (!read.ok) {

@@ -63,6 +63,7 @@ import {
 } from './kinds';
 import { agentPatterns, commandPatterns, hostId, mcpServers, partialObject, prices } from './session-kinds';
 import { group, type GroupValue, setting } from './setting';
+import { PROVIDERS } from '../providers';
 
 /** `reasoning_effort` of reasoning models. */
 export const REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
@@ -281,6 +282,15 @@ export const SESSION_SETTINGS = {
   modelSettings: setting({
     kind: group(
       {
+        provider: setting({
+          kind: oneOf(PROVIDERS),
+          defaultText: "the model's prefix (`anthropic:claude-…`), else the worker's `LOOPWRIGHT_PROVIDER`, else the kind of its base URL",
+          doc:
+            'Wire format of the model calls whose model names no provider: `openai` (Chat Completions: OpenAI and every compatible ' +
+            "server) or `anthropic` (Anthropic's Messages API, with the worker's `ANTHROPIC_API_KEY`). A model string's prefix wins, so a " +
+            'fallback model may name another provider (`anthropic:claude-…`, `openai:gpt-…`).',
+          flag: { flags: '--provider <name>', help: `${orList(PROVIDERS)}: the wire format of model calls (default: the model's prefix, else the worker's)`, group: 'model' },
+        }),
         maxOutputTokens: setting({
           kind: positiveWholeNumber,
           default: DEFAULT_MAX_OUTPUT_TOKENS,

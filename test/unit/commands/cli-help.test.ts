@@ -268,13 +268,13 @@ describe('a Temporal server that cannot be reached', () => {
   });
 });
 
-test('cli: --help loads neither the Temporal SDK nor a command module', () => {
+test('cli: --help loads neither the Temporal SDK, a provider SDK nor a command module', () => {
   // A fresh process, as a user runs it: which modules did printing the help load?
   const script = [
     "require('ts-node').register({ transpileOnly: true, project: 'tsconfig.json' });",
     "require('./cli/cli').main(['--help'], { log() {}, error() {} }).then(() => {",
     '  const loaded = Object.keys(require.cache);',
-    '  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|[\\\\/]cli[\\\\/]commands[\\\\/](?!option-values)/.test(f))));',
+    '  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|@anthropic-ai|[\\\\/]cli[\\\\/]commands[\\\\/](?!option-values)/.test(f))));',
     '});',
   ].join('\n');
   const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' })) as string[];
