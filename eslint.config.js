@@ -51,8 +51,9 @@ const layerZones = Object.entries(LAYERS).flatMap(([folder, { mayImport, except 
 );
 
 module.exports = tseslint.config(
-  // test/package/consumer is a consumer's program, compiled against the packed package by its test.
-  { ignores: ['node_modules/**', 'dist/**', '.tools/**', '.loopwright/**', 'tmp/**', 'coverage/**', 'bin/**', 'test/package/consumer/**'] },
+  // test/package/consumer is a consumer's program, compiled against the packed package by its test;
+  // docs/.vitepress/dist and cache are what npm run docs:build writes.
+  { ignores: ['node_modules/**', 'dist/**', '.tools/**', '.loopwright/**', 'tmp/**', 'coverage/**', 'bin/**', 'test/package/consumer/**', 'docs/.vitepress/dist/**', 'docs/.vitepress/cache/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
