@@ -60,6 +60,8 @@ export interface FakeAnthropic {
   readonly requests: FakeAnthropicRequest[];
   enqueue(...steps: FakeAnthropicStep[]): void;
   remaining(): number;
+  /** Streams pause after their first text delta until the returned function is called. */
+  pauseStreams(): () => void;
   /** Resolve once at least `n` requests arrived (rejects after `timeoutMs`). */
   waitForRequests(n: number, timeoutMs?: number): Promise<void>;
   reset(): void;
@@ -76,9 +78,11 @@ function signatureOf(thinking: string): string {
   return `sig-${hash.toString(16)}`;
 }
 
-/** Start the fake on 127.0.0.1 (a free port). */
-export async function startFakeAnthropic(): Promise<FakeAnthropic> {
+/** Start the fake on 127.0.0.1 (a free port); it accepts the `keys` given (default FAKE_ANTHROPIC_KEY). */
+export async function startFakeAnthropic(options: { keys?: string[] } = {}): Promise<FakeAnthropic> {
+  const keys = options.keys ?? [FAKE_ANTHROPIC_KEY];
   const script: FakeAnthropicStep[] = [];
+  let paused: Promise<void> | undefined;
   const requests: FakeAnthropicRequest[] = [];
   const hanging = new Set<ServerResponse>();
   let messageIds = 0;
@@ -90,7 +94,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     if (req.method !== 'POST' || req.url?.split('?')[0] !== '/v1/messages') return sendError(res, 404, 'not_found_error', `No route ${req.method} ${req.url}`);
     const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
-    if (key !== FAKE_ANTHROPIC_KEY) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
+    if (typeof key !== 'string' || !keys.includes(key)) return sendError(res, 401, 'authentication_error', 'invalid x-api-key');
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
@@ -142,7 +146,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
     });
     event(res, 'ping', { type: 'ping' });
-    step.content.forEach((block, index) => streamBlock(res, index, block));
+    for (const [index, block] of step.content.entries()) await streamBlock(res, index, block, paused);
     event(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: step.stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } });
     event(res, 'message_stop', { type: 'message_stop' });
     res.end();
@@ -154,6 +158,14 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     baseURL: `http://127.0.0.1:${port}`,
     requests,
     enqueue: (...steps) => script.push(...steps),
+    pauseStreams() {
+      let release!: () => void;
+      paused = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        paused = undefined;
+        release();
+      };
+    },
     remaining: () => script.length,
     async waitForRequests(n, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
@@ -174,12 +186,15 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   };
 }
 
-/** One block as the documented events: start (empty), deltas in small pieces, stop. */
-function streamBlock(res: ServerResponse, index: number, block: FakeBlock): void {
+/** One block as the documented events: start (empty), deltas in small pieces, stop; a text waits at `paused` after its first piece. */
+async function streamBlock(res: ServerResponse, index: number, block: FakeBlock, paused: Promise<void> | undefined): Promise<void> {
   const pieces = (text: string): string[] => text.match(/[\s\S]{1,5}/g) ?? [];
   if (block.type === 'text') {
     event(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-    for (const text of pieces(block.text)) event(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+    for (const [i, text] of pieces(block.text).entries()) {
+      event(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+      if (i === 0 && paused) await paused;
+    }
   } else if (block.type === 'thinking') {
     event(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '' } });
     for (const thinking of pieces(block.thinking)) event(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } });

@@ -1,0 +1,177 @@
+/**
+ * Sessions through the Anthropic Messages provider on the real dev server: tool calls, an approval
+ * and a streamed reply shown in the live output; a session whose model fails on one provider and
+ * falls back to a model on the other, keeping its transcript; and a worker killed with SIGKILL
+ * mid-call, replaced by another that makes the call again. The Messages server is the fake of
+ * test/support/fake-anthropic.ts, which refuses a transcript mapped wrong; Chat Completions is the
+ * fake model server. One dev server for the file.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { LoopwrightClient } from '../../client/session-client';
+import { streamProgress } from '../../client/session-events';
+import type { AssistantMessage, ChatMessage } from '../../common/messages';
+import type { ModelStreamProgress } from '../../common/stream-types';
+import { text } from '../../fake-model/server';
+import { apiError, FAKE_ANTHROPIC_KEY, say, startFakeAnthropic, useTools, type FakeAnthropic } from '../support/fake-anthropic';
+import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+
+jest.setTimeout(90_000);
+
+/** Two keys, so a request tells which worker process made it. */
+const KEY_A = `${FAKE_ANTHROPIC_KEY}-a`;
+const KEY_B = `${FAKE_ANTHROPIC_KEY}-b`;
+
+let h: SessionHarness;
+let anthropic: FakeAnthropic;
+let loopwright: LoopwrightClient;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+const processes: WorkerProcess[] = [];
+
+beforeAll(async () => {
+  [h, anthropic] = await Promise.all([startSessionHarness(), startFakeAnthropic({ keys: [FAKE_ANTHROPIC_KEY, KEY_A, KEY_B] })]);
+  bundleCopy = copyExampleBundle();
+  const worker = await h.startWorker({
+    activities: { model: { baseURL: h.fake.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } },
+  });
+  loopwright = worker.loopwright;
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.kill('SIGKILL')));
+  await h?.close();
+  await anthropic?.close();
+  bundleCopy?.cleanup();
+});
+
+beforeEach(() => {
+  h.fake.reset();
+  anthropic.reset();
+});
+
+function assistants(messages: ChatMessage[]): AssistantMessage[] {
+  return messages.filter((m): m is AssistantMessage => m.role === 'assistant');
+}
+
+test('anthropic session: a read, a write approved by a human, and a streamed reply seen in the live output while it is written', async () => {
+  const saved = path.join(bundleCopy.bundle, 'docs', 'provider.md');
+  anthropic.enqueue(
+    useTools([{ name: 'read_file', input: { file_path: '{bundle-root}/config.yaml' } }], { text: 'Reading the config first.' }),
+    useTools([{ name: 'save_output', input: { file_path: '{output_folder}/provider.md', content: '# From Claude\n' } }]),
+    say('Saved the notes to provider.md, as you asked.'),
+  );
+  const session = await loopwright.start({
+    bundlePath: bundleCopy.bundle,
+    agentId: 'facilitator',
+    model: 'anthropic:claude-test-1',
+    approval: { policy: 'writes' },
+    modelSettings: { stream: true },
+  });
+  const turn = session.send('Read the config, then save the notes.');
+  let state = await session.state();
+  while (state.pendingApprovals.length === 0) {
+    await new Promise((r) => setTimeout(r, 25));
+    state = await session.state();
+  }
+  expect(state.pendingApprovals).toEqual([expect.objectContaining({ tool: 'save_output', preview: expect.stringContaining('# From Claude') as string })]);
+  expect(fs.existsSync(saved)).toBe(false);
+  const callId = state.pendingApprovals[0]!.callId;
+  // The next call (after the write) streams its first words and waits until released.
+  const release = anthropic.pauseStreams();
+  await session.approve(callId);
+
+  // The live output shows the words written so far while the call runs.
+  let progress: ModelStreamProgress | undefined;
+  while (!progress?.text) {
+    await new Promise((r) => setTimeout(r, 25));
+    progress = await streamProgress(session, h.client);
+  }
+  // Only the first piece was sent ("Saved"); the reporter may hold back its end while the reply is written.
+  expect(['Save', 'Saved']).toContain(progress.text);
+  expect(progress.done).not.toBe(true);
+  release();
+  const result = await turn;
+  expect(result).toMatchObject({ success: true, response: 'Saved the notes to provider.md, as you asked.' });
+  expect(fs.readFileSync(saved, 'utf8')).toBe('# From Claude\n');
+
+  // What reached the server: the tool results as tool_result blocks answering each tool_use.
+  expect(anthropic.requests.map((r) => [r.body.model, r.body.stream])).toEqual([
+    ['claude-test-1', true],
+    ['claude-test-1', true],
+    ['claude-test-1', true],
+  ]);
+  const last = anthropic.requests[2]!.body.messages as { role: string; content: { type: string; tool_use_id?: string }[] }[];
+  expect(last.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: callId }] });
+  expect(h.fake.requests).toHaveLength(0);
+  expect(result.usage.promptTokens).toBeGreaterThan(0);
+  await session.end();
+});
+
+test('provider switch: a turn whose Anthropic model is gone falls back to a Chat Completions model with the whole transcript; the next turn is back on Anthropic with it', async () => {
+  anthropic.enqueue(useTools([{ name: 'read_file', input: { file_path: '{bundle-root}/config.yaml' } }]), say('The config names the output folder.'));
+  const session = await loopwright.start({
+    bundlePath: bundleCopy.bundle,
+    agentId: 'facilitator',
+    model: 'anthropic:claude-test-1',
+    fallbackModels: ['openai:loopwright-fake-model'],
+  });
+  const first = await session.send('What does the config say?');
+  expect(first).toMatchObject({ success: true, response: 'The config names the output folder.' });
+  const firstCall = assistants(await session.turnMessages(first))[0]!.tool_calls![0]!;
+
+  // Turn 2: the model is not found on Anthropic; the fallback answers through Chat Completions.
+  anthropic.enqueue(apiError(404, 'not_found_error', 'model: claude-test-1'));
+  h.fake.enqueue(text('Still here, through the other provider.'));
+  const second = await session.send('Are you there?');
+  expect(second).toMatchObject({ success: true, response: 'Still here, through the other provider.' });
+  const chat = h.fake.requests[0]!.body!;
+  expect(chat.model).toBe('loopwright-fake-model');
+  expect(chat.messages!.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user']);
+  expect(chat.messages![2]).toMatchObject({ role: 'assistant', tool_calls: [{ id: firstCall.id, function: { name: 'read_file' } }] });
+  expect(chat.messages![3]).toMatchObject({ role: 'tool', tool_call_id: firstCall.id });
+
+  // Turn 3: the session's model again, on Anthropic, with both providers' replies in its transcript.
+  anthropic.enqueue(say('Back on Messages.'));
+  const third = await session.send('And now?');
+  expect(third).toMatchObject({ success: true, response: 'Back on Messages.' });
+  const messages = anthropic.requests.at(-1)!.body.messages as { role: string; content: { type: string; text?: string }[] }[];
+  expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user']);
+  expect(messages[5]!.content).toEqual([{ type: 'text', text: 'Still here, through the other provider.' }]);
+  const state = await session.state();
+  expect(state.usage.totalTokens).toBe(first.usage.totalTokens + second.usage.totalTokens + third.usage.totalTokens);
+  await session.end();
+});
+
+test('crash: a worker killed with SIGKILL during an Anthropic call is replaced; the call is made again and the turn completes once', async () => {
+  const taskQueue = 'providers-crash';
+  const env = (key: string): Record<string, string> => ({
+    TEMPORAL_ADDRESS: h.server.address,
+    LOOPWRIGHT_TASK_QUEUE: taskQueue,
+    OPENAI_BASE_URL: h.fake.baseURL,
+    OPENAI_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: anthropic.baseURL,
+    ANTHROPIC_API_KEY: key,
+  });
+  // Both poll from the start (a worker takes seconds to start); the request's key tells which one has the call.
+  const workers = await Promise.all([startWorkerProcess(env(KEY_A)), startWorkerProcess(env(KEY_B))]);
+  processes.push(...workers);
+  anthropic.enqueue({ kind: 'hang' }, say('Answered after the crash.'));
+  const lw = new LoopwrightClient(h.client, taskQueue);
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'anthropic:claude-test-1', timeouts: { modelHeartbeat: '2 seconds' } });
+  const turn = session.send('Hello?');
+  await anthropic.waitForRequests(1, 60_000);
+  const key = anthropic.requests[0]!.headers.authorization?.replace(/^Bearer /, '') ?? anthropic.requests[0]!.headers['x-api-key'];
+  const [victim, survivor] = key === KEY_A ? workers : [workers[1]!, workers[0]!];
+  await victim!.kill('SIGKILL');
+
+  const result = await turn;
+  expect(result).toMatchObject({ success: true, response: 'Answered after the crash.' });
+  expect(anthropic.requests).toHaveLength(2);
+  expect(anthropic.requests[1]!.body.messages).toEqual(anthropic.requests[0]!.body.messages);
+  const retriedWith = anthropic.requests[1]!.headers.authorization?.replace(/^Bearer /, '') ?? anthropic.requests[1]!.headers['x-api-key'];
+  expect(retriedWith).toBe(key === KEY_A ? KEY_B : KEY_A);
+  expect(assistants(await session.turnMessages(result))).toHaveLength(1);
+  expect(survivor!.output()).not.toContain(FAKE_ANTHROPIC_KEY);
+  await session.end();
+});
