@@ -7,6 +7,10 @@ export type { BudgetSettings } from './settings/session-settings';
 export interface ModelPrice {
   input: number;
   output: number;
+  /** A prompt token read from the provider's cache (default: a tenth of `input`). */
+  cacheRead?: number;
+  /** A prompt token written to the provider's cache (default: 1.25 times `input`). */
+  cacheWrite?: number;
 }
 
 /** How much of one budget is used. */

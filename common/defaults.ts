@@ -57,6 +57,12 @@ export const DEFAULT_MAX_CONTINUATIONS = 2;
 /** Share of a budget at which the model and the user are warned. */
 export const DEFAULT_BUDGET_WARN_AT = 0.8;
 
+/** Price of a prompt token read from the provider's cache, as a share of the input price, unless a price names it (Anthropic's: a tenth). */
+export const DEFAULT_CACHE_READ_PRICE_FACTOR = 0.1;
+
+/** Price of a prompt token written to the provider's cache, as a share of the input price, unless a price names it (Anthropic's five-minute cache: 1.25). */
+export const DEFAULT_CACHE_WRITE_PRICE_FACTOR = 1.25;
+
 /** Longest one model call may take, retries aside (`timeouts.modelCall`). */
 export const DEFAULT_MODEL_CALL_TIMEOUT = '10 minutes';
 

@@ -119,6 +119,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
       maxTokens: input.maxTokens,
       label: 'Model call',
       stream: input.settings?.stream === true,
+      cache: true,
     });
     const { messages } = prepared;
     // The attempt shows retries: attempt 2, 3, ... are the same call scheduled again.

@@ -29,6 +29,12 @@ export interface ProviderCall {
   label: string;
   /** Stream the reply and show it in the heartbeats while it is written. */
   stream?: boolean;
+  /**
+   * Mark the stable prefix for the provider's prompt cache (a session's model calls, which re-send
+   * a growing transcript; not one-off calls such as summaries). Providers without explicit
+   * breakpoints ignore it.
+   */
+  cache?: boolean;
 }
 
 /** A call made ready to send: what it will send, for spans, logs and estimates. */

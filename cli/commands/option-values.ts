@@ -116,18 +116,21 @@ export function models(raw: string, previous: string[] | undefined): string[] {
 }
 
 /**
- * A repeatable `model=input,output` price per million tokens (`*` as the model: any other); each
- * use adds a model (a later one wins for the same model).
+ * A repeatable `model=input,output[,cacheRead[,cacheWrite]]` price per million tokens (`*` as the
+ * model: any other); each use adds a model (a later one wins for the same model).
  */
 export function price(raw: string, previous: Record<string, ModelPrice> | undefined): Record<string, ModelPrice> {
-  const match = /^([^=]+)=([^,]+),([^,]+)$/.exec(raw.trim());
+  const match = /^([^=]+)=([^,]+),([^,]+)(?:,([^,]+))?(?:,([^,]+))?$/.exec(raw.trim());
   const model = match?.[1]!.trim();
-  const input = Number(match?.[2]);
-  const output = Number(match?.[3]);
-  if (!match || !model || !Number.isFinite(input) || !Number.isFinite(output) || input < 0 || output < 0 || match[2]!.trim() === '' || match[3]!.trim() === '') {
-    throw new InvalidArgumentError('Expected model=input,output: prices per million input and output tokens, e.g. gpt-4o-mini=0.15,0.6 (* as the model: any other).');
+  const numbers = (match?.slice(2) ?? []).map((text) => (text === undefined ? undefined : text.trim() === '' ? Number.NaN : Number(text)));
+  if (!match || !model || numbers.some((n) => n !== undefined && (!Number.isFinite(n) || n < 0))) {
+    throw new InvalidArgumentError(
+      'Expected model=input,output: prices per million input and output tokens, e.g. gpt-4o-mini=0.15,0.6 (* as the model: any other), ' +
+        'optionally then the prices of cached prompt tokens read and written, e.g. claude-sonnet-4-5=3,15,0.3,3.75.',
+    );
   }
-  return { ...previous, [model]: { input, output } };
+  const [input, output, cacheRead, cacheWrite] = numbers as [number, number, number | undefined, number | undefined];
+  return { ...previous, [model]: { input, output, ...(cacheRead !== undefined ? { cacheRead } : {}), ...(cacheWrite !== undefined ? { cacheWrite } : {}) } };
 }
 
 /** A comma-separated list of tool names or patterns (`read_file,github__*`), none empty, each a valid name or pattern. */

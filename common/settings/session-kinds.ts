@@ -15,10 +15,14 @@ export const hostId: Kind<string> = {
   check: (value) => (typeof value === 'string' && HOST_ID_PATTERN.test(value) ? undefined : problem(`expected a ${hostId.type}, got ${describe(value)}`)),
 };
 
-const price: Kind<ModelPrice> = objectOf('{ input, output }', { input: { kind: numberIn(0, 1e9), required: true }, output: { kind: numberIn(0, 1e9), required: true } }, true);
+const price: Kind<ModelPrice> = objectOf(
+  '{ input, output, cacheRead?, cacheWrite? }',
+  { input: { kind: numberIn(0, 1e9), required: true }, output: { kind: numberIn(0, 1e9), required: true }, cacheRead: { kind: numberIn(0, 1e9) }, cacheWrite: { kind: numberIn(0, 1e9) } },
+  true,
+);
 
 /** Prices per model, `{ model: { input, output } }`, per million tokens. */
-export const prices: Kind<Record<string, ModelPrice>> = recordOf(price, 'object of { input, output } by model');
+export const prices: Kind<Record<string, ModelPrice>> = recordOf(price, 'object of { input, output, cacheRead?, cacheWrite? } by model');
 
 const optional = (kind: Kind<unknown>): Field => ({ kind });
 const required = (kind: Kind<unknown>): Field => ({ kind, required: true });

@@ -463,8 +463,15 @@ export const SESSION_SETTINGS = {
         }),
         prices: setting({
           kind: prices,
-          doc: 'Price per million input and output tokens by model name (`*` for any other); the cost budget needs the models used to be priced.',
-          flag: { flags: '--price <model=input,output>', help: 'price of a model per million input and output tokens (* for any model; repeatable)', parse: 'price', group: 'model' },
+          doc:
+            'Price per million input and output tokens by model name (`*` for any other); the cost budget needs the models used to be priced. ' +
+            "Prompt tokens the provider read from or wrote to its prompt cache are priced at `cacheRead` and `cacheWrite` (default: a tenth and 1.25 times `input`, Anthropic's).",
+          flag: {
+            flags: '--price <model=input,output>',
+            help: 'price of a model per million input and output tokens, optionally then cached prompt tokens read and written (model=3,15,0.3,3.75; * for any model; repeatable)',
+            parse: 'price',
+            group: 'model',
+          },
         }),
         warnAt: setting({ kind: numberIn(0, 1, true), default: DEFAULT_BUDGET_WARN_AT, doc: 'Share of a budget at which the model and the user are warned.' }),
       },

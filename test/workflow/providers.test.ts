@@ -11,6 +11,7 @@ import path from 'node:path';
 import { LoopwrightClient } from '../../client/session-client';
 import { streamProgress } from '../../client/session-events';
 import type { AssistantMessage, ChatMessage } from '../../common/messages';
+import { callCost } from '../../common/model-cost';
 import type { ModelStreamProgress } from '../../common/stream-types';
 import { text } from '../../fake-model/server';
 import { apiError, FAKE_ANTHROPIC_KEY, say, startFakeAnthropic, useTools, type FakeAnthropic } from '../support/fake-anthropic';
@@ -115,6 +116,7 @@ test('provider switch: a turn whose Anthropic model is gone falls back to a Chat
     agentId: 'facilitator',
     model: 'anthropic:claude-test-1',
     fallbackModels: ['openai:loopwright-fake-model'],
+    budget: { prices: { '*': { input: 3, output: 15 } } },
   });
   const first = await session.send('What does the config say?');
   expect(first).toMatchObject({ success: true, response: 'The config names the output folder.' });
@@ -138,8 +140,14 @@ test('provider switch: a turn whose Anthropic model is gone falls back to a Chat
   const messages = anthropic.requests.at(-1)!.body.messages as { role: string; content: { type: string; text?: string }[] }[];
   expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user']);
   expect(messages[5]!.content).toEqual([{ type: 'text', text: 'Still here, through the other provider.' }]);
+  // Budgets count both providers' calls; Anthropic's cached prompt tokens at their prices (costs add up linearly).
   const state = await session.state();
   expect(state.usage.totalTokens).toBe(first.usage.totalTokens + second.usage.totalTokens + third.usage.totalTokens);
+  expect(first.usage.cacheWriteTokens).toBeGreaterThan(0);
+  expect(third.usage.cacheReadTokens).toBeGreaterThan(0);
+  const price = { input: 3, output: 15 };
+  expect(state.budget!.cost.used).toBeCloseTo(callCost(first.usage, price) + callCost(second.usage, price) + callCost(third.usage, price), 4);
+  expect(state.budget!.cost.used).toBeLessThan(callCost(first.usage, price, false) + callCost(second.usage, price, false) + callCost(third.usage, price, false));
   await session.end();
 });
 

@@ -5,6 +5,7 @@
  */
 import { DEFAULT_BUDGET_WARN_AT } from '../../common/defaults';
 import type { TokenUsage } from '../../common/messages';
+import { callCost, usesCache } from '../../common/model-cost';
 import type { BudgetChange, BudgetSettings, BudgetState, ContinuedSession } from '../../common/session-types';
 
 /** What the budgets carry into the session's next run. */
@@ -29,11 +30,16 @@ export class Budgets {
   /** Warnings for the user, shown by `state`. */
   warnings: string[] = [];
 
-  /** `sessionUsed`: session tokens used, as the session's usage counts them. */
+  /**
+   * `sessionUsed`: session tokens used, as the session's usage counts them. `priceCache`: whether
+   * cached prompt tokens are priced apart (asked only of a call that reports some; the session
+   * answers with a patch marker, so histories from before keep their costs).
+   */
   constructor(
     private readonly settings: BudgetSettings,
     private readonly sessionUsed: () => number,
     carried?: CarriedBudget,
+    private readonly priceCache: () => boolean = () => true,
   ) {
     this.sessionTokensExtra = carried?.sessionTokensExtra ?? 0;
     this.sessionCostExtra = carried?.sessionCostExtra ?? 0;
@@ -60,7 +66,7 @@ export class Budgets {
   record(usage: TokenUsage, model: string | undefined): void {
     this.turnUsed += usage.totalTokens;
     const price = this.settings.prices ? (this.settings.prices[model ?? ''] ?? this.settings.prices['*']) : undefined;
-    if (price) this.cost += (usage.promptTokens * price.input + usage.completionTokens * price.output) / 1_000_000;
+    if (price) this.cost += callCost(usage, price, usesCache(usage) && this.priceCache());
   }
 
   /** Limits now, with what was raised. */

@@ -1,7 +1,7 @@
 /**
  * Setting up context management and budgets for one run of a session.
  */
-import { log } from '@temporalio/workflow';
+import { log, patched } from '@temporalio/workflow';
 import { DEFAULT_MAX_CONTINUATIONS } from '../../common/defaults';
 import type { ContinuedSession, InitializeResult, SessionInput } from '../../common/session-types';
 import type { HashedTranscript } from '../../common/transcript';
@@ -9,6 +9,9 @@ import type { SessionActivityStubs } from '../stubs/activity-proxies';
 import { Budgets } from './budgets';
 import { ContextManager } from './context-manager';
 import type { ManagedModel } from '../turn/model-calls';
+
+/** Cached prompt tokens priced apart (common/model-cost.ts): a run recorded before prices every prompt token as input. */
+export const CACHE_PRICING_PATCH = 'loopwright-cache-pricing';
 
 /**
  * Context management and budgets of a session: the window (the session's, else the server's, else
@@ -40,7 +43,7 @@ export async function manageContext(
   log.info('Context window', { window: context.window, source: context.windowSource, tools: init.tools.length });
   return {
     context,
-    budgets: new Budgets(input.budget ?? {}, sessionTokens, carried?.budget),
+    budgets: new Budgets(input.budget ?? {}, sessionTokens, carried?.budget, () => patched(CACHE_PRICING_PATCH)),
     settings,
     fallbackModels: input.fallbackModels ?? [],
     maxContinuations: input.maxContinuations ?? DEFAULT_MAX_CONTINUATIONS,

@@ -11,11 +11,14 @@ function count(n: unknown): number {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.min(Math.round(n), MAX_COUNT) : 0;
 }
 
-/** Sum of two usage records. */
+/** Sum of two usage records; the prompt-cache counts only when either has them. */
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
+  const sum: TokenUsage = {
     promptTokens: count(a.promptTokens + count(b.promptTokens)),
     completionTokens: count(a.completionTokens + count(b.completionTokens)),
     totalTokens: count(a.totalTokens + count(b.totalTokens)),
   };
+  if (a.cacheReadTokens !== undefined || b.cacheReadTokens !== undefined) sum.cacheReadTokens = count(count(a.cacheReadTokens) + count(b.cacheReadTokens));
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) sum.cacheWriteTokens = count(count(a.cacheWriteTokens) + count(b.cacheWriteTokens));
+  return sum;
 }

@@ -4,7 +4,8 @@
  * the system prompt is a field of its own, roles alternate (a tool result is a `tool_result` block
  * of a user message, and consecutive results share one), tool calls are `tool_use` blocks with an
  * object input, a reply's thinking blocks go back unchanged before its text and tool calls, empty
- * text blocks are refused, and `max_tokens` is required. Pure: the caller sends it.
+ * text blocks are refused, and `max_tokens` is required. With `cache`, prompt-cache breakpoints
+ * follow the transcript's stable prefix (see addCacheBreakpoints). Pure: the caller sends it.
  */
 import type { ContentBlockParam, MessageCreateParamsNonStreaming, MessageParam, TextBlockParam, Tool, ToolChoice } from '@anthropic-ai/sdk/resources/messages/messages';
 import type { AssistantMessage, ChatMessage, ToolDefinition } from '../../../common/messages';
@@ -41,6 +42,7 @@ export function buildMessagesRequest(call: ProviderCall): MessageCreateParamsNon
     // With thinking on, the API takes only `auto` and `none`.
     body.tool_choice = toolChoice(settings.toolChoice ?? 'auto', thinking);
   }
+  if (call.cache) addCacheBreakpoints(body);
   const merged: Record<string, unknown> = { ...body };
   // Sent only when the session sets one (the SDK's types no longer list it); with thinking on, the API refuses any.
   const temperature = settings.temperature ?? call.temperature;
@@ -49,6 +51,36 @@ export function buildMessagesRequest(call: ProviderCall): MessageCreateParamsNon
     if (!PROTECTED_FIELDS.has(key)) merged[key] = value;
   }
   return merged as unknown as MessageCreateParamsNonStreaming;
+}
+
+/** The breakpoint Anthropic's prompt cache takes: the prefix up to a marked block, kept five minutes. */
+const BREAKPOINT = { type: 'ephemeral' } as const;
+
+/**
+ * Prompt-cache breakpoints on the stable prefix of an append-only transcript (at most 3 of the
+ * API's 4): the system prompt's last block (the tools come before it, so they are in that prefix;
+ * the last tool when there is no system prompt), the last block of the message before the latest
+ * reply (where the previous call's prompt ended: its cache entry is read), and the last block of
+ * this call's messages (written, for the next call to read). Thinking blocks take no marker.
+ */
+export function addCacheBreakpoints(body: MessageCreateParamsNonStreaming): void {
+  const system = Array.isArray(body.system) ? body.system : [];
+  if (system.length > 0) system[system.length - 1]!.cache_control = BREAKPOINT;
+  else if (body.tools && body.tools.length > 0) (body.tools[body.tools.length - 1] as Tool).cache_control = BREAKPOINT;
+  const { messages } = body;
+  let lastReply = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === 'assistant') {
+      lastReply = i;
+      break;
+    }
+  }
+  const marked = new Set([lastReply - 1, messages.length - 1].filter((i) => i >= 0));
+  for (const index of marked) {
+    const blocks = messages[index]!.content as ContentBlockParam[];
+    const last = [...blocks].reverse().find((b) => b.type !== 'thinking' && b.type !== 'redacted_thinking');
+    if (last) (last as { cache_control?: typeof BREAKPOINT }).cache_control = BREAKPOINT;
+  }
 }
 
 /** The transcript's messages as Messages' system prompt and alternating user and assistant messages. */

@@ -14,7 +14,9 @@ import type { ChatMessage, ToolDefinition } from '../../../common/messages';
 import { MODEL_AUTH_ERROR, MODEL_BAD_REQUEST, MODEL_RATE_LIMITED, MODEL_SERVER_ERROR, type ModelCallInput, type ModelCallResult, type ModelFailureDetails } from '../../../common/model-call';
 import { isStreamProgress, type ModelStreamProgress } from '../../../common/stream-types';
 import { apiError, FAKE_ANTHROPIC_KEY, requestProblem, say, startFakeAnthropic, useTools, type FakeAnthropic } from '../../support/fake-anthropic';
-import { mockEnv, runIn } from './fake-client';
+import { fakeClient, mockEnv, runIn } from './fake-client';
+import { ModelProviders } from '../../../activities/model/providers';
+import { resolveModelConfig } from '../../../activities/model/model-config';
 
 const TOOLS: ToolDefinition[] = [
   { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] } } },
@@ -36,6 +38,8 @@ function activities(key: string | undefined = FAKE_ANTHROPIC_KEY) {
   // The Chat Completions side points nowhere: every call here must go to the Messages server.
   return createModelActivities({ baseURL: 'http://127.0.0.1:9/v1', env: {}, ...(key !== undefined ? { anthropicApiKey: key } : {}), anthropicBaseURL: fake.baseURL });
 }
+
+const call_ = (input: Partial<ModelCallInput> & { messages: ChatMessage[] }): Promise<ModelCallResult> => call(input);
 
 function call(input: Partial<ModelCallInput> & { messages: ChatMessage[] }, env = mockEnv()): Promise<ModelCallResult> {
   return runIn(env, activities().callModel, { tools: TOOLS, model: 'anthropic:claude-test-1', ...input });
@@ -76,10 +80,12 @@ describe('anthropic provider: requests', () => {
     expect(second).toMatchObject({ message: { role: 'assistant', content: 'Both read.' }, finishReason: 'stop', model: 'claude-test-1' });
 
     const body = fake.requests[1]!.body;
-    expect(body).toMatchObject({ model: 'claude-test-1', max_tokens: 8192, system: [{ type: 'text', text: 'You are a facilitator.' }], tool_choice: { type: 'auto' } });
+    // Cache breakpoints: the system prompt (tools before it), where the previous call ended, and the end of this one.
+    const mark = { cache_control: { type: 'ephemeral' } };
+    expect(body).toMatchObject({ model: 'claude-test-1', max_tokens: 8192, system: [{ type: 'text', text: 'You are a facilitator.', ...mark }], tool_choice: { type: 'auto' } });
     expect(body.tools).toEqual([{ name: 'read_file', description: 'Read a file', input_schema: TOOLS[0]!.function.parameters }]);
     expect(body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'Read a and b.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'Read a and b.', ...mark }] },
       {
         role: 'assistant',
         content: [
@@ -92,7 +98,7 @@ describe('anthropic provider: requests', () => {
         content: [
           { type: 'tool_result', tool_use_id: calls[0]!.id, content: 'A' },
           { type: 'tool_result', tool_use_id: calls[1]!.id, content: 'B' },
-          { type: 'text', text: '[Loopwright] Budget warning.' },
+          { type: 'text', text: '[Loopwright] Budget warning.', ...mark },
         ],
       },
     ]);
@@ -208,3 +214,47 @@ describe('anthropic provider: failures', () => {
     expect(fake.requests.length).toBe(requests);
   });
 });
+
+describe('anthropic provider: prompt cache', () => {
+  it('a tool loop reading 12 KB per call: from the third call on, over 80 % of the prompt is read from the cache, and the cost is a fraction of the uncached one', async () => {
+    const system: ChatMessage = { role: 'system', content: `You are a facilitator. ${'Follow the workflow step by step. '.repeat(150)}` };
+    const transcript: ChatMessage[] = [system, { role: 'user', content: 'Read the ten chapters, one per call.' }];
+    const usages: NonNullable<ModelCallResult['usage']>[] = [];
+    for (let call = 1; call <= 10; call++) {
+      fake.enqueue(useTools([{ name: 'read_file', input: { file_path: `chapter-${call}.md` } }]));
+      const reply = await call_({ messages: transcript });
+      usages.push(reply.usage!);
+      transcript.push(reply.message, { role: 'tool', tool_call_id: reply.message.tool_calls![0]!.id, content: chapter(call) });
+    }
+    // The first call writes the system prompt and its messages; each later one reads what the one before wrote.
+    expect(usages[0]!.cacheReadTokens).toBeUndefined();
+    expect(usages[0]!.cacheWriteTokens).toBeGreaterThan(0);
+    for (const usage of usages.slice(1)) expect(usage.cacheReadTokens).toBeGreaterThan(0);
+    const later = usages.slice(2);
+    const read = later.reduce((n, u) => n + (u.cacheReadTokens ?? 0), 0);
+    const prompt = later.reduce((n, u) => n + u.promptTokens, 0);
+    expect(read / prompt).toBeGreaterThan(0.8);
+    // Priced as Anthropic prices them (reads a tenth, writes a quarter more), against every prompt token at full price.
+    const cost = usages.reduce((n, u) => n + (u.promptTokens - (u.cacheReadTokens ?? 0) - (u.cacheWriteTokens ?? 0)) + 0.1 * (u.cacheReadTokens ?? 0) + 1.25 * (u.cacheWriteTokens ?? 0), 0);
+    const uncached = usages.reduce((n, u) => n + u.promptTokens, 0);
+    expect(cost / uncached).toBeLessThan(0.4);
+  });
+
+  it('the fake caches only what a breakpoint marks, from its minimum size on: a prompt without markers is never read from the cache', async () => {
+    const messages: ChatMessage[] = [{ role: 'user', content: 'x'.repeat(8000) }];
+    const { provider } = new ModelProviders(resolveModelConfig({ anthropicApiKey: FAKE_ANTHROPIC_KEY, anthropicBaseURL: fake.baseURL }, {}), fakeClient().client).resolve('anthropic:claude-test-1');
+    const send = (cache: boolean) => runIn(mockEnv(), () => provider.prepare({ model: 'claude-test-1', messages, tools: [], label: 'test', cache }).send(), undefined);
+    fake.enqueue(say('a'), say('b'), say('c'), say('d'));
+    expect((await send(false)).reply.usage).not.toHaveProperty('cacheWriteTokens');
+    expect((await send(false)).reply.usage).not.toHaveProperty('cacheReadTokens');
+    expect((await send(true)).reply.usage).toMatchObject({ cacheWriteTokens: expect.any(Number) as number });
+    expect((await send(true)).reply.usage).toMatchObject({ cacheReadTokens: expect.any(Number) as number });
+  });
+});
+
+/** Twelve kilobytes of text that differ from chapter to chapter. */
+function chapter(n: number): string {
+  return Array.from({ length: 240 }, (_, i) => `Chapter ${n}, line ${i}: the street's tool library lends drills.`)
+    .join('\n')
+    .slice(0, 12_000);
+}
