@@ -31,10 +31,16 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
       commandPatterns,
     )
     .option('--deny-command <pattern>', "a command this worker refuses in every session, by prefix and * pattern, e.g. 'git push' (repeatable; wins over every allow rule)", commandPatterns)
+    .option(
+      '--deployment <name>',
+      'run with Worker Deployment Versioning in this deployment: sessions stay on the build that started them (default: LOOPWRIGHT_DEPLOYMENT; loopwright when only a build id is given)',
+    )
+    .option('--build-id <id>', "this worker's build in its deployment; turns versioning on (default: LOOPWRIGHT_BUILD_ID, else <package version>-<hash of the workflow bundle>)")
+    .option('--make-current', "once polling, make this build the deployment's current one: new sessions start on it, older builds' sessions move to it at their next turn")
     .addHelpText(
       'after',
       helpDetails(
-        ['OPENAI_API_KEY=sk-... loopwright worker', 'LOOPWRIGHT_METRICS=9464 loopwright worker --task-queue team-a'],
+        ['OPENAI_API_KEY=sk-... loopwright worker', 'LOOPWRIGHT_METRICS=9464 loopwright worker --task-queue team-a', 'loopwright worker --deployment loopwright --make-current'],
         [
           ...CONNECTION_ENV,
           ['OPENAI_API_KEY, OPENAI_BASE_URL', 'the model server'],
@@ -45,6 +51,7 @@ export function addToolCommands(program: Command, invocation: Invocation): void 
           ['LOOPWRIGHT_TOOL_MODULES', 'modules of custom tools, comma-separated (as --tool-module; run and chat read it too)'],
           ['LOOPWRIGHT_SCORER_MODULES', 'modules of eval scorers, comma-separated (as --scorer-module; eval reads it too)'],
           ['LOOPWRIGHT_ACTIVE_SESSIONS, LOOPWRIGHT_PARALLEL_TOOLS, ...', 'worker sizing (see docs/reference/configuration.md)'],
+          ['LOOPWRIGHT_DEPLOYMENT, LOOPWRIGHT_BUILD_ID', 'Worker Deployment Versioning (as --deployment and --build-id)'],
         ],
       ),
     )

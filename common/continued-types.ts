@@ -1,6 +1,9 @@
 /**
  * What one run of a session hands the next when it continues as new (`SessionInput.continued`):
- * the transcript, counters, the unfinished turn, the view, budgets and verification.
+ * the transcript, counters, the unfinished turn, the view, budgets and verification. This is a
+ * contract between builds: under Worker Deployment Versioning the next run may be a newer build's
+ * (docs/concepts/sessions.md, "The carried state"), so its layout is versioned
+ * (`CONTINUED_SESSION_VERSION`) and common/continued-contract.ts reads this one and the one before.
  */
 import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelView } from './model-view';
@@ -31,8 +34,19 @@ export interface PendingTurn {
   budgetWarned?: string[];
 }
 
+/**
+ * The layout of `ContinuedSession` this build writes. 1: the layout before the field existed (the
+ * same fields, no `version`); 2: `version` and `upgradedFrom` added. Raise it when a field changes
+ * meaning or a new one must not be dropped, and teach the reader the step from the one before.
+ */
+export const CONTINUED_SESSION_VERSION = 2;
+
 /** What a run hands the next one when it continues as new. */
 export interface ContinuedSession {
+  /** The layout (`CONTINUED_SESSION_VERSION` of the build that wrote it); absent: 1. */
+  version?: number;
+  /** The build the previous run ran on, when the session moved to the current build with this hand-over. */
+  upgradedFrom?: string;
   /** Run id of the run this one continues. */
   fromRunId: string;
   /** Number of this run within the session (1 is the first). */

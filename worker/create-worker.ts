@@ -19,6 +19,7 @@ import { localHostId } from './host-id';
 import { dataConverterFromEnv } from '../codec/encryption-codec';
 import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from './workflow-bundle';
 import { installTracing, tracingClientInterceptors, tracingFromEnv, type TracingOptions, tracingWorkerOptions } from './tracing';
+import { buildIdOf, type DeploymentOptions, deploymentVersion, versionedWorkerOptions, type WorkflowCode } from './deployment';
 
 /** How to build a worker. */
 export interface CreateWorkerOptions {
@@ -48,6 +49,13 @@ export interface CreateWorkerOptions {
   tracing?: TracingOptions | false;
   /** This machine's host id (default LOOPWRIGHT_HOST_ID, else the host name): the worker also serves the files of sessions that name it. */
   hostId?: string;
+  /**
+   * Worker Deployment Versioning: the worker joins this deployment (default name `loopwright`) as
+   * this build (default: the package version and a hash of its workflow bundle), and every session
+   * it starts is pinned to the build until it moves to the current one at a turn boundary. Off when
+   * absent: the worker is unversioned (see docs/guides/deployment.md, "Versioned deploys").
+   */
+  deployment?: DeploymentOptions;
   /** Extra worker options (identity, ...); they win over `sizing`. */
   overrides?: Partial<WorkerOptions>;
 }
@@ -78,6 +86,11 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...createEvalActivities({ client, scorers: options.scorers ?? [], grader: createGrader(options.activityOptions?.model) }),
     ...(options.activities ?? createActivities({ client, hostId, ...options.activityOptions, tools: [...(options.activityOptions?.tools ?? []), ...(options.tools ?? [])] })),
   };
+  // The build's traced bundle includes the interceptors; a bundle given by the caller is checked.
+  const traced = tracing ? await tracingWorkerOptions(tracing, code, WORKFLOWS_PATH, options.workflowBundle === undefined) : {};
+  const versioned = options.deployment
+    ? versionedWorkerOptions(deploymentVersion(options.deployment, () => buildIdOf(loadedCode(code, traced), WORKFLOWS_PATH, { traced: tracing !== undefined })))
+    : {};
   const worker = await Worker.create({
     connection: options.connection,
     namespace,
@@ -95,8 +108,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     shutdownGraceTime: '10 seconds',
     ...sizingOptions(resolveWorkerSizing(options.sizing, process.env, { traced: tracing !== undefined })),
     ...stickyTimeout(process.env),
-    // The build's traced bundle includes the interceptors; a bundle given by the caller is checked.
-    ...(tracing ? await tracingWorkerOptions(tracing, code, WORKFLOWS_PATH, options.workflowBundle === undefined) : {}),
+    ...traced,
+    ...versioned,
     ...options.overrides,
   });
   // The same activities on this host's files queue, for sessions whose files live here.
@@ -110,6 +123,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     maxHeartbeatThrottleInterval: '100 milliseconds',
     defaultHeartbeatThrottleInterval: '100 milliseconds',
     shutdownGraceTime: '10 seconds',
+    // The same build as the session worker: a pinned session's file activities go to its own build.
+    ...versioned,
     ...(options.overrides?.identity ? { identity: `${options.overrides.identity}@files` } : {}),
   });
   return withFilesWorker(worker, files);
@@ -144,6 +159,11 @@ function withFilesWorker(worker: Worker, files: Worker): Worker {
 function workflowCode(given: WorkerOptions['workflowBundle'], traced: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
   const workflowBundle = given ?? prebuiltWorkflowBundle({ traced });
   return workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
+}
+
+/** The workflow code the worker loads: the tracing options may swap the bundle for the sources. */
+function loadedCode(code: WorkflowCode, traced: Partial<WorkerOptions>): WorkflowCode {
+  return 'workflowsPath' in traced ? { workflowBundle: traced.workflowBundle, workflowsPath: traced.workflowsPath } : code;
 }
 
 /** A logger for `bundleWorkflowCode` that drops webpack's info chatter and keeps warnings and errors. */

@@ -12,7 +12,8 @@
  * eval's grader on the same model settings), so `loopwright batch` and `loopwright eval` run on it; when the worker has no workflow code of its own it also gets the session
  * workflow (the prebuilt bundle, else the sources). A worker with workflows of its own re-exports
  * Loopwright's in its workflow entry point (`export * from 'loopwright/workflows'`). MCP
- * connections the worker opened are closed when it stops.
+ * connections the worker opened are closed when it stops. With `deployment`, the worker runs with
+ * Worker Deployment Versioning, sessions pinned to its build (see worker/deployment.ts).
  */
 import { Client } from '@temporalio/client';
 import { SimplePlugin } from '@temporalio/plugin';
@@ -25,6 +26,7 @@ import type { Scorer } from '../activities/eval/scorers';
 import type { CustomTool } from '../activities/tools/custom-tool';
 import { closeDefaultMcpPool } from '../activities/mcp/default-pool';
 import { prebuiltWorkflowBundle, WORKFLOWS_PATH } from './workflow-bundle';
+import { buildIdOf, type DeploymentOptions, deploymentVersion, versionedWorkerOptions } from './deployment';
 
 /** Settings of the plugin: those of `createActivities`, with the tools at the top. */
 export interface LoopwrightPluginOptions extends Omit<ActivitiesOptions, 'client'> {
@@ -32,6 +34,13 @@ export interface LoopwrightPluginOptions extends Omit<ActivitiesOptions, 'client
   tools?: readonly CustomTool[];
   /** Custom scorers (`defineScorer`) evals may run on this worker (`loopwright eval --scorer`). */
   scorers?: readonly Scorer[];
+  /**
+   * Worker Deployment Versioning, as `createWorker`'s `deployment`: the deployment (default
+   * `loopwright`) and this build's id (default: the package version and a hash of the workflow
+   * bundle; a worker that bundles workflow sources of its own at start-up must give one). A
+   * `workerDeploymentOptions` of the worker's own wins.
+   */
+  deployment?: DeploymentOptions;
 }
 
 export class LoopwrightPlugin extends SimplePlugin {
@@ -46,7 +55,7 @@ export class LoopwrightPlugin extends SimplePlugin {
     }
     // Activities read session transcripts through a client on the worker's own connection.
     const client = new Client({ connection: base.connection, ...(base.namespace ? { namespace: base.namespace } : {}), ...(base.dataConverter ? { dataConverter: base.dataConverter } : {}) });
-    const { scorers, ...settings } = this.settings;
+    const { scorers, deployment, ...settings } = this.settings;
     const ours = {
       // As createWorker: the batch and eval workflows' activities beside the session's.
       ...createBatchActivities({ client }),
@@ -55,11 +64,14 @@ export class LoopwrightPlugin extends SimplePlugin {
     };
     const hasWorkflows = base.workflowsPath !== undefined || base.workflowBundle !== undefined;
     const bundle = hasWorkflows ? undefined : prebuiltWorkflowBundle({ traced: false });
+    const code = hasWorkflows ? { workflowBundle: base.workflowBundle, workflowsPath: base.workflowsPath } : bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH };
+    const versioned = deployment && !base.workerDeploymentOptions ? versionedWorkerOptions(deploymentVersion(deployment, () => buildIdOf(code, WORKFLOWS_PATH))) : {};
     return {
       ...base,
       // The worker's own activities win over a name they share with ours.
       activities: { ...ours, ...(base.activities as object | undefined) },
-      ...(hasWorkflows ? {} : bundle ? { workflowBundle: bundle } : { workflowsPath: WORKFLOWS_PATH }),
+      ...(hasWorkflows ? {} : code),
+      ...versioned,
       // As createWorker: heartbeats let a streamed reply's 100 ms batches out as they are sent, and
       // carry an interrupt to a running model call within about a heartbeat.
       maxHeartbeatThrottleInterval: base.maxHeartbeatThrottleInterval ?? '100 milliseconds',

@@ -84,6 +84,16 @@ export const ENVIRONMENT: Record<string, readonly EnvironmentVariable[]> = {
     { name: 'LOOPWRIGHT_MAX_CACHED_SESSIONS', default: '1,000, or 250 with tracing on', meaning: 'sessions kept cached by the worker (never 0); the others are replayed when they next get a message' },
     { name: 'LOOPWRIGHT_TRANSCRIPT_CACHE_MB', default: '256', meaning: 'MiB of session transcripts the worker keeps for model calls' },
     { name: 'LOOPWRIGHT_LOG_LEVEL', default: '`INFO` for `worker`, `WARN` otherwise', meaning: 'Temporal runtime log level' },
+    {
+      name: 'LOOPWRIGHT_DEPLOYMENT',
+      default: 'unversioned',
+      meaning: '`worker` runs with Worker Deployment Versioning in this deployment (as `--deployment`); `loopwright` when only `LOOPWRIGHT_BUILD_ID` is set',
+    },
+    {
+      name: 'LOOPWRIGHT_BUILD_ID',
+      default: '`<package version>-<bundle hash>`',
+      meaning: "the versioned worker's build id (as `--build-id`); setting it alone turns versioning on",
+    },
   ],
   Observability: [
     { name: 'LOOPWRIGHT_METRICS', default: 'off', meaning: "`host:port` (or a port) of the worker's Prometheus endpoint, `/metrics`" },

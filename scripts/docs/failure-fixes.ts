@@ -281,4 +281,26 @@ export const FAILURE_FIXES: Record<string, FailureFix> = {
   LoopwrightToolsUnknown: { group: 'worker', fix: 'Nothing: the workflow sends the tool definitions again at once.' },
   LoopwrightTranscriptUnavailable: { group: 'worker', fix: 'Retried. If it persists, report it with the workflow id.' },
   WorkerSizingError: { group: 'worker', fix: 'Give the sizing setting the message names a whole number in range (`LOOPWRIGHT_ACTIVE_SESSIONS`, `LOOPWRIGHT_PARALLEL_TOOLS`, …).' },
+  DeploymentSettingError: {
+    group: 'worker',
+    fix:
+      'Correct the flag, variable or option the message names: a deployment name without dots or spaces, a build id without spaces, each at most 255 characters; ' +
+      '`--make-current` needs `--deployment` or `--build-id`; a worker that bundles workflow sources of its own needs an explicit build id. See [Versioned deploys](guides/deployment.md#versioned-deploys).',
+  },
+  DeploymentVersionNotFoundError: {
+    group: 'worker',
+    fix:
+      "The build's workers did not poll (or the server did not pass the new routing on) in time: check that the worker reaches the server on the deployment's task queues, then run " +
+      '`temporal worker deployment set-current-version --deployment-name <name> --build-id <id>`, or start the worker again with `--make-current`.',
+  },
+  NewerCarriedStateError: {
+    group: 'worker',
+    fix:
+      "A session handed over by a newer build reached an older one (a rollback): make a build that reads the layout current again (`loopwright worker --make-current` on it); the session's step is retried until one runs it. " +
+      'See [Rolling back](guides/deployment.md#rolling-back).',
+  },
+  BadCarriedStateError: {
+    group: 'worker',
+    fix: 'The `continued` input of a session was not written by Loopwright (its `version` is not a layout): start the session again, or branch it (`loopwright branch <id>`) from its last good turn.',
+  },
 };

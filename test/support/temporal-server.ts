@@ -20,9 +20,10 @@ export interface TestTemporal {
  * Starts a real Temporal dev server with `TestWorkflowEnvironment.createLocal`, on the CLI that
  * set-up provided (the SDK's own download cannot reach its site here), with the fast settings and
  * search attributes of every Loopwright server: a free port (or `port`), no Web UI, in memory unless
- * `dbFile` names a SQLite file (then a restart on the same port and file keeps everything).
+ * `dbFile` names a SQLite file (then a restart on the same port and file keeps everything), and any
+ * `dynamicConfig` values (`key=value`) a test needs besides.
  */
-export async function startTestTemporal(options: { dbFile?: string; port?: number } = {}): Promise<TestTemporal> {
+export async function startTestTemporal(options: { dbFile?: string; port?: number; dynamicConfig?: readonly string[] } = {}): Promise<TestTemporal> {
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: findTemporalCli().path },
@@ -30,7 +31,7 @@ export async function startTestTemporal(options: { dbFile?: string; port?: numbe
       dbFilename: options.dbFile,
       // The server inherits this process's stdout and stderr: errors only, and no banner (`--output none`).
       log: { format: 'pretty', level: 'error' },
-      extraArgs: [...fastServerArgs(options.dbFile !== undefined), '--output', 'none'],
+      extraArgs: [...fastServerArgs(options.dbFile !== undefined), ...(options.dynamicConfig ?? []).flatMap((value) => ['--dynamic-config-value', value]), '--output', 'none'],
     },
   });
   let stopping: Promise<void> | undefined;

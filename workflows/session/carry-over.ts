@@ -6,6 +6,7 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { TRANSCRIPT_MISMATCH } from '../../common/failure-types';
 import type { ContinuedSession, PendingTurn, TurnResult } from '../../common/session-types';
+import { CONTINUED_SESSION_VERSION } from '../../common/continued-types';
 import type { ChatMessage } from '../../common/messages';
 import { CARRY_INLINE_BYTES, type HashedTranscript, TRANSCRIPT_PAGE_BYTES, type TranscriptGap, utf8Length } from '../../common/transcript';
 import type { SessionActivityStubs } from '../stubs/activity-proxies';
@@ -77,6 +78,7 @@ export function continuedSession(rt: SessionRuntime, runId: string, pendingTurn:
   const from = gap ? gap.to : 0;
   const bytes = transcript.bytesBetween(from);
   return {
+    version: CONTINUED_SESSION_VERSION,
     fromRunId: runId,
     run: state.run + 1,
     init: rt.init!,

@@ -35,6 +35,8 @@ export interface HandledRun extends SessionRuntime {
   runTurn(start: TurnStart): Promise<TurnResult | undefined>;
   /** The result of `turn`, while the run keeps it. */
   finishedTurn(turn: number): TurnResult | undefined;
+  /** The session is between turns and a newer build is current: it moves there before taking a message. */
+  upgradeDue(): boolean;
 }
 
 /** Install the handlers that inspect and adjust a session: extend, state, transcript, end, interrupt, compact, budget. */
@@ -183,7 +185,8 @@ export function installTurnHandlers(rt: HandledRun): void {
           );
         }
         if (rt.input.eval) throw ApplicationFailure.nonRetryable('an eval session sends itself the messages of its recording and takes none', BAD_INPUT);
-        if (rt.continuing) throw rt.continuedFailure();
+        // A newer build is current: this run hands over to it rather than take a turn; the client sends the message again there.
+        if (rt.continuing || rt.upgradeDue()) throw rt.continuedFailure();
         if (rt.endRequested) throw ApplicationFailure.nonRetryable('the session is ending and takes no more messages', SESSION_ENDING);
         if (rt.state.status === 'failed') {
           throw ApplicationFailure.nonRetryable(`the session failed: ${rt.state.error ?? 'unknown error'}`, SESSION_FAILED);

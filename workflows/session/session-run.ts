@@ -6,7 +6,7 @@
  * behaviour each run decides once, from the patches its history recorded, is fixed in the constructor.
  */
 import type { Duration } from '@temporalio/common';
-import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, continueAsNew, log, metricMeter, patched, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, log, metricMeter, patched, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import {
   DEFAULT_IDLE_TIMEOUT,
   DEFAULT_ITERATION_WARNING,
@@ -50,6 +50,7 @@ import { delegationExtension, type Delegator } from '../delegation/delegation';
 import type { DelegationApprovals } from '../delegation/delegation-approvals';
 import { EvalReplay } from '../eval/replay';
 import { compactView } from './session-handlers';
+import { continueSession, currentBuild, newerBuildCurrent } from './upgrade';
 import type { RecordedAction } from '../../common/eval/recording';
 
 /** Patch ids: behaviour added after sessions were already recorded (see test/fixtures/histories). */
@@ -219,6 +220,17 @@ export class SessionRun implements SessionRuntime {
   }
 
   /**
+   * True when the session should move to the deployment's newer current build now: it is between
+   * turns (nothing runs, no turn waits to be resumed) and, when this run itself came from such a
+   * move, it has taken a turn since (so a move that lands on the same build cannot repeat).
+   */
+  upgradeDue(): boolean {
+    if (this.busy || this.pausedTurn || this.resumingTurn !== undefined || this.replay) return false;
+    if (this.input.continued?.upgradedFrom !== undefined && this.state.turn === this.input.continued.turn) return false;
+    return newerBuildCurrent();
+  }
+
+  /**
    * Initialise the agent (an activity, so its result is recorded), or take over the run before's
    * agent, tools, view and transcript; then the context management, the turn's extensions, and ready.
    */
@@ -347,10 +359,11 @@ export class SessionRun implements SessionRuntime {
     for (;;) {
       if (this.endRequested && !this.busy) break;
       if (this.pausedTurn) return this.handOver();
-      if (!this.busy && this.shouldContinueAsNew()) return this.handOver();
+      // A newer build is current: the session moves there now, between turns (see upgrade.ts).
+      if (!this.busy && (this.shouldContinueAsNew() || this.upgradeDue())) return this.handOver();
       const seen = state.turn;
       const woke = await condition(
-        () => (this.endRequested && !this.busy) || this.pausedTurn !== undefined || state.turn !== seen || this.busy || (!this.busy && this.shouldContinueAsNew()),
+        () => (this.endRequested && !this.busy) || this.pausedTurn !== undefined || state.turn !== seen || this.busy || (!this.busy && (this.shouldContinueAsNew() || this.upgradeDue())),
         idleTimeout,
         { summary: `idle timeout: the session ends after ${String(idleTimeout)} without a message` },
       );
@@ -478,7 +491,10 @@ export class SessionRun implements SessionRuntime {
     this.continuing = true;
     await condition(allHandlersFinished);
     const { state, transcript, input } = this;
+    // Between turns, a hand-over also moves the session to a newer current build; a turn under way finishes on this one.
+    const upgrade = this.upgradeDue();
     const next = continuedSession(this, workflowInfo().runId, this.pausedTurn, carriedTurns(this.recentTurns), this.features.carryView);
+    if (upgrade) next.upgradedFrom = currentBuild() ?? '';
     // An eval session's turn handed over mid-way goes on with the recorded calls it used (no recorded session has one).
     if (this.replay && this.pausedTurn) next.replay = this.replay.carry();
     log.info('Continuing as new', {
@@ -487,9 +503,10 @@ export class SessionRun implements SessionRuntime {
       historyEvents: workflowInfo().historyLength,
       transcriptMessages: transcript.length,
       pendingTurn: this.pausedTurn?.turn,
+      ...(upgrade ? { upgradingFrom: next.upgradedFrom } : {}),
     });
     const { firstMessage: _first, continued: _previous, ...settings } = input;
-    return continueAsNew<(input: SessionInput) => Promise<SessionResult>>({ ...settings, continued: next });
+    return continueSession({ ...settings, continued: next }, upgrade);
   }
 
   /** The session completes once every handler has answered. */
