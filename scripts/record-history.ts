@@ -19,6 +19,9 @@
  *
  * With --skills: an agent skill that activates a skill and reads its files by bare paths (see
  * record-skills-session.ts).
+ *
+ * With --providers: a session on Anthropic's Messages API with its prompt cache, a fallback to a
+ * Chat Completions model and back (see record-providers-session.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,6 +35,8 @@ import { recordingTools, recordToolsSession } from './record-tools-session';
 import { recordSkillsSession } from './record-skills-session';
 import { recordVerifySession } from './record-verify-session';
 import { recordCommandsSession } from './record-commands-session';
+import { recordProvidersSession } from './record-providers-session';
+import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from '../test/support/fake-anthropic';
 
 async function main(): Promise<void> {
   const name = process.argv[2];
@@ -41,6 +46,7 @@ async function main(): Promise<void> {
   const verify = process.argv.includes('--verify');
   const skills = process.argv.includes('--skills');
   const commands = process.argv.includes('--commands');
+  const providers = process.argv.includes('--providers');
   if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> [--continue-as-new] (lower-case letters, digits, dashes)');
   const dir = path.resolve(__dirname, '../test/fixtures/histories');
   const existing = fs.readdirSync(dir).filter((f) => f === `${name}.json` || f.startsWith(`${name}-run`));
@@ -48,14 +54,17 @@ async function main(): Promise<void> {
 
   const h = await startSessionHarness();
   const bundle = copyExampleBundle();
+  const anthropic = providers ? await startFakeAnthropic() : undefined;
   try {
-    const { loopwright } = await h.startWorker(tools ? { activities: { tools: recordingTools() } } : {});
+    const model = anthropic ? { model: { baseURL: h.fake.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } } : {};
+    const { loopwright } = await h.startWorker(tools ? { activities: { tools: recordingTools() } } : { activities: model });
+    if (anthropic) await recordProvidersSession(loopwright, h.fake, anthropic, bundle.bundle, name);
     if (tools) await recordToolsSession(loopwright, h.fake, bundle.bundle, name);
     if (verify) await recordVerifySession(loopwright, h.fake, name, chain);
     if (skills) await recordSkillsSession(loopwright, h.fake, name, chain);
     if (commands) await recordCommandsSession(loopwright, h.fake, bundle.bundle, name);
     const session = context ? await recordContextSession(loopwright, h.fake, bundle.bundle, name, chain) : undefined;
-    if (!session && !tools && !verify && !skills && !commands)
+    if (!session && !tools && !verify && !skills && !commands && !providers)
       h.fake.enqueue(
         toolCalls([
           { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
@@ -67,7 +76,7 @@ async function main(): Promise<void> {
         hang(),
         text('Resumed.'),
       );
-    if (!session && !tools && !verify && !skills && !commands) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
+    if (!session && !tools && !verify && !skills && !commands && !providers) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
     const workflowId = `fixture-${name}`;
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
     const cli = findTemporalCli();
@@ -84,6 +93,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await h.close();
+    await anthropic?.close();
     bundle.cleanup();
   }
 }
