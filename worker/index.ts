@@ -18,6 +18,8 @@ export { resolveWorkerSizing, sizingOptions, WorkerSizingError, type WorkerSizin
 export { createActivities, type ActivitiesOptions, type McpConnections } from '../activities/session-activities';
 export { defineTool, ToolError, CustomToolError, type CustomTool, type CustomToolOptions, type ToolContext } from '../activities/tools/custom-tool';
 export { LoopwrightPlugin, type LoopwrightPluginOptions } from './plugin';
+export { DEFAULT_DEPLOYMENT_NAME, DeploymentSettingError, type DeploymentOptions } from './deployment';
+export { makeBuildCurrent, DeploymentVersionNotFoundError } from './current-build';
 export { defineScorer, ScorerError, type Scorer, type ScorerInput, type ScorerVerdict } from '../activities/eval/scorers';
 export { dataConverterFromEnv } from '../codec/encryption-codec';
 export { tracingFromEnv, tracingClientInterceptors, tracingWorkflowInterceptorModules, flushTracing, shutdownTracing, TracingConfigError, type TracingOptions } from './tracing';

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildIdOf, deploymentFromEnv, DeploymentSettingError, deploymentVersion, versionedWorkerOptions } from '../../../worker/deployment';
 import { WORKFLOWS_PATH } from '../../../worker/workflow-bundle';
+import { LoopwrightPlugin } from '../../../worker/plugin';
 import { workerDeployment } from '../../../cli/commands/worker-command';
 import { BadCarriedStateError, NewerCarriedStateError, readContinuedSession } from '../../../common/continued-contract';
 import { CONTINUED_SESSION_VERSION, type ContinuedSession } from '../../../common/continued-types';
@@ -70,6 +71,21 @@ describe('deployment settings', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+test('LoopwrightPlugin: deployment makes the worker versioned, its build id derived from the bundle it loads; options of its own win', () => {
+  // The plugin builds a client on the connection but calls nothing on it here.
+  const base = { taskQueue: 'q', connection: {} as never, workflowBundle: { code: 'plugin bundle' } };
+  const derived = buildIdOf({ workflowBundle: { code: 'plugin bundle' } }, WORKFLOWS_PATH);
+  expect(new LoopwrightPlugin({ deployment: {} }).configureWorker(base).workerDeploymentOptions).toEqual({
+    useWorkerVersioning: true,
+    version: { deploymentName: 'loopwright', buildId: derived },
+    defaultVersioningBehavior: 'PINNED',
+  });
+  expect(new LoopwrightPlugin().configureWorker(base).workerDeploymentOptions).toBeUndefined();
+  const own = { useWorkerVersioning: true as const, version: { deploymentName: 'mine', buildId: '9' }, defaultVersioningBehavior: 'AUTO_UPGRADE' as const };
+  expect(new LoopwrightPlugin({ deployment: { buildId: '1' } }).configureWorker({ ...base, workerDeploymentOptions: own }).workerDeploymentOptions).toEqual(own);
+  expect(() => new LoopwrightPlugin({ deployment: { deploymentName: 'a.b' } }).configureWorker(base)).toThrow(DeploymentSettingError);
 });
 
 describe('carried state contract', () => {
