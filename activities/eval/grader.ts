@@ -13,14 +13,12 @@ import { z } from 'zod';
 import type { TokenUsage } from '../../common/messages';
 import type { ModelSettings } from '../../common/model-call';
 import { GRADE_ATTEMPTS, GRADE_MALFORMED, GRADE_SCALE, type Grade, type GradeOutcome, MAX_GRADE_REASON_CHARS } from '../../common/eval/grading';
-import { buildRequest, type ResponseFormat } from '../model/build-request';
+import type { ResponseFormat } from '../model/build-request';
 import { defaultClientFactory, type ModelActivityOptions } from '../model/call-model';
 import { redactingLogger } from '../model/client-logger';
-import { checkApiKey, requestCompletion, type ChatCompletionsClient } from '../model/completion';
 import { resolveModelConfig, type ResolvedModelConfig } from '../model/model-config';
 import { limitedFetch } from '../model/reply-limit';
-import { withResponseFormatFallback } from '../model/response-format';
-import { templateSafeMessages } from '../model/template-safety';
+import { ModelProviders } from '../model/providers';
 import { extractJson } from '../verify/reply';
 
 /** Output tokens a grading call asks for unless the candidate's settings allow more: room for a short JSON grade. */
@@ -81,7 +79,7 @@ export type Grader = (request: GradeRequest) => Promise<GradeCall>;
 
 /** The grader of a worker, on the worker's model settings (those of its model activities). */
 export function createGrader(options: ModelActivityOptions = {}): Grader {
-  let made: { config: ResolvedModelConfig; client: ChatCompletionsClient } | undefined;
+  let made: { config: ResolvedModelConfig; providers: ModelProviders } | undefined;
   const resolve = () => {
     if (made) return made;
     const config = resolveModelConfig(options, options.env ?? process.env);
@@ -94,25 +92,32 @@ export function createGrader(options: ModelActivityOptions = {}): Grader {
       fetch: limitedFetch(config.maxReplyBodyBytes),
       logger: redactingLogger(config.secrets),
     });
-    made = { config, client: withResponseFormatFallback(client, config.baseURL) };
+    // The grader's model may be on any provider, as the candidate's may (anthropic:claude-…).
+    made = { config, providers: new ModelProviders(config, client) };
     return made;
   };
   return async (request) => {
-    const { config, client } = resolve();
-    checkApiKey(config);
-    const model = request.model ?? config.defaultModel;
-    const messages = templateSafeMessages([
-      { role: 'system', content: GRADER_SYSTEM_PROMPT },
-      { role: 'user', content: renderGradeRequest(request) },
-    ]);
+    const { providers } = resolve();
+    const { provider, model } = providers.resolve(request.model, request.settings);
+    provider.checkReady();
     const settings: ModelSettings = { ...request.settings, maxOutputTokens: Math.max(request.settings?.maxOutputTokens ?? 0, GRADE_OUTPUT_TOKENS) };
     delete settings.stream;
     delete settings.toolChoice;
-    const body = buildRequest({ model, messages, tools: [], settings, baseURL: config.baseURL, responseFormat: TURN_GRADE_FORMAT });
+    const prepared = provider.prepare({
+      model,
+      messages: [
+        { role: 'system', content: GRADER_SYSTEM_PROMPT },
+        { role: 'user', content: renderGradeRequest(request) },
+      ],
+      tools: [],
+      settings,
+      responseFormat: TURN_GRADE_FORMAT,
+      label: 'Grading',
+    });
     const usage: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
     let reason = '';
     for (let attempt = 1; attempt <= GRADE_ATTEMPTS; attempt++) {
-      const { reply } = await requestCompletion(client, config, { body, model, messages, tools: [], label: 'Grading' });
+      const { reply } = await prepared.send();
       if (reply.usage) {
         usage.promptTokens += reply.usage.promptTokens;
         usage.completionTokens += reply.usage.completionTokens;

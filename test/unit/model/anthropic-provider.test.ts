@@ -16,6 +16,7 @@ import { isStreamProgress, type ModelStreamProgress } from '../../../common/stre
 import { apiError, FAKE_ANTHROPIC_KEY, requestProblem, say, startFakeAnthropic, useTools, type FakeAnthropic } from '../../support/fake-anthropic';
 import { fakeClient, mockEnv, runIn } from './fake-client';
 import { ModelProviders } from '../../../activities/model/providers';
+import { createGrader, GRADER_SYSTEM_PROMPT } from '../../../activities/eval/grader';
 import { resolveModelConfig } from '../../../activities/model/model-config';
 
 const TOOLS: ToolDefinition[] = [
@@ -249,6 +250,17 @@ describe('anthropic provider: prompt cache', () => {
     expect((await send(false)).reply.usage).not.toHaveProperty('cacheReadTokens');
     expect((await send(true)).reply.usage).toMatchObject({ cacheWriteTokens: expect.any(Number) as number });
     expect((await send(true)).reply.usage).toMatchObject({ cacheReadTokens: expect.any(Number) as number });
+  });
+});
+
+describe('anthropic provider: the other model calls', () => {
+  it("an eval's grader on an Anthropic model grades through Messages, without a response_format the API does not take", async () => {
+    fake.enqueue(say('{"score": 8, "passed": true, "reason": "names the users"}'));
+    const grade = createGrader({ baseURL: 'http://127.0.0.1:9/v1', env: {}, anthropicApiKey: FAKE_ANTHROPIC_KEY, anthropicBaseURL: fake.baseURL });
+    const call = await runIn(mockEnv(), grade, { rubric: 'Names the users.', model: 'anthropic:claude-grader', message: 'Who uses it?', answer: 'The neighbours.' });
+    expect(call).toMatchObject({ outcome: { grade: { score: 8, passed: true } }, calls: 1, model: 'claude-grader' });
+    expect(fake.requests[0]!.body).not.toHaveProperty('response_format');
+    expect(fake.requests[0]!.body.system).toEqual([{ type: 'text', text: GRADER_SYSTEM_PROMPT }]);
   });
 });
 
