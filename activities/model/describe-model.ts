@@ -6,6 +6,7 @@
  * is read within the reply-body limit (reply-limit.ts), as the model call's are.
  */
 import type { DescribeModelInput, ModelDescription } from '../../common/model-call';
+import { splitProviderModel } from '../../common/providers';
 import { isOpenAIServer } from './build-request';
 import { PLACEHOLDER_API_KEY, type ResolvedModelConfig } from './model-config';
 import { redactSecrets } from '../redaction/redact';
@@ -38,6 +39,8 @@ export function createDescribeModel(config: ResolvedModelConfig, timeoutMs = DES
 }
 
 async function describe(config: ResolvedModelConfig, model: string, timeoutMs: number, fetch: Fetch): Promise<ModelDescription> {
+  // A model on Anthropic's Messages API: the Chat Completions server knows nothing of it.
+  if ((splitProviderModel(model).provider ?? config.defaultProvider) === 'anthropic') return { model, contextWindow: null, source: "Anthropic's Messages API does not report it" };
   if (isOpenAIServer(config.baseURL)) return { model, contextWindow: null, source: 'OpenAI does not report it' };
   const base = config.baseURL!.replace(/\/+$/, '');
   const origin = base.replace(/\/v1$/, '');

@@ -3,6 +3,7 @@
  * setting, then the worker's default (LOOPWRIGHT_PROVIDER, else the kind of its base URL); and the
  * worker's Anthropic settings (key and base URL) as read from its environment.
  */
+import { createDescribeModel } from '../../../activities/model/describe-model';
 import { ModelConfigError, resolveModelConfig } from '../../../activities/model/model-config';
 import { ModelProviders } from '../../../activities/model/providers';
 import { splitProviderModel } from '../../../common/providers';
@@ -40,6 +41,12 @@ describe('providers', () => {
     const config = resolveModelConfig({}, env);
     expect(config.anthropic).toEqual({ apiKey: 'sk-ant-from-openai-var-0123', baseURL: 'https://api.anthropic.com' });
     expect(resolveModelConfig({}, { ANTHROPIC_API_KEY: 'sk-ant-own-0123456789' }).secrets).toEqual(['sk-ant-own-0123456789']);
+  });
+
+  it("describeModel: a model on Anthropic's API is never looked up on the Chat Completions server", async () => {
+    const describe = createDescribeModel(resolveModelConfig({}, { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' }));
+    expect(await describe({ model: 'anthropic:claude-x' })).toEqual({ model: 'anthropic:claude-x', contextWindow: null, source: "Anthropic's Messages API does not report it" });
+    expect((await describe({ model: 'local' })).source).not.toMatch(/Anthropic/);
   });
 
   it('bad settings name the variable at fault', () => {
