@@ -46,6 +46,10 @@
  *                against spawning it directly, the secret-file scan alone, and a PEP 723 script by
  *                `uv run` in the sandbox against `python3` directly (scripts/bench/sandbox.ts).
  *                Needs no server either, and bwrap and uv (`npm run setup`).
+ *   cache        Anthropic's prompt cache: a 25-call tool loop reading 12 KB per call through the
+ *                Messages provider against the tests' caching fake, with and without breakpoints:
+ *                the share read from the cache, the cost of each, and what each of two compactions
+ *                costs the cache (scripts/bench/prompt-cache.ts). Needs no server either.
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
@@ -81,6 +85,7 @@ import { measureDelegation } from './bench/delegation';
 import { measureEval } from './bench/eval';
 import { formatSkills, measureSkills, type SkillsFigures } from './bench/skills';
 import { formatSandbox, measureSandbox, type SandboxFigures } from './bench/sandbox';
+import { formatPromptCache, measurePromptCache, type PromptCacheFigures } from './bench/prompt-cache';
 import { startWorkerProcess } from './bench/worker-process';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
@@ -119,12 +124,15 @@ const IDLE_CACHED_SESSIONS = 0;
 const SKILLS_PART = 'skills';
 /** The sandbox part: outside PARTS too, no dev server. */
 const SANDBOX_PART = 'sandbox';
+/** The prompt-cache part: outside PARTS too, no dev server. */
+const CACHE_PART = 'cache';
 
 interface Options {
   json: boolean;
   parts: BenchPart[];
   skills: boolean;
   sandbox: boolean;
+  cache: boolean;
   levels: number[];
   idleSessions: number;
   idleSeconds: number;
@@ -154,8 +162,14 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     sandbox = await measureSandbox({ progress });
     progress(`sandbox took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
   }
-  const serverless = { ...(skills ? { skills } : {}), ...(sandbox ? { sandbox } : {}) };
-  const serverlessText = [skills ? formatSkills(skills) : '', sandbox ? formatSandbox(sandbox) : ''].filter(Boolean).join('\n\n');
+  let cache: PromptCacheFigures | undefined;
+  if (options.cache) {
+    const partStarted = performance.now();
+    cache = await measurePromptCache({ progress });
+    progress(`cache took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
+  }
+  const serverless = { ...(skills ? { skills } : {}), ...(sandbox ? { sandbox } : {}), ...(cache ? { cache } : {}) };
+  const serverlessText = [skills ? formatSkills(skills) : '', sandbox ? formatSandbox(sandbox) : '', cache ? formatPromptCache(cache) : ''].filter(Boolean).join('\n\n');
   if (options.parts.length === 0) {
     process.stdout.write(options.json ? `${JSON.stringify(serverless, null, 2)}\n` : `${serverlessText}\n`);
     return;
@@ -365,7 +379,7 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART, SANDBOX_PART].join('|')}[,...]] [--levels 10,100,1000]` +
+  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART, SANDBOX_PART, CACHE_PART].join('|')}[,...]] [--levels 10,100,1000]` +
   ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */
@@ -396,7 +410,7 @@ function parseOptions(argv: string[]): Options {
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
     .filter(Boolean);
-  for (const part of only) if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART && part !== SANDBOX_PART) fail(`unknown part ${part}`);
+  for (const part of only) if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART && part !== SANDBOX_PART && part !== CACHE_PART) fail(`unknown part ${part}`);
   const count = (name: string, raw: string | undefined, fallback: number, min: number) => {
     if (raw === undefined) return fallback;
     const value = Number(raw);
@@ -408,6 +422,7 @@ function parseOptions(argv: string[]): Options {
     parts: only.length === 0 ? [...PARTS] : PARTS.filter((p) => only.includes(p)),
     skills: only.length === 0 || only.includes(SKILLS_PART),
     sandbox: only.length === 0 || only.includes(SANDBOX_PART),
+    cache: only.length === 0 || only.includes(CACHE_PART),
     levels,
     idleSessions: count('idle-sessions', values['idle-sessions'], IDLE_SESSIONS, 1),
     idleSeconds: count('idle-seconds', values['idle-seconds'], IDLE_REST_SECONDS, 1),
