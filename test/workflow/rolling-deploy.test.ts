@@ -7,7 +7,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { NativeConnection, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { LoopwrightClient, type SessionHandle } from '../../client/session-client';
 import type { SessionInput } from '../../common/session-types';
@@ -73,35 +73,37 @@ async function startBuild(code: WorkflowBundleWithSourceMap): Promise<{ worker: 
   return { worker, version: options.version, running };
 }
 
+/** The history of each run of a session, oldest first (following continue-as-new). */
+async function historiesOf(session: SessionHandle): Promise<temporal.api.history.v1.IHistory[]> {
+  const described = await client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: session.workflowId } });
+  const histories = [];
+  let runId: string | undefined = described.workflowExecutionInfo?.firstRunId ?? undefined;
+  while (runId) {
+    const history = await client.workflow.getHandle(session.workflowId, runId).fetchHistory();
+    histories.push(history);
+    runId = history.events?.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return histories;
+}
+
 /**
  * Each run of a session, oldest first: the builds that completed its workflow tasks, how many turns
  * it answered, and, when it continued as new, the build the carried state says it moved away from.
  */
 async function runsOf(session: SessionHandle): Promise<{ builds: string[]; turnsAnswered: number; movedFrom?: string }[]> {
-  const described = await client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: session.workflowId } });
-  const runs = [];
-  let runId: string | undefined = described.workflowExecutionInfo?.firstRunId ?? undefined;
-  while (runId) {
-    const { events } = await client.workflow.getHandle(session.workflowId, runId).fetchHistory();
+  return (await historiesOf(session)).map(({ events }) => {
     const builds = new Set<string>();
     let turnsAnswered = 0;
-    let next: string | undefined;
     let movedFrom: string | undefined;
     for (const event of events ?? []) {
       const completed = event.workflowTaskCompletedEventAttributes;
       if (completed) builds.add(completed.deploymentVersion?.buildId ?? 'unversioned');
       if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED && !event.workflowExecutionUpdateCompletedEventAttributes?.outcome?.failure) turnsAnswered += 1;
       const continued = event.workflowExecutionContinuedAsNewEventAttributes;
-      if (continued) {
-        next = continued.newExecutionRunId ?? undefined;
-        const input = JSON.parse(Buffer.from(continued.input!.payloads![0]!.data!).toString('utf8')) as SessionInput;
-        movedFrom = input.continued?.upgradedFrom;
-      }
+      if (continued) movedFrom = (JSON.parse(Buffer.from(continued.input!.payloads![0]!.data!).toString('utf8')) as SessionInput).continued?.upgradedFrom;
     }
-    runs.push({ builds: [...builds].sort(), turnsAnswered, ...(movedFrom !== undefined ? { movedFrom } : {}) });
-    runId = next;
-  }
-  return runs;
+    return { builds: [...builds].sort(), turnsAnswered, ...(movedFrom !== undefined ? { movedFrom } : {}) };
+  });
 }
 
 /** Whether the server counts build `version` as drained: no session is pinned to it any more. */
@@ -159,6 +161,10 @@ test('rolling deploy: mid-turn sessions finish on build A, idle ones move to bui
     { builds: [B], turnsAnswered: 1 },
   ]);
   expect(await runsOf(fresh)).toEqual([{ builds: [B], turnsAnswered: 1 }]);
+  // The move is decided from what history recorded: each run replays, the moves included.
+  for (const [i, history] of [...(await historiesOf(busy)), ...(await historiesOf(idle))].entries()) {
+    await expect(Worker.runReplayHistory({ workflowBundle: bundle }, history, `rolling-${i}`)).resolves.toBeUndefined();
+  }
 
   // A drains (no session is pinned to it), stops, and the sessions go on without it.
   while (!(await drained(a.version))) await new Promise((r) => setTimeout(r, 200));

@@ -37,6 +37,8 @@ export interface HandledRun extends SessionRuntime {
   finishedTurn(turn: number): TurnResult | undefined;
   /** The session is between turns and a newer build is current: it moves there before taking a message. */
   upgradeDue(): boolean;
+  /** Set by `send` when the session is to move to the newer current build now. */
+  upgradeRequested: boolean;
 }
 
 /** Install the handlers that inspect and adjust a session: extend, state, transcript, end, interrupt, compact, budget. */
@@ -164,6 +166,13 @@ export function installTurnHandlers(rt: HandledRun): void {
   setHandler(
     sendUpdate,
     async (message: string) => {
+      // A newer build is current: the run hands over to it instead of taking a turn, and the client
+      // sends the message again there. Decided here, in the accepted update (recorded), not in the
+      // validator: a refused update leaves no trace in history, so replay could not decide the same.
+      if (rt.upgradeDue()) {
+        rt.upgradeRequested = true;
+        throw rt.continuedFailure();
+      }
       // The answer to the model's pending question becomes that call's tool result.
       const answers = rt.state.pendingQuestion;
       delete rt.state.pendingQuestion;
@@ -185,8 +194,7 @@ export function installTurnHandlers(rt: HandledRun): void {
           );
         }
         if (rt.input.eval) throw ApplicationFailure.nonRetryable('an eval session sends itself the messages of its recording and takes none', BAD_INPUT);
-        // A newer build is current: this run hands over to it rather than take a turn; the client sends the message again there.
-        if (rt.continuing || rt.upgradeDue()) throw rt.continuedFailure();
+        if (rt.continuing) throw rt.continuedFailure();
         if (rt.endRequested) throw ApplicationFailure.nonRetryable('the session is ending and takes no more messages', SESSION_ENDING);
         if (rt.state.status === 'failed') {
           throw ApplicationFailure.nonRetryable(`the session failed: ${rt.state.error ?? 'unknown error'}`, SESSION_FAILED);

@@ -107,6 +107,8 @@ export class SessionRun implements SessionRuntime {
   continuing = false;
   resumingTurn: number | undefined;
   transcriptLoading: boolean;
+  /** `send` found a newer build current: the idle loop hands over to it (see upgradeDue). */
+  upgradeRequested = false;
   /** The files host the session's file activities go to, when it names one. */
   readonly filesHost: string | undefined;
   private readonly features: Readonly<RunFeatures>;
@@ -222,7 +224,10 @@ export class SessionRun implements SessionRuntime {
   /**
    * True when the session should move to the deployment's newer current build now: it is between
    * turns (nothing runs, no turn waits to be resumed) and, when this run itself came from such a
-   * move, it has taken a turn since (so a move that lands on the same build cannot repeat).
+   * move, it has taken a turn since (so a move that lands on the same build cannot repeat). Read
+   * only where a recorded event woke the run (a turn's end, an accepted `send`, the idle loop's
+   * own wake-ups), never in a wait's condition: the server also sets the flag on workflow tasks that
+   * history keeps without an event to replay (a refused update), and replay must decide the same.
    */
   upgradeDue(): boolean {
     if (this.busy || this.pausedTurn || this.resumingTurn !== undefined || this.replay) return false;
@@ -360,10 +365,10 @@ export class SessionRun implements SessionRuntime {
       if (this.endRequested && !this.busy) break;
       if (this.pausedTurn) return this.handOver();
       // A newer build is current: the session moves there now, between turns (see upgrade.ts).
-      if (!this.busy && (this.shouldContinueAsNew() || this.upgradeDue())) return this.handOver();
+      if (!this.busy && (this.shouldContinueAsNew() || this.upgradeRequested || this.upgradeDue())) return this.handOver();
       const seen = state.turn;
       const woke = await condition(
-        () => (this.endRequested && !this.busy) || this.pausedTurn !== undefined || state.turn !== seen || this.busy || (!this.busy && (this.shouldContinueAsNew() || this.upgradeDue())),
+        () => (this.endRequested && !this.busy) || this.pausedTurn !== undefined || state.turn !== seen || this.busy || (!this.busy && (this.shouldContinueAsNew() || this.upgradeRequested)),
         idleTimeout,
         { summary: `idle timeout: the session ends after ${String(idleTimeout)} without a message` },
       );
@@ -492,7 +497,7 @@ export class SessionRun implements SessionRuntime {
     await condition(allHandlersFinished);
     const { state, transcript, input } = this;
     // Between turns, a hand-over also moves the session to a newer current build; a turn under way finishes on this one.
-    const upgrade = this.upgradeDue();
+    const upgrade = this.upgradeRequested || this.upgradeDue();
     const next = continuedSession(this, workflowInfo().runId, this.pausedTurn, carriedTurns(this.recentTurns), this.features.carryView);
     if (upgrade) next.upgradedFrom = currentBuild() ?? '';
     // An eval session's turn handed over mid-way goes on with the recorded calls it used (no recorded session has one).
