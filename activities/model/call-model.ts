@@ -145,6 +145,8 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
       'gen_ai.response.finish_reasons': [result.finishReason ?? 'unknown'],
       'loopwright.tool_call_requests': result.message.tool_calls?.length ?? 0,
       ...(result.usage ? { 'gen_ai.usage.input_tokens': result.usage.promptTokens, 'gen_ai.usage.output_tokens': result.usage.completionTokens } : {}),
+      ...(result.usage?.cacheReadTokens !== undefined ? { 'gen_ai.usage.cache_read.input_tokens': result.usage.cacheReadTokens } : {}),
+      ...(result.usage?.cacheWriteTokens !== undefined ? { 'gen_ai.usage.cache_creation.input_tokens': result.usage.cacheWriteTokens } : {}),
     });
     log.info('Model call finished', {
       model: result.model,
@@ -238,6 +240,10 @@ function recordModelMetrics(context: Context, result: ModelCallResult, model: st
   if (result.usage) {
     meter.createCounter('loopwright_model_tokens_in', 'tokens', 'Prompt tokens sent to the model').add(result.usage.promptTokens, tags);
     meter.createCounter('loopwright_model_tokens_out', 'tokens', 'Completion tokens the model returned').add(result.usage.completionTokens, tags);
+    if (result.usage.cacheReadTokens)
+      meter.createCounter('loopwright_model_tokens_cache_read', 'tokens', "Prompt tokens read from the provider's prompt cache").add(result.usage.cacheReadTokens, tags);
+    if (result.usage.cacheWriteTokens)
+      meter.createCounter('loopwright_model_tokens_cache_write', 'tokens', "Prompt tokens written to the provider's prompt cache").add(result.usage.cacheWriteTokens, tags);
   }
 }
 
