@@ -14,7 +14,7 @@ import type { ChatMessage, ToolDefinition } from '../../../common/messages';
 import { MODEL_AUTH_ERROR, MODEL_BAD_REQUEST, MODEL_RATE_LIMITED, MODEL_SERVER_ERROR, type ModelCallInput, type ModelCallResult, type ModelFailureDetails } from '../../../common/model-call';
 import { isStreamProgress, type ModelStreamProgress } from '../../../common/stream-types';
 import { apiError, FAKE_ANTHROPIC_KEY, requestProblem, say, startFakeAnthropic, useTools, type FakeAnthropic } from '../../support/fake-anthropic';
-import { fakeClient, mockEnv, runIn } from './fake-client';
+import { fakeClient, mockEnv, runIn, sessionTranscript } from './fake-client';
 import { ModelProviders } from '../../../activities/model/providers';
 import { createGrader, GRADER_SYSTEM_PROMPT } from '../../../activities/eval/grader';
 import { resolveModelConfig } from '../../../activities/model/model-config';
@@ -254,6 +254,29 @@ describe('anthropic provider: prompt cache', () => {
 });
 
 describe('anthropic provider: the other model calls', () => {
+  it('a compaction summary of an Anthropic session goes to Messages: no tools, max_tokens the summary limit, no cache breakpoints', async () => {
+    const session = sessionTranscript([
+      { role: 'system', content: 'Persona.' },
+      { role: 'user', content: 'Please write the brief for project Falcon.' },
+      { role: 'assistant', content: 'On it.' },
+      { role: 'user', content: 'Good, go on.' },
+    ]);
+    const { summarizeContext } = createModelActivities({
+      baseURL: 'http://127.0.0.1:9/v1',
+      env: {},
+      anthropicApiKey: FAKE_ANTHROPIC_KEY,
+      anthropicBaseURL: fake.baseURL,
+      transcriptSource: session.source,
+    });
+    fake.enqueue(say('The user wants a brief for Falcon.'));
+    const result = await runIn(mockEnv(), summarizeContext, { transcript: session.ref, view: { head: 1, from: 1, pruneBefore: 0 }, upTo: 3, maxSummaryTokens: 300, model: 'anthropic:claude-test-1' });
+    expect(result.summary).toBe('The user wants a brief for Falcon.');
+    const body = fake.requests[0]!.body;
+    expect(body).toMatchObject({ model: 'claude-test-1', max_tokens: 300 });
+    expect(body).not.toHaveProperty('tools');
+    expect(JSON.stringify(body)).not.toContain('cache_control');
+  });
+
   it("an eval's grader on an Anthropic model grades through Messages, without a response_format the API does not take", async () => {
     fake.enqueue(say('{"score": 8, "passed": true, "reason": "names the users"}'));
     const grade = createGrader({ baseURL: 'http://127.0.0.1:9/v1', env: {}, anthropicApiKey: FAKE_ANTHROPIC_KEY, anthropicBaseURL: fake.baseURL });
