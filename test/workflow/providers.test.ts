@@ -153,33 +153,33 @@ test('provider switch: a turn whose Anthropic model is gone falls back to a Chat
 
 test('crash: a worker killed with SIGKILL during an Anthropic call is replaced; the call is made again and the turn completes once', async () => {
   const taskQueue = 'providers-crash';
-  const env = (key: string): Record<string, string> => ({
+  // The first worker is a process of its own, so it can be killed; its key tells its calls apart.
+  const victim = await startWorkerProcess({
     TEMPORAL_ADDRESS: h.server.address,
     LOOPWRIGHT_TASK_QUEUE: taskQueue,
     OPENAI_BASE_URL: h.fake.baseURL,
     OPENAI_API_KEY: 'test-key',
     ANTHROPIC_BASE_URL: anthropic.baseURL,
-    ANTHROPIC_API_KEY: key,
+    ANTHROPIC_API_KEY: KEY_A,
   });
-  // Both poll from the start (a worker takes seconds to start); the request's key tells which one has the call.
-  const workers = await Promise.all([startWorkerProcess(env(KEY_A)), startWorkerProcess(env(KEY_B))]);
-  processes.push(...workers);
+  processes.push(victim);
   anthropic.enqueue({ kind: 'hang' }, say('Answered after the crash.'));
   const lw = new LoopwrightClient(h.client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'anthropic:claude-test-1', timeouts: { modelHeartbeat: '2 seconds' } });
   const turn = session.send('Hello?');
   await anthropic.waitForRequests(1, 60_000);
-  const key = anthropic.requests[0]!.headers.authorization?.replace(/^Bearer /, '') ?? anthropic.requests[0]!.headers['x-api-key'];
-  const [victim, survivor] = key === KEY_A ? workers : [workers[1]!, workers[0]!];
-  await victim!.kill('SIGKILL');
+  const keyOf = (i: number) => anthropic.requests[i]!.headers.authorization?.replace(/^Bearer /, '') ?? anthropic.requests[i]!.headers['x-api-key'];
+  expect(keyOf(0)).toBe(KEY_A);
+  await victim.kill('SIGKILL');
+  // The replacement, in this process, with its own key.
+  await h.startWorker({ taskQueue, activities: { model: { baseURL: h.fake.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: KEY_B } } });
 
   const result = await turn;
   expect(result).toMatchObject({ success: true, response: 'Answered after the crash.' });
   expect(anthropic.requests).toHaveLength(2);
   expect(anthropic.requests[1]!.body.messages).toEqual(anthropic.requests[0]!.body.messages);
-  const retriedWith = anthropic.requests[1]!.headers.authorization?.replace(/^Bearer /, '') ?? anthropic.requests[1]!.headers['x-api-key'];
-  expect(retriedWith).toBe(key === KEY_A ? KEY_B : KEY_A);
+  expect(keyOf(1)).toBe(KEY_B);
   expect(assistants(await session.turnMessages(result))).toHaveLength(1);
-  expect(survivor!.output()).not.toContain(FAKE_ANTHROPIC_KEY);
+  expect(victim.output()).not.toContain(KEY_A);
   await session.end();
 });
