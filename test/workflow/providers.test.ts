@@ -55,10 +55,10 @@ function assistants(messages: ChatMessage[]): AssistantMessage[] {
   return messages.filter((m): m is AssistantMessage => m.role === 'assistant');
 }
 
-test('anthropic session: a read, a write approved by a human, and a streamed reply seen in the live output while it is written', async () => {
+test('anthropic session: a read after thinking (the block sent back unchanged through the transcript), a write approved by a human, and a streamed reply seen in the live output while it is written', async () => {
   const saved = path.join(bundleCopy.bundle, 'docs', 'provider.md');
   anthropic.enqueue(
-    useTools([{ name: 'read_file', input: { file_path: '{bundle-root}/config.yaml' } }], { text: 'Reading the config first.' }),
+    useTools([{ name: 'read_file', input: { file_path: '{bundle-root}/config.yaml' } }], { text: 'Reading the config first.', thinking: 'The config names the output folder; read it first.' }),
     useTools([{ name: 'save_output', input: { file_path: '{output_folder}/provider.md', content: '# From Claude\n' } }]),
     say('Saved the notes to provider.md, as you asked.'),
   );
@@ -102,6 +102,9 @@ test('anthropic session: a read, a write approved by a human, and a streamed rep
     ['claude-test-1', true],
     ['claude-test-1', true],
   ]);
+  // The thinking block went back unchanged (the fake checks its signature) through the session's transcript.
+  const second = anthropic.requests[1]!.body.messages as { role: string; content: { type: string; thinking?: string }[] }[];
+  expect(second[1]!.content[0]).toMatchObject({ type: 'thinking', thinking: 'The config names the output folder; read it first.' });
   const last = anthropic.requests[2]!.body.messages as { role: string; content: { type: string; tool_use_id?: string }[] }[];
   expect(last.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: callId }] });
   expect(h.fake.requests).toHaveLength(0);
