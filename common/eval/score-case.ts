@@ -5,6 +5,7 @@
  * with the recorded actions of a person the candidate replayed and those it could not.
  * Pure: the eval's scoring activity reads both histories and calls this.
  */
+import { callCost } from '../model-cost';
 import type { ModelPrice } from '../budget-types';
 import type { TokenUsage } from '../messages';
 import { parseHeadlessStatus } from '../headless';
@@ -89,10 +90,10 @@ function session(recording: Recording, prices: Record<string, ModelPrice> | unde
   };
 }
 
-/** The cost of `usage` at the price of `model` (or `*`), when priced. */
+/** The cost of `usage` at the price of `model` (or `*`), when priced: cached prompt tokens at the cache prices, as budgets count them. */
 function priced(usage: TokenUsage, model: string | undefined, prices: Record<string, ModelPrice> | undefined): number | undefined {
   const price = prices ? (prices[model ?? ''] ?? prices['*']) : undefined;
-  return price ? round((usage.promptTokens * price.input + usage.completionTokens * price.output) / 1_000_000) : undefined;
+  return price ? round(callCost(usage, price)) : undefined;
 }
 
 function round(x: number): number {
