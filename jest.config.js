@@ -4,8 +4,9 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // The real-model suite builds and starts llama-server: `npm run test:real-model` runs it. The docs site's
-  // tests read the built site: `npm run test:docs-site` runs them after `npm run docs:build`.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-model/', '<rootDir>/test/docs-site/'],
+  // tests read the built site: `npm run test:docs-site` runs them after `npm run docs:build`. The cluster suite
+  // builds and starts a Temporal cluster on PostgreSQL: `npm run test:cluster` runs it.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/real-model/', '<rootDir>/test/docs-site/', '<rootDir>/test/cluster/'],
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   testTimeout: 60_000,
 };
