@@ -2,7 +2,7 @@
  * Custom search attributes of a session, so the Web UI's list and `loopwright list` can find
  * sessions by agent, bundle and status. Prefixed so they do not clash with a namespace's own. The
  * embedded server registers them at start; on another server, register them once with
- * `temporal operator search-attribute create` (see docs/guides/observability.md). A session upserts them only when its
+ * `loopwright setup-namespace` (client/server/namespace-setup.ts; see docs/guides/deployment.md). A session upserts them only when its
  * client found them registered (`SessionInput.searchAttributes`): an undefined attribute would fail
  * every workflow task.
  */
