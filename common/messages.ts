@@ -35,10 +35,24 @@ export interface AssistantMessage {
    * providers never send them. `reasoning_content` holds their text for readers.
    */
   thinking_blocks?: ThinkingBlock[];
+  /**
+   * The reasoning items of an OpenAI Responses reply, in order, exactly as the server sent them
+   * (encrypted content included): the Responses provider sends them back before the reply's text and
+   * calls, so a stateless request (`store: false`) keeps the model's reasoning; other providers never
+   * send them. `reasoning_content` holds their summaries for readers.
+   */
+  reasoning_items?: ReasoningItem[];
 }
 
 /** A thinking block of an Anthropic reply: its text and signature, or an encrypted (redacted) one. */
 export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+
+/** A reasoning item of a Responses reply: its id, its summary and the encrypted reasoning the server reads back. */
+export interface ReasoningItem {
+  id: string;
+  summary: { type: 'summary_text'; text: string }[];
+  encrypted_content?: string | null;
+}
 
 export interface ToolMessage {
   role: 'tool';

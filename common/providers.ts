@@ -6,9 +6,10 @@
 
 /**
  * Wire formats a model call can speak: `openai` is Chat Completions (OpenAI and every
- * OpenAI-compatible server), `anthropic` is Anthropic's Messages API.
+ * OpenAI-compatible server), `anthropic` is Anthropic's Messages API, `responses` is OpenAI's
+ * Responses API (reasoning items carried between calls).
  */
-export const PROVIDERS = ['openai', 'anthropic'] as const;
+export const PROVIDERS = ['openai', 'anthropic', 'responses'] as const;
 
 /** One of PROVIDERS. */
 export type ProviderName = (typeof PROVIDERS)[number];

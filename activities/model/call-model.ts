@@ -1,7 +1,7 @@
 /**
  * The model activities: `callModel`/`callModelV2` (one request for the model's view of the
  * transcript, through the provider the call's model names: Chat Completions through the official
- * `openai` client, or Anthropic Messages through `@anthropic-ai/sdk`; providers.ts), `summarizeContext` (summarize-context.ts), `verifyDocument` (verify/verify-document.ts) and `describeModel` (describe-model.ts). The client's own retries are off: Temporal's retry policy decides, fed
+ * `openai` client, Anthropic Messages through `@anthropic-ai/sdk`, or OpenAI Responses through the `openai` client's `responses.create`; providers.ts), `summarizeContext` (summarize-context.ts), `verifyDocument` (verify/verify-document.ts) and `describeModel` (describe-model.ts). The client's own retries are off: Temporal's retry policy decides, fed
  * by `classifyModelError`. The activity heartbeats while it waits and hands its cancellation signal
  * to the request, so an interrupt or a cancelled workflow aborts the HTTP call. The client reads
  * through a fetch that bounds every body (reply-limit.ts) and logs through a logger that redacts.
@@ -124,7 +124,7 @@ export function createModelActivities(options: ModelActivityOptions = {}): Model
     const { messages } = prepared;
     // The attempt shows retries: attempt 2, 3, ... are the same call scheduled again.
     span.setAttributes({ 'gen_ai.request.model': model, 'loopwright.attempt': context.info.attempt, 'loopwright.messages': messages.length, 'loopwright.tools': input.tools.length });
-    if (provider.name !== 'openai') span.setAttribute('gen_ai.system', provider.name);
+    if (provider.name === 'anthropic') span.setAttribute('gen_ai.system', provider.name);
     provider.checkReady();
     // One log line per call (when it ends) unless payloads are logged: then the request goes out first.
     if (config.logPayloads) log.info('Model call started', { model, messages: messages.length, tools: input.tools.length, request: prepared.body });

@@ -1,6 +1,6 @@
 /**
  * Which provider a model call goes to, and under which model name: a model string's prefix
- * (`anthropic:claude-…`, `openai:gpt-…`) first, then the session's `provider` setting, then the
+ * (`anthropic:claude-…`, `openai:gpt-…`, `responses:gpt-…`) first, then the session's `provider` setting, then the
  * worker's default (LOOPWRIGHT_PROVIDER, else the kind of its base URL). Per call, so a session's
  * fallback model may be on another provider than its model. Providers are made when first needed.
  */
@@ -11,6 +11,7 @@ import { chatCompletionsProvider } from './chat-completions-provider';
 import type { ChatCompletionsClient } from './completion';
 import type { ResolvedModelConfig } from './model-config';
 import type { ModelProvider } from './provider';
+import { responsesProvider, type ResponsesClient } from './responses/responses-provider';
 
 /** A call's provider and the model name it sends. */
 export interface ResolvedProvider {
@@ -27,6 +28,8 @@ export class ModelProviders {
     private readonly chatClient: ChatCompletionsClient,
     /** Replaces Anthropic's official client (tests). */
     private readonly messagesClient?: MessagesClient,
+    /** Replaces the official client of the Responses API (tests). */
+    private readonly responsesClient?: ResponsesClient,
   ) {}
 
   /** The provider and model name of a call for `model` (else the worker's default model) under `settings`. */
@@ -40,7 +43,12 @@ export class ModelProviders {
   get(name: ProviderName): ModelProvider {
     let provider = this.made.get(name);
     if (!provider) {
-      provider = name === 'anthropic' ? anthropicProvider(this.config, this.messagesClient) : chatCompletionsProvider(this.chatClient, this.config);
+      provider =
+        name === 'anthropic'
+          ? anthropicProvider(this.config, this.messagesClient)
+          : name === 'responses'
+            ? responsesProvider(this.config, this.responsesClient)
+            : chatCompletionsProvider(this.chatClient, this.config);
       this.made.set(name, provider);
     }
     return provider;

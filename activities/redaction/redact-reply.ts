@@ -9,7 +9,7 @@ import type { AssistantMessage } from '../../common/messages';
 import type { NormalizedReply } from '../model/normalize-response';
 import { redactKnownSecrets } from './redact';
 
-/** `reply` with every text from the server redacted: content, reasoning (and thinking blocks), tool calls, model name and warnings. */
+/** `reply` with every text from the server redacted: content, reasoning (thinking blocks, reasoning summaries), tool calls, model name and warnings. */
 export function redactReply(reply: NormalizedReply, secrets: readonly string[]): NormalizedReply {
   if (secrets.length === 0) return reply;
   const redact = (text: string): string => redactKnownSecrets(text, secrets);
@@ -18,6 +18,8 @@ export function redactReply(reply: NormalizedReply, secrets: readonly string[]):
   if (source.reasoning_content !== undefined) message.reasoning_content = redact(source.reasoning_content);
   // A thinking block whose text held a secret loses its signature's match: the key stays out of history all the same.
   if (source.thinking_blocks) message.thinking_blocks = source.thinking_blocks.map((b) => (b.type === 'thinking' ? { ...b, thinking: redact(b.thinking) } : b));
+  // Reasoning summaries are text for readers; the encrypted content is opaque and goes back as it came.
+  if (source.reasoning_items) message.reasoning_items = source.reasoning_items.map((r) => ({ ...r, summary: r.summary.map((s) => ({ ...s, text: redact(s.text) })) }));
   if (source.tool_calls) {
     message.tool_calls = source.tool_calls.map((call) => ({
       ...call,

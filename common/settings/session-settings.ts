@@ -287,8 +287,9 @@ export const SESSION_SETTINGS = {
           defaultText: "the model's prefix (`anthropic:claude-…`), else the worker's `LOOPWRIGHT_PROVIDER`, else the kind of its base URL",
           doc:
             'Wire format of the model calls whose model names no provider: `openai` (Chat Completions: OpenAI and every compatible ' +
-            "server) or `anthropic` (Anthropic's Messages API, with the worker's `ANTHROPIC_API_KEY`). A model string's prefix wins, so a " +
-            'fallback model may name another provider (`anthropic:claude-…`, `openai:gpt-…`).',
+            "server), `anthropic` (Anthropic's Messages API, with the worker's `ANTHROPIC_API_KEY`) or `responses` (OpenAI's Responses " +
+            "API on the worker's OpenAI server and key, reasoning carried between calls). A model string's prefix wins, so a " +
+            'fallback model may name another provider (`anthropic:claude-…`, `openai:gpt-…`, `responses:gpt-…`).',
           flag: { flags: '--provider <name>', help: `${orList(PROVIDERS)}: the wire format of model calls (default: the model's prefix, else the worker's)`, group: 'model' },
         }),
         maxOutputTokens: setting({

@@ -26,11 +26,12 @@ export const ENVIRONMENT: Record<string, readonly EnvironmentVariable[]> = {
       meaning: 'any OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, …), e.g. `http://localhost:11434/v1`; a URL holding credentials is refused',
     },
     { name: 'OPENAI_LOG', default: 'off', meaning: "the `openai` client's own logging (`debug` logs whole replies); Loopwright sends it to the console with the key redacted in every encoding" },
-    { name: 'LOOPWRIGHT_MODEL', default: '`gpt-4o-mini`', meaning: 'model, unless a session names one (`--model`); `anthropic:claude-…` names its provider too' },
+    { name: 'LOOPWRIGHT_MODEL', default: '`gpt-4o-mini`', meaning: 'model, unless a session names one (`--model`); `anthropic:claude-…` or `responses:gpt-…` names its provider too' },
     {
       name: 'LOOPWRIGHT_PROVIDER',
       default: "the base URL's kind",
-      meaning: "wire format of calls whose model and session name none: `openai` (Chat Completions) or `anthropic` (Messages); unset, an `OPENAI_BASE_URL` on Anthropic's host means `anthropic`",
+      meaning:
+        "wire format of calls whose model and session name none: `openai` (Chat Completions), `anthropic` (Messages) or `responses` (OpenAI's Responses API, on `OPENAI_BASE_URL` with `OPENAI_API_KEY`); unset, an `OPENAI_BASE_URL` on Anthropic's host means `anthropic`",
     },
     { name: 'ANTHROPIC_API_KEY', default: '—', meaning: "key for Anthropic's Messages API (never logged, never in workflow input or history)" },
     { name: 'ANTHROPIC_BASE_URL', default: 'Anthropic', meaning: 'a Messages server, without `/v1` (a proxy or gateway); a URL holding credentials is refused' },

@@ -1,10 +1,12 @@
 /**
  * Sessions through the Anthropic Messages provider on the real dev server: tool calls, an approval
  * and a streamed reply shown in the live output; a session whose model fails on one provider and
- * falls back to a model on the other, keeping its transcript; and a worker killed with SIGKILL
- * mid-call, replaced by another that makes the call again. The Messages server is the fake of
- * test/support/fake-anthropic.ts, which refuses a transcript mapped wrong; Chat Completions is the
- * fake model server. One dev server for the file.
+ * falls back to a model on the other, keeping its transcript; a worker killed with SIGKILL
+ * mid-call, replaced by another that makes the call again; and a session through the OpenAI
+ * Responses provider (a tool call after reasoning, the reasoning item sent back through the
+ * transcript, a streamed reply). The Messages server is the fake of test/support/fake-anthropic.ts
+ * and the Responses server that of test/support/fake-responses.ts, both refusing a transcript mapped
+ * wrong; Chat Completions is the fake model server. One dev server for the file.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +17,7 @@ import { callCost } from '../../common/model-cost';
 import type { ModelStreamProgress } from '../../common/stream-types';
 import { text } from '../../fake-model/server';
 import { apiError, FAKE_ANTHROPIC_KEY, say, startFakeAnthropic, useTools, type FakeAnthropic } from '../support/fake-anthropic';
+import * as responsesFake from '../support/fake-responses';
 import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
@@ -26,12 +29,13 @@ const KEY_B = `${FAKE_ANTHROPIC_KEY}-b`;
 
 let h: SessionHarness;
 let anthropic: FakeAnthropic;
+let responses: responsesFake.FakeResponses;
 let loopwright: LoopwrightClient;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 const processes: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  [h, anthropic] = await Promise.all([startSessionHarness(), startFakeAnthropic({ keys: [FAKE_ANTHROPIC_KEY, KEY_A, KEY_B] })]);
+  [h, anthropic, responses] = await Promise.all([startSessionHarness(), startFakeAnthropic({ keys: [FAKE_ANTHROPIC_KEY, KEY_A, KEY_B] }), responsesFake.startFakeResponses()]);
   bundleCopy = copyExampleBundle();
   const worker = await h.startWorker({
     activities: { model: { baseURL: h.fake.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } },
@@ -43,12 +47,14 @@ afterAll(async () => {
   await Promise.all(processes.map((p) => p.kill('SIGKILL')));
   await h?.close();
   await anthropic?.close();
+  await responses?.close();
   bundleCopy?.cleanup();
 });
 
 beforeEach(() => {
   h.fake.reset();
   anthropic.reset();
+  responses?.reset();
 });
 
 function assistants(messages: ChatMessage[]): AssistantMessage[] {
@@ -184,5 +190,44 @@ test('crash: a worker killed with SIGKILL during an Anthropic call is replaced; 
   expect(keyOf(1)).toBe(KEY_B);
   expect(assistants(await session.turnMessages(result))).toHaveLength(1);
   expect(victim.output()).not.toContain(KEY_A);
+  await session.end();
+});
+
+test('responses session: a read after reasoning (the reasoning item sent back unchanged through the transcript) and a streamed reply seen in the live output while it is written', async () => {
+  // A worker whose OpenAI server is the Responses fake.
+  const { loopwright: lw } = await h.startWorker({ activities: { model: { baseURL: responses.baseURL, apiKey: responsesFake.FAKE_RESPONSES_KEY } } });
+  responses.enqueue(
+    responsesFake.callTools([{ name: 'read_file', input: { file_path: '{bundle-root}/config.yaml' } }], { reasoning: 'The config names the output folder; read it first.' }),
+    responsesFake.say('The config names the output folder.'),
+  );
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'responses:gpt-test-1', modelSettings: { stream: true } });
+  // The second call streams its first words and waits until released.
+  const release = responses.pauseStreams();
+  const turn = session.send('What does the config say?');
+  let progress: ModelStreamProgress | undefined;
+  while (!progress?.text) {
+    await new Promise((r) => setTimeout(r, 25));
+    progress = await streamProgress(session, h.client);
+  }
+  expect(['The ', 'The c']).toContain(progress.text);
+  expect(progress.done).not.toBe(true);
+  release();
+  const result = await turn;
+  expect(result).toMatchObject({ success: true, response: 'The config names the output folder.' });
+
+  expect(responses.requests.map((r) => [r.body.model, r.body.stream, r.body.store])).toEqual([
+    ['gpt-test-1', true, false],
+    ['gpt-test-1', true, false],
+  ]);
+  // The reasoning item went back unchanged (the fake checks its encrypted content), before the call it led to and its output.
+  const input = responses.requests[1]!.body.input as { type: string; call_id?: string }[];
+  const call = assistants(await session.turnMessages(result))[0]!.tool_calls![0]!;
+  expect(input.slice(-3)).toEqual([
+    expect.objectContaining({ type: 'reasoning', summary: [{ type: 'summary_text', text: 'The config names the output folder; read it first.' }] }),
+    expect.objectContaining({ type: 'function_call', call_id: call.id, name: 'read_file' }),
+    expect.objectContaining({ type: 'function_call_output', call_id: call.id }),
+  ]);
+  expect(h.fake.requests).toHaveLength(0);
+  expect(result.usage.promptTokens).toBeGreaterThan(0);
   await session.end();
 });

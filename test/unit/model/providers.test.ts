@@ -6,14 +6,14 @@
 import { createDescribeModel } from '../../../activities/model/describe-model';
 import { ModelConfigError, resolveModelConfig } from '../../../activities/model/model-config';
 import { ModelProviders } from '../../../activities/model/providers';
-import { splitProviderModel } from '../../../common/providers';
+import { splitProviderModel, type ProviderName } from '../../../common/providers';
 import { fakeClient } from './fake-client';
 
 function providers(env: NodeJS.ProcessEnv): ModelProviders {
   return new ModelProviders(resolveModelConfig({}, env), fakeClient().client);
 }
 
-function resolved(p: ModelProviders, model: string | undefined, provider?: 'openai' | 'anthropic'): [string, string] {
+function resolved(p: ModelProviders, model: string | undefined, provider?: ProviderName): [string, string] {
   const { provider: chosen, model: name } = p.resolve(model, provider ? { provider } : undefined);
   return [chosen.name, name];
 }
@@ -22,6 +22,7 @@ describe('providers', () => {
   it('splitProviderModel: only a known provider is a prefix (Ollama tags stay model names)', () => {
     expect(splitProviderModel('anthropic:claude-sonnet-4-5')).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
     expect(splitProviderModel('openai:gpt-4o')).toEqual({ provider: 'openai', model: 'gpt-4o' });
+    expect(splitProviderModel('responses:gpt-5')).toEqual({ provider: 'responses', model: 'gpt-5' });
     expect(splitProviderModel('qwen2.5:7b')).toEqual({ provider: undefined, model: 'qwen2.5:7b' });
     expect(splitProviderModel('anthropic:')).toEqual({ provider: undefined, model: 'anthropic:' });
   });
@@ -33,6 +34,9 @@ describe('providers', () => {
     expect(resolved(p, 'openai:gpt-4o', 'anthropic')).toEqual(['openai', 'gpt-4o']);
     expect(resolved(p, 'anthropic:claude-x', 'openai')).toEqual(['anthropic', 'claude-x']);
     expect(resolved(providers({ LOOPWRIGHT_PROVIDER: 'anthropic' }), 'claude-x')).toEqual(['anthropic', 'claude-x']);
+    expect(resolved(p, 'responses:gpt-5', 'anthropic')).toEqual(['responses', 'gpt-5']);
+    expect(resolved(p, 'gpt-5', 'responses')).toEqual(['responses', 'gpt-5']);
+    expect(resolved(providers({ LOOPWRIGHT_PROVIDER: 'responses' }), 'gpt-5')).toEqual(['responses', 'gpt-5']);
   });
 
   it("resolve: a base URL on Anthropic's host makes Messages the default, with that URL's origin and key", () => {
