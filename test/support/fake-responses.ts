@@ -10,7 +10,8 @@
  * `function_call` never answered, a reasoning item without its encrypted content when `store` is
  * false (the item is not stored), encrypted content it did not issue or that was changed, a
  * reasoning item not followed by the item it led to, a `max_output_tokens` below 16, a tool that
- * is not a named function with an object schema. Its prompt cache follows the documented automatic
+ * is not a named function with an object schema, and encrypted reasoning asked of a model without
+ * reasoning (`plainModels`). Its prompt cache follows the documented automatic
  * caching: a prompt of at least 1024 tokens whose start matches an earlier prompt of the same model
  * reads that prefix from the cache, in steps of 128 tokens (`input_tokens_details.cached_tokens`).
  * Tokens are counted as four characters of the prompt's JSON. Each request takes the next scripted
@@ -101,7 +102,7 @@ function unseal(content: string): { id: string; summary: string } | undefined {
 }
 
 /** Start the fake on 127.0.0.1 (a free port); it accepts the `keys` given (default FAKE_RESPONSES_KEY). */
-export async function startFakeResponses(options: { keys?: string[] } = {}): Promise<FakeResponses> {
+export async function startFakeResponses(options: { keys?: string[]; plainModels?: string[] } = {}): Promise<FakeResponses> {
   const keys = options.keys ?? [FAKE_RESPONSES_KEY];
   const script: FakeResponsesStep[] = [];
   const prompts: { model: string; text: string }[] = [];
@@ -128,6 +129,8 @@ export async function startFakeResponses(options: { keys?: string[] } = {}): Pro
     requests.push({ body, headers: req.headers });
     const problem = requestProblem(body);
     if (problem) return sendError(res, problem.status, 'invalid_request_error', null, problem.message);
+    if (options.plainModels?.includes(String(body.model)) && (body.include as unknown[] | undefined)?.includes('reasoning.encrypted_content'))
+      return sendError(res, 400, 'invalid_request_error', null, 'Encrypted content is not supported with this model.', undefined, 'include');
     const step = script.shift();
     if (!step) return sendError(res, 500, 'server_error', null, 'fake responses script exhausted');
     if (step.kind === 'hang') {
@@ -349,6 +352,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(JSON.stringify(body));
 }
 
-function sendError(res: ServerResponse, status: number, type: string, code: string | null, message: string, retryAfter?: string): void {
-  sendJson(res, status, { error: { message, type, param: null, code } }, retryAfter !== undefined ? { 'retry-after': retryAfter } : {});
+function sendError(res: ServerResponse, status: number, type: string, code: string | null, message: string, retryAfter?: string, param: string | null = null): void {
+  sendJson(res, status, { error: { message, type, param, code } }, retryAfter !== undefined ? { 'retry-after': retryAfter } : {});
 }

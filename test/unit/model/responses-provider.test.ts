@@ -3,7 +3,8 @@
  * (test/support/fake-responses.ts), which refuses what the real API refuses: the transcript mapped
  * to input items (instructions, messages, function_call and function_call_output items answering
  * each other), function tools, a stateless request (`store: false`, encrypted reasoning asked for),
- * reasoning items sent back unchanged and in order, streaming into the live output, the status
+ * reasoning items sent back unchanged and in order (asked again without them of a model that
+ * refuses encrypted reasoning), streaming into the live output, the status
  * mapped (incomplete → length, a refusal), usage with cached tokens, and errors classified into
  * the same typed failures as Chat Completions (429 with retry-after, 5xx, 400, 401, a failure
  * mid-stream).
@@ -24,7 +25,7 @@ const TOOLS: ToolDefinition[] = [
 let fake: FakeResponses;
 
 beforeAll(async () => {
-  fake = await startFakeResponses();
+  fake = await startFakeResponses({ plainModels: ['gpt-plain-1'] });
 });
 
 afterAll(async () => {
@@ -133,6 +134,23 @@ describe('responses provider: requests', () => {
       { type: 'function_call_output', call_id: 'call:1/x', output: '' },
     ]);
     expect(requestProblem({ model: 'm', input })).toBeUndefined();
+  });
+
+  it('a model without reasoning refuses encrypted reasoning: the call is made again without it, and later calls of that model go without at once', async () => {
+    fake.enqueue(say('Plain one.'), say('Plain two.'), say('Reasoning.'));
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Hi' }];
+    const { callModel } = activities();
+    const one = (model: string) => runIn(mockEnv(), callModel, { messages, tools: [], model });
+    expect(await one('responses:gpt-plain-1')).toMatchObject({ message: { content: 'Plain one.' } });
+    expect(await one('responses:gpt-plain-1')).toMatchObject({ message: { content: 'Plain two.' } });
+    expect(await one('responses:gpt-test-1')).toMatchObject({ message: { content: 'Reasoning.' } });
+    expect(fake.requests.map((r) => [r.body.model, r.body.include])).toEqual([
+      ['gpt-plain-1', ['reasoning.encrypted_content']],
+      ['gpt-plain-1', undefined],
+      ['gpt-plain-1', undefined],
+      ['gpt-test-1', ['reasoning.encrypted_content']],
+    ]);
+    expect(fake.requests.every((r) => r.body.store === false)).toBe(true);
   });
 });
 
