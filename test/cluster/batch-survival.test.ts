@@ -1,7 +1,7 @@
 /**
- * A batch survives a lost history host: on a real Temporal cluster (scripts/cluster), a batch of
+ * A batch survives lost history hosts: on a real Temporal cluster (scripts/cluster), a batch of
  * sessions (100 by default; LOOPWRIGHT_CLUSTER_BATCH sets another size, e.g. 1000) runs while
- * a history host is killed in the middle and restarted. Every item ends completed with one result
+ * one history host is killed and restarted a third of the way in, and the other two thirds in. Every item ends completed with one result
  * line, every session ran once, and every model call was made exactly once.
  */
 import fs from 'node:fs';
@@ -48,7 +48,7 @@ afterAll(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-test(`cluster: a batch of ${ITEMS} sessions finishes every item once while a history host is killed in the middle`, async () => {
+test(`cluster: a batch of ${ITEMS} sessions finishes every item once while each history host is killed and restarted in the middle`, async () => {
   const { loopwright } = await h.startWorker(`cluster-batch-${process.pid}`);
   const input = path.join(dir, 'items.jsonl');
   fs.writeFileSync(input, Array.from({ length: ITEMS }, (_, i) => JSON.stringify({ message: `item ${i}`, id: `item-${i}` })).join('\n') + '\n');
@@ -62,14 +62,20 @@ test(`cluster: a batch of ${ITEMS} sessions finishes every item once while a his
     workflowId: `cluster-batch-${process.pid}`,
   });
 
-  // In the middle: half the items finished; then a history host is lost and comes back.
-  for (let state = await batch.state(); state.ok + state.failed < ITEMS / 2; state = await batch.state()) {
-    expect(state.phase).toBe('running');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  // A third of the items finished: history-1 is killed and restarted; two thirds: history-2. Whichever host owns a
+  // shard (the batch's or a session's) is lost while the batch runs.
+  for (const [share, host] of [
+    [1 / 3, 'history-1'],
+    [2 / 3, 'history-2'],
+  ] as const) {
+    for (let state = await batch.state(); state.ok + state.failed < ITEMS * share; state = await batch.state()) {
+      expect(state.phase).toBe('running');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await h.killAndRestart(host);
   }
-  await h.killAndRestart('history-1');
   const summary = await batch.result();
-  console.log(`cluster batch: ${ITEMS} sessions in ${((Date.now() - started) / 1000).toFixed(1)} s with a history host killed half-way`);
+  console.log(`cluster batch: ${ITEMS} sessions in ${((Date.now() - started) / 1000).toFixed(1)} s, each history host killed and restarted on the way`);
 
   expect(summary).toMatchObject({ total: ITEMS, started: ITEMS, ok: ITEMS, failed: 0, cancelled: 0, notStarted: 0, resultLines: ITEMS });
   expect(summary.byStatus).toEqual({ completed: ITEMS });
