@@ -10,7 +10,8 @@
  * `function_call` never answered, a reasoning item without its encrypted content when `store` is
  * false (the item is not stored), encrypted content it did not issue or that was changed, a
  * reasoning item not followed by the item it led to, a `max_output_tokens` below 16, a tool that
- * is not a named function with an object schema, and encrypted reasoning asked of a model without
+ * is not a named function with an object schema, a `response_format` (Responses takes
+ * `text.format`), a JSON-schema format without its name, and encrypted reasoning asked of a model without
  * reasoning (`plainModels`). Its prompt cache follows the documented automatic
  * caching: a prompt of at least 1024 tokens whose start matches an earlier prompt of the same model
  * reads that prefix from the cache, in steps of 128 tokens (`input_tokens_details.cached_tokens`).
@@ -305,6 +306,9 @@ export function requestProblem(body: Record<string, unknown>): { status: number;
     if (tool.type !== 'function' || typeof tool.name !== 'string' || (tool.parameters as { type?: unknown } | undefined)?.type !== 'object')
       return bad(`Invalid value for 'tools[${i}]': a function tool needs a name and an object schema as parameters.`);
   }
+  const format = (body.text as { format?: Record<string, unknown> } | undefined)?.format;
+  if (format?.type === 'json_schema' && (typeof format.name !== 'string' || typeof format.schema !== 'object')) return bad("Missing required parameter: 'text.format.name'.");
+  if (body.response_format !== undefined) return bad("Unsupported parameter: 'response_format'. In the Responses API, this parameter has moved to 'text.format'.");
   const input = typeof body.input === 'string' ? [] : body.input;
   if (!Array.isArray(input)) return bad("Invalid type for 'input': expected a string or an array of input items.");
   const stored = body.store !== false;

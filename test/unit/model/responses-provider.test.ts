@@ -16,7 +16,8 @@ import type { ChatMessage, ToolDefinition } from '../../../common/messages';
 import { MODEL_AUTH_ERROR, MODEL_BAD_REQUEST, MODEL_RATE_LIMITED, MODEL_SERVER_ERROR, type ModelCallInput, type ModelCallResult, type ModelFailureDetails } from '../../../common/model-call';
 import { isStreamProgress, type ModelStreamProgress } from '../../../common/stream-types';
 import { apiError, callTools, FAKE_RESPONSES_KEY, refuse, requestProblem, say, startFakeResponses, type FakeResponses } from '../../support/fake-responses';
-import { mockEnv, runIn } from './fake-client';
+import { mockEnv, runIn, sessionTranscript } from './fake-client';
+import { createGrader, TURN_GRADE_FORMAT } from '../../../activities/eval/grader';
 
 const TOOLS: ToolDefinition[] = [
   { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] } } },
@@ -232,5 +233,28 @@ describe('responses provider: failures', () => {
     fake.enqueue(say('Short.'));
     await call({ messages, settings: { maxOutputTokens: 4 } });
     expect(fake.requests.at(-1)!.body.max_output_tokens).toBe(16);
+  });
+});
+
+describe('responses provider: the other model calls', () => {
+  it("an eval's grader on a Responses model asks for its JSON schema as text.format; a compaction summary goes without tools", async () => {
+    fake.enqueue(say('{"score": 8, "passed": true, "reason": "names the users"}'), say('The user wants a brief for Falcon.'));
+    const grade = createGrader({ baseURL: fake.baseURL, apiKey: FAKE_RESPONSES_KEY, env: {} });
+    const graded = await runIn(mockEnv(), grade, { rubric: 'Names the users.', model: 'responses:gpt-grader', message: 'Who uses it?', answer: 'The neighbours.' });
+    expect(graded).toMatchObject({ outcome: { grade: { score: 8, passed: true } }, calls: 1, model: 'gpt-grader' });
+    const schema = TURN_GRADE_FORMAT.type === 'json_schema' ? TURN_GRADE_FORMAT.json_schema : undefined;
+    expect(fake.requests[0]!.body.text).toEqual({ format: { type: 'json_schema', name: schema!.name, schema: schema!.schema, strict: true } });
+
+    const session = sessionTranscript([
+      { role: 'system', content: 'Persona.' },
+      { role: 'user', content: 'Please write the brief for project Falcon.' },
+      { role: 'assistant', content: 'On it.' },
+      { role: 'user', content: 'Good, go on.' },
+    ]);
+    const { summarizeContext } = createModelActivities({ baseURL: fake.baseURL, apiKey: FAKE_RESPONSES_KEY, env: {}, transcriptSource: session.source });
+    const result = await runIn(mockEnv(), summarizeContext, { transcript: session.ref, view: { head: 1, from: 1, pruneBefore: 0 }, upTo: 3, maxSummaryTokens: 300, model: 'responses:gpt-test-1' });
+    expect(result.summary).toBe('The user wants a brief for Falcon.');
+    expect(fake.requests[1]!.body).toMatchObject({ model: 'gpt-test-1', max_output_tokens: 300, store: false });
+    expect(fake.requests[1]!.body).not.toHaveProperty('tools');
   });
 });
