@@ -59,7 +59,9 @@ async function describe(config: ResolvedModelConfig, model: string, timeoutMs: n
     if (window !== null) return { model, contextWindow: window, source: 'llama.cpp /props n_ctx' };
   }
 
-  const one = await get(`${base}/models/${encodeURIComponent(model)}`);
+  // The server knows the model by its own name, without a provider prefix (`openai:`, `responses:`).
+  const name = splitProviderModel(model).model;
+  const one = await get(`${base}/models/${encodeURIComponent(name)}`);
   results.push(one);
   if (one.ok) {
     const found = windowOf(asRecord(one.json));
@@ -69,7 +71,7 @@ async function describe(config: ResolvedModelConfig, model: string, timeoutMs: n
   const list = await get(`${base}/models`);
   results.push(list);
   if (list.ok) {
-    const entry = entryFor(list.json, model);
+    const entry = entryFor(list.json, name);
     const found = windowOf(entry);
     if (found) return { model, contextWindow: found.value, source: `${basePath}/models ${found.field}` };
   }

@@ -86,6 +86,12 @@ describe('describeModel', () => {
     expect(await describeWith(server.baseURL)).toEqual({ model: 'qwen-7b', contextWindow: 131072, source: '/v1/models meta.n_ctx_train' });
   });
 
+  it('describeModel: a model named with its provider (responses:, openai:) is looked up by its own name', async () => {
+    server = await serve({ '/v1/models/qwen-7b': { id: 'qwen-7b', max_model_len: 8192 } });
+    expect(await describeWith(server.baseURL, 'responses:qwen-7b')).toMatchObject({ model: 'responses:qwen-7b', contextWindow: 8192 });
+    expect(await describeWith(server.baseURL, 'openai:qwen-7b')).toMatchObject({ contextWindow: 8192 });
+  });
+
   it('describeModel: a server that says nothing gives null and says so', async () => {
     server = await serve({ '/v1/models': { data: [{ id: 'a' }, { id: 'b', context_length: 'big' }] } });
     const description = await describeWith(server.baseURL, 'b');
