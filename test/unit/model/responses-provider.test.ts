@@ -12,6 +12,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { createModelActivities } from '../../../activities/model/call-model';
 import { toInputItems } from '../../../activities/model/responses/responses-request';
+import { normalizeResponsesReply } from '../../../activities/model/responses/responses-reply';
+import { ResponsesStreamJoiner } from '../../../activities/model/responses/responses-stream';
 import type { ChatMessage, ToolDefinition } from '../../../common/messages';
 import { MODEL_AUTH_ERROR, MODEL_BAD_REQUEST, MODEL_RATE_LIMITED, MODEL_SERVER_ERROR, type ModelCallInput, type ModelCallResult, type ModelFailureDetails } from '../../../common/model-call';
 import { isStreamProgress, type ModelStreamProgress } from '../../../common/stream-types';
@@ -196,6 +198,32 @@ describe('responses provider: replies', () => {
     expect(second.usage!.cacheReadTokens).toBeGreaterThanOrEqual(1024);
     expect(second.usage!.cacheReadTokens! % 128).toBe(0);
     expect(second.usage!.totalTokens).toBe(second.usage!.promptTokens + second.usage!.completionTokens);
+  });
+});
+
+describe('responses provider: a stream whose final event lacks the output', () => {
+  it('the reply is joined from the items and their deltas (a server that never sends output_item.done nor the output at the end)', () => {
+    const joiner = new ResponsesStreamJoiner();
+    const events = [
+      { type: 'response.created', response: { id: 'resp_1', model: 'gpt-test-1', status: 'in_progress', output: [] } },
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'msg_1', type: 'message', role: 'assistant', content: [] } },
+      { type: 'response.output_text.delta', output_index: 0, content_index: 0, delta: 'Reading ' },
+      { type: 'response.output_text.delta', output_index: 0, content_index: 0, delta: 'it.' },
+      { type: 'response.output_item.added', output_index: 1, item: { id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'read_file', arguments: '' } },
+      { type: 'response.function_call_arguments.delta', output_index: 1, delta: '{"file_path":' },
+      { type: 'response.function_call_arguments.delta', output_index: 1, delta: '"a.md"}' },
+      { type: 'response.some_future_event', output_index: 1 },
+      { type: 'response.completed', response: { id: 'resp_1', model: 'gpt-test-1', status: 'completed', output: [], usage: { input_tokens: 20, output_tokens: 5, total_tokens: 25 } } },
+    ];
+    for (const event of events) joiner.add(event);
+    expect(joiner.text()).toEqual({ preview: 'Reading it.', total: 11 });
+    expect(joiner.toolCallNames()).toEqual(['read_file']);
+    const reply = normalizeResponsesReply(joiner.joined());
+    expect(reply).toMatchObject({
+      message: { content: 'Reading it.', tool_calls: [{ id: 'call_1', function: { name: 'read_file', arguments: '{"file_path":"a.md"}' } }] },
+      finishReason: 'tool_calls',
+      usage: { promptTokens: 20, completionTokens: 5, totalTokens: 25 },
+    });
   });
 });
 
