@@ -122,6 +122,16 @@ describe('responses provider: requests', () => {
     expect(missing.message).toMatch(/not persisted when `store` is set to false/);
   });
 
+  it("a reasoning summary that echoes the worker's key is redacted; the encrypted content goes back as it came, and the server still reads it", async () => {
+    fake.enqueue(callTools([{ name: 'read_file', input: { file_path: 'a.md' } }], { reasoning: `The header said ${FAKE_RESPONSES_KEY}.` }), say('Done.'));
+    const messages: ChatMessage[] = [{ role: 'user', content: 'Go.' }];
+    const reply = await call({ messages });
+    expect(JSON.stringify(reply.message.reasoning_items![0]!.summary)).not.toContain(FAKE_RESPONSES_KEY);
+    expect(reply.message.reasoning_content).not.toContain(FAKE_RESPONSES_KEY);
+    const id = reply.message.tool_calls![0]!.id;
+    expect(await call({ messages: [...messages, reply.message, { role: 'tool', tool_call_id: id, content: 'A' }] })).toMatchObject({ message: { content: 'Done.' } });
+  });
+
   it('a function_call_output with no matching call is refused by the server, and the mapping never makes one from a transcript', () => {
     expect(requestProblem({ model: 'm', input: [{ type: 'function_call_output', call_id: 'call_9', output: 'x' }] })?.message).toBe('No tool call found for function call output with call_id call_9.');
     expect(requestProblem({ model: 'm', input: [{ type: 'function_call', call_id: 'call_9', name: 'f', arguments: '{}' }] })?.message).toBe('No tool output found for function call call_9.');
