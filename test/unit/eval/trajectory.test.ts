@@ -72,7 +72,7 @@ test('score: prompt tokens read from or written to the provider cache are priced
   const usage = { promptTokens: 1000, completionTokens: 100, totalTokens: 1100, cacheReadTokens: 800, cacheWriteTokens: 100 };
   const cached = recording([turn(1, [A], 'completed', 1100, { result: { ...turn(1, []).result!, usage } })]);
   // Per million: 100 uncached at 10, 800 read at 1 (a tenth), 100 written at 12.5 (1.25×), 100 out at 20.
-  expect(scoreCase(cached, cached, { m: { input: 10, output: 20 } }).baseline.cost).toBe((100 * 10 + 800 * 1 + 100 * 12.5 + 100 * 20) / 1_000_000);
+  expect(scoreCase(cached, cached, { m: { input: 10, output: 20 } }).baseline!.cost).toBe((100 * 10 + 800 * 1 + 100 * 12.5 + 100 * 20) / 1_000_000);
   // A price that names its own cache prices wins.
-  expect(scoreCase(cached, cached, { m: { input: 10, output: 20, cacheRead: 2, cacheWrite: 20 } }).baseline.cost).toBe((100 * 10 + 800 * 2 + 100 * 20 + 100 * 20) / 1_000_000);
+  expect(scoreCase(cached, cached, { m: { input: 10, output: 20, cacheRead: 2, cacheWrite: 20 } }).baseline!.cost).toBe((100 * 10 + 800 * 2 + 100 * 20 + 100 * 20) / 1_000_000);
 });
