@@ -79,6 +79,8 @@ export interface FakeResponses {
   remaining(): number;
   /** Streams pause after their first text delta until the returned function is called. */
   pauseStreams(): () => void;
+  /** Resolves once `n` requests have arrived. */
+  waitForRequests(n: number, timeoutMs?: number): Promise<void>;
   reset(): void;
   close(): Promise<void>;
 }
@@ -196,6 +198,13 @@ export async function startFakeResponses(options: { keys?: string[]; plainModels
         paused = undefined;
         release();
       };
+    },
+    async waitForRequests(n, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (requests.length < n) {
+        if (Date.now() > deadline) throw new Error(`fake responses: ${requests.length} of ${n} requests arrived`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     },
     reset() {
       script.length = 0;

@@ -4,7 +4,9 @@
  * falls back to a model on the other, keeping its transcript; a worker killed with SIGKILL
  * mid-call, replaced by another that makes the call again; and a session through the OpenAI
  * Responses provider (a tool call after reasoning, the reasoning item sent back through the
- * transcript, a streamed reply). The Messages server is the fake of test/support/fake-anthropic.ts
+ * transcript, a streamed reply); a Responses session that falls back to Anthropic and back, keeping
+ * its transcript, an approval and its budget; and a worker killed mid-call on Responses. The
+ * Messages server is the fake of test/support/fake-anthropic.ts
  * and the Responses server that of test/support/fake-responses.ts, both refusing a transcript mapped
  * wrong; Chat Completions is the fake model server. One dev server for the file.
  */
@@ -26,6 +28,8 @@ jest.setTimeout(90_000);
 /** Two keys, so a request tells which worker process made it. */
 const KEY_A = `${FAKE_ANTHROPIC_KEY}-a`;
 const KEY_B = `${FAKE_ANTHROPIC_KEY}-b`;
+const RESPONSES_KEY_A = `${responsesFake.FAKE_RESPONSES_KEY}-a`;
+const RESPONSES_KEY_B = `${responsesFake.FAKE_RESPONSES_KEY}-b`;
 
 let h: SessionHarness;
 let anthropic: FakeAnthropic;
@@ -35,7 +39,11 @@ let bundleCopy: ReturnType<typeof copyExampleBundle>;
 const processes: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  [h, anthropic, responses] = await Promise.all([startSessionHarness(), startFakeAnthropic({ keys: [FAKE_ANTHROPIC_KEY, KEY_A, KEY_B] }), responsesFake.startFakeResponses()]);
+  [h, anthropic, responses] = await Promise.all([
+    startSessionHarness(),
+    startFakeAnthropic({ keys: [FAKE_ANTHROPIC_KEY, KEY_A, KEY_B] }),
+    responsesFake.startFakeResponses({ keys: [responsesFake.FAKE_RESPONSES_KEY, RESPONSES_KEY_A, RESPONSES_KEY_B] }),
+  ]);
   bundleCopy = copyExampleBundle();
   const worker = await h.startWorker({
     activities: { model: { baseURL: h.fake.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } },
@@ -229,5 +237,89 @@ test('responses session: a read after reasoning (the reasoning item sent back un
   ]);
   expect(h.fake.requests).toHaveLength(0);
   expect(result.usage.promptTokens).toBeGreaterThan(0);
+  await session.end();
+});
+
+test('provider switch: a Responses session with an approved write falls back to an Anthropic model with the whole transcript when its model is gone; the next turn is back on Responses, budgets counting both', async () => {
+  const saved = path.join(bundleCopy.bundle, 'docs', 'switch.md');
+  const { loopwright: lw } = await h.startWorker({
+    activities: { model: { baseURL: responses.baseURL, apiKey: responsesFake.FAKE_RESPONSES_KEY, anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } },
+  });
+  responses.enqueue(
+    responsesFake.callTools([{ name: 'save_output', input: { file_path: '{output_folder}/switch.md', content: '# Switch\n' } }], { reasoning: 'Save the notes first.' }),
+    responsesFake.say('Saved.'),
+    responsesFake.apiError(404, 'invalid_request_error', 'The model `gpt-test-1` does not exist.', { code: 'model_not_found' }),
+    responsesFake.say('Back on Responses.'),
+  );
+  anthropic.enqueue(say('Still here, through Messages.'));
+  const session = await lw.start({
+    bundlePath: bundleCopy.bundle,
+    agentId: 'facilitator',
+    model: 'responses:gpt-test-1',
+    fallbackModels: ['anthropic:claude-test-1'],
+    approval: { policy: 'writes' },
+    budget: { prices: { '*': { input: 3, output: 15 } } },
+  });
+  const turn = session.send('Save the notes.');
+  let state = await session.state();
+  while (state.pendingApprovals.length === 0) {
+    await new Promise((r) => setTimeout(r, 25));
+    state = await session.state();
+  }
+  const callId = state.pendingApprovals[0]!.callId;
+  await session.approve(callId);
+  const first = await turn;
+  expect(first).toMatchObject({ success: true, response: 'Saved.' });
+  expect(fs.readFileSync(saved, 'utf8')).toBe('# Switch\n');
+
+  // Turn 2: the model is not found on Responses; the fallback answers through Messages with the call and its result.
+  const second = await session.send('Are you there?');
+  expect(second).toMatchObject({ success: true, response: 'Still here, through Messages.' });
+  const messages = anthropic.requests[0]!.body.messages as { role: string; content: { type: string; id?: string; tool_use_id?: string }[] }[];
+  expect(anthropic.requests[0]!.body.model).toBe('claude-test-1');
+  expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+  expect(messages[1]!.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'tool_use', id: callId })]));
+  expect(messages[2]!.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: callId });
+  // The tools went to both providers under the same names.
+  const names = (tools: unknown) => (tools as { name: string }[]).map((t) => t.name).sort();
+  expect(names(anthropic.requests[0]!.body.tools)).toEqual(names(responses.requests[0]!.body.tools));
+
+  // Turn 3: the session's model again, on Responses, its reasoning item and Messages' reply in the input.
+  const third = await session.send('And now?');
+  expect(third).toMatchObject({ success: true, response: 'Back on Responses.' });
+  const input = responses.requests.at(-1)!.body.input as { type?: string; role?: string; call_id?: string; content?: unknown }[];
+  expect(input.map((i) => i.role ?? i.type)).toEqual(['user', 'reasoning', 'function_call', 'function_call_output', 'assistant', 'user', 'assistant', 'user']);
+  expect(JSON.stringify(input[6]!.content)).toContain('Still here, through Messages.');
+  expect(input[2]).toMatchObject({ call_id: callId, name: 'save_output' });
+
+  state = await session.state();
+  expect(state.usage.totalTokens).toBe(first.usage.totalTokens + second.usage.totalTokens + third.usage.totalTokens);
+  const price = { input: 3, output: 15 };
+  expect(state.budget!.cost.used).toBeCloseTo(callCost(first.usage, price) + callCost(second.usage, price) + callCost(third.usage, price), 4);
+  expect(h.fake.requests).toHaveLength(0);
+  await session.end();
+});
+
+test('crash: a worker killed with SIGKILL during a Responses call is replaced; the call is made again and the turn completes once', async () => {
+  const taskQueue = 'providers-crash-responses';
+  const victim = await startWorkerProcess({ TEMPORAL_ADDRESS: h.server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: responses.baseURL, OPENAI_API_KEY: RESPONSES_KEY_A });
+  processes.push(victim);
+  responses.enqueue({ kind: 'hang' }, responsesFake.say('Answered after the crash.'));
+  const lw = new LoopwrightClient(h.client, taskQueue);
+  const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'responses:gpt-test-1', timeouts: { modelHeartbeat: '2 seconds' } });
+  const turn = session.send('Hello?');
+  await responses.waitForRequests(1, 60_000);
+  const keyOf = (i: number) => responses.requests[i]!.headers.authorization?.replace(/^Bearer /, '');
+  expect(keyOf(0)).toBe(RESPONSES_KEY_A);
+  await victim.kill('SIGKILL');
+  await h.startWorker({ taskQueue, activities: { model: { baseURL: responses.baseURL, apiKey: RESPONSES_KEY_B } } });
+
+  const result = await turn;
+  expect(result).toMatchObject({ success: true, response: 'Answered after the crash.' });
+  expect(responses.requests).toHaveLength(2);
+  expect(responses.requests[1]!.body.input).toEqual(responses.requests[0]!.body.input);
+  expect(keyOf(1)).toBe(RESPONSES_KEY_B);
+  expect(assistants(await session.turnMessages(result))).toHaveLength(1);
+  expect(victim.output()).not.toContain(RESPONSES_KEY_A);
   await session.end();
 });
