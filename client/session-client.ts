@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Client, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { UpdateDefinition } from '@temporalio/common';
@@ -171,14 +171,24 @@ export class SessionHandle {
    * Run a turn and wait for its result. Rejected (SessionRejectedError) with `busy` while another
    * turn runs, and before anything is sent when the message is larger than a session takes. A turn
    * that goes on in the session's next run is followed there.
+   *
+   * The message goes to one run, named by its id, under one update id: Temporal drops a repeated
+   * update only within a run, and the client repeats a call that failed in transit (a history host
+   * or the frontend lost), so a repeat that reached the session's next run would start the turn
+   * again. Sent to a run that has ended, it gets that run's answer if the run took it, else "already
+   * completed", and then, only then, it goes to the newest run.
    */
   async send(message: string): Promise<TurnResult> {
     checkMessageSize(message);
     const deadline = Date.now() + FOLLOW_TIMEOUT_MS;
+    const updateId = randomUUID();
     for (;;) {
+      const { runId } = await this.workflow.describe();
       try {
-        return await this.workflow.executeUpdate(sendUpdate, { args: [message] });
+        return await this.client.workflow.getHandle(this.workflowId, runId).executeUpdate(sendUpdate, { args: [message], updateId });
       } catch (err) {
+        // The run ended before it took the message (else its answer would have come back): the newest run takes it.
+        if (err instanceof WorkflowNotFoundError && Date.now() <= deadline && (await this.workflow.describe()).runId !== runId) continue;
         const moved = continuedTurn(err);
         if (moved === undefined) throw rejection(err);
         if (moved.turn !== undefined) return this.awaitTurn(moved.turn);

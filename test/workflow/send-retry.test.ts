@@ -1,0 +1,134 @@
+/**
+ * A `send` whose answer is lost in transit is repeated by the client's gRPC retry, under the same
+ * update id. Temporal drops a repeated update only within a run, so a repeat that reached the
+ * session's next run would run the turn again (seen on the cluster suite, when a history host died
+ * while a turn that continues as new was running). Here the answer is lost on purpose, by a gRPC
+ * interceptor, and released only once the session has moved to another run and finished the turn:
+ * the turn runs once and `send` returns it. Real dev server and worker, the fake model.
+ */
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { ChatMessage } from '../../common/messages';
+import { LoopwrightClient } from '../../client/session-client';
+import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
+import { useSessionHarness } from '../support/session-harness';
+
+jest.setTimeout(60_000);
+
+const DescribeResponse = temporal.api.workflowservice.v1.DescribeWorkflowExecutionResponse;
+
+const s = useSessionHarness();
+
+/** `iterations=<n>`: n model calls, each but the last reading a file. */
+function loop(request: RecordedRequest): Step {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const n = Number(/iterations=(\d+)/.exec(String(messages[lastUser]?.content ?? ''))?.[1] ?? 1);
+  const call = messages.slice(lastUser).filter((m) => m.role === 'assistant').length + 1;
+  if (call >= n) return text(`done after ${call} calls`);
+  return toolCalls([{ id: `call_${call}`, name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' } }]);
+}
+
+test('send: an answer lost in transit and repeated after the session continued as new runs the turn once', async () => {
+  s.h.fake.setResponder(loop);
+  const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator', continueAsNew: { maxHistoryEvents: 30 } });
+  const firstRun = (await session.workflow.describe()).runId;
+
+  // The first UpdateWorkflowExecution answer is thrown away (as if the connection had dropped); once the
+  // turn is over, in a later run, the call is made again, as the client's retry interceptor makes it.
+  let armed = true;
+  let lost = 0;
+  const turnOver = async (): Promise<void> => {
+    for (;;) {
+      const state = await session.state();
+      if (state.lastTurn?.turn === 1 && state.run > 1) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  // The repeat is made here, as the SDK's retry interceptor makes it: the same request again.
+  const repeatFirstCall: Interceptor = (options, nextCall) => {
+    if (!armed || !options.method_definition.path.endsWith('/UpdateWorkflowExecution')) return new InterceptingCall(nextCall(options));
+    armed = false;
+    let request: unknown;
+    return new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        next(metadata, {
+          onReceiveMetadata: (value, forward) => forward(value),
+          onReceiveMessage: () => (lost += 1),
+          onReceiveStatus: () => {
+            void turnOver().then(() => {
+              const again = nextCall(options);
+              again.start(metadata, { onReceiveMessage: (message) => listener.onReceiveMessage(message), onReceiveStatus: (status) => listener.onReceiveStatus(status) });
+              again.sendMessage(request);
+              again.halfClose();
+            });
+          },
+        });
+      },
+      sendMessage(message, next) {
+        request = message;
+        next(message);
+      },
+    });
+  };
+  const connection = await Connection.connect({
+    address: s.h.server.address,
+    interceptors: [repeatFirstCall],
+  });
+  try {
+    const lossy = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+    const result = await lossy.session(session.workflowId).send('iterations=8');
+    expect(lost).toBe(1);
+    expect(result).toMatchObject({ success: true, turn: 1, iterations: 8, response: 'done after 8 calls' });
+    const state = await session.state();
+    expect(state.run).toBeGreaterThan(1);
+    expect((await session.workflow.describe()).runId).not.toBe(firstRun);
+    // One turn, each model call once.
+    expect(state.turn).toBe(1);
+    expect(s.h.fake.requests).toHaveLength(8);
+  } finally {
+    await connection.close();
+  }
+  await session.end();
+});
+
+test('send: a message that reaches a run that has just ended, without being taken there, goes to the newest run once', async () => {
+  s.h.fake.setResponder(loop);
+  const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator', continueAsNew: { maxHistoryEvents: 30 } });
+  const firstRun = (await session.workflow.describe()).runId;
+  await expect(session.send('iterations=8')).resolves.toMatchObject({ success: true, turn: 1 });
+  expect((await session.workflow.describe()).runId).not.toBe(firstRun);
+
+  // The client looks the session up and is told of the first run, as if the newest run had been that one
+  // and had ended between the look-up and the call: the message reaches a run that has ended without it.
+  let armed = true;
+  const staleLookUp: Interceptor = (options, nextCall) => {
+    if (!armed || !options.method_definition.path.endsWith('/DescribeWorkflowExecution')) return new InterceptingCall(nextCall(options));
+    armed = false;
+    return new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        next(metadata, {
+          // The client decodes answers after gRPC hands them over: decode, re-address, encode.
+          onReceiveMessage(message: Uint8Array, forward) {
+            const response = DescribeResponse.decode(message);
+            response.workflowExecutionInfo!.execution!.runId = firstRun;
+            forward(Buffer.from(DescribeResponse.encode(response).finish()));
+          },
+        });
+      },
+    });
+  };
+  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [staleLookUp] });
+  try {
+    const redirected = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+    const result = await redirected.session(session.workflowId).send('iterations=3');
+    expect(armed).toBe(false);
+    expect(result).toMatchObject({ success: true, turn: 2, iterations: 3, response: 'done after 3 calls' });
+    expect((await session.state()).turn).toBe(2);
+    expect(s.h.fake.requests).toHaveLength(11);
+  } finally {
+    await connection.close();
+  }
+  await session.end();
+});
