@@ -2,9 +2,10 @@
 # Provisions what `scripts/cluster.sh` runs a real Temporal cluster with, from registries only,
 # idempotently:
 #   1. temporal-server and temporal-sql-tool, built from the Go module go.temporal.io/server
-#      (cmd/server and cmd/tools/sql) through the Go module proxy: about 20 minutes on 2 cores the
-#      first time, cached outside the clone in $LOOPWRIGHT_CLUSTER_CACHE (default
-#      ~/.cache/loopwright/temporal-cluster/<version>/bin), so later runs skip the build;
+#      (cmd/server and cmd/tools/sql) through the Go module proxy: about 6 minutes on 2 cores with a
+#      cold Go build cache (up to 20 on a busy machine), once: cached outside the clone in
+#      $LOOPWRIGHT_CLUSTER_CACHE (default ~/.cache/loopwright/temporal-cluster/<version>/bin), so
+#      later runs skip the build;
 #   2. PostgreSQL's initdb, pg_ctl and postgres, from Debian (apt-get install postgresql when missing).
 # Prints the paths as KEY=VALUE lines on stdout; progress goes to stderr.
 set -euo pipefail
@@ -24,7 +25,7 @@ if [[ ! -x $server || ! -x $sql_tool ]]; then
   work="$cache/.build"
   mkdir -p "$work"
   started=$(date +%s)
-  log "building temporal-server and temporal-sql-tool $version with $toolchain (about 20 minutes the first time; log: $work/build.log)"
+  log "building temporal-server and temporal-sql-tool $version with $toolchain (about 6 minutes on 2 cores with a cold Go build cache; log: $work/build.log)"
   if ! GOTOOLCHAIN=$toolchain GOBIN="$work/bin" GOFLAGS=-buildvcs=false \
     go install "go.temporal.io/server/cmd/server@$version" "go.temporal.io/server/cmd/tools/sql@$version" >"$work/build.log" 2>&1; then
     tail -n 30 "$work/build.log" >&2
