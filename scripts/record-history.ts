@@ -22,6 +22,9 @@
  *
  * With --providers: a session on Anthropic's Messages API with its prompt cache, a fallback to a
  * Chat Completions model and back (see record-providers-session.ts).
+ *
+ * With --responses: a session on OpenAI's Responses API with reasoning items and its prompt cache,
+ * a fallback to an Anthropic model and back (see record-responses-session.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -36,7 +39,9 @@ import { recordSkillsSession } from './record-skills-session';
 import { recordVerifySession } from './record-verify-session';
 import { recordCommandsSession } from './record-commands-session';
 import { recordProvidersSession } from './record-providers-session';
+import { recordResponsesSession } from './record-responses-session';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from '../test/support/fake-anthropic';
+import { FAKE_RESPONSES_KEY, startFakeResponses } from '../test/support/fake-responses';
 
 async function main(): Promise<void> {
   const name = process.argv[2];
@@ -47,6 +52,7 @@ async function main(): Promise<void> {
   const skills = process.argv.includes('--skills');
   const commands = process.argv.includes('--commands');
   const providers = process.argv.includes('--providers');
+  const responsesApi = process.argv.includes('--responses');
   if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> [--continue-as-new] (lower-case letters, digits, dashes)');
   const dir = path.resolve(__dirname, '../test/fixtures/histories');
   const existing = fs.readdirSync(dir).filter((f) => f === `${name}.json` || f.startsWith(`${name}-run`));
@@ -54,17 +60,21 @@ async function main(): Promise<void> {
 
   const h = await startSessionHarness();
   const bundle = copyExampleBundle();
-  const anthropic = providers ? await startFakeAnthropic() : undefined;
+  const anthropic = providers || responsesApi ? await startFakeAnthropic() : undefined;
+  const responses = responsesApi ? await startFakeResponses() : undefined;
   try {
-    const model = anthropic ? { model: { baseURL: h.fake.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } } : {};
+    // With --responses the OpenAI base URL is the Responses fake's (both OpenAI APIs share it).
+    const openai = responses ? { baseURL: responses.baseURL, apiKey: FAKE_RESPONSES_KEY } : { baseURL: h.fake.baseURL, apiKey: 'test-key' };
+    const model = anthropic ? { model: { ...openai, anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } } : {};
     const { loopwright } = await h.startWorker(tools ? { activities: { tools: recordingTools() } } : { activities: model });
-    if (anthropic) await recordProvidersSession(loopwright, h.fake, anthropic, bundle.bundle, name);
+    if (responses && anthropic) await recordResponsesSession(loopwright, responses, anthropic, bundle.bundle, name);
+    else if (anthropic) await recordProvidersSession(loopwright, h.fake, anthropic, bundle.bundle, name);
     if (tools) await recordToolsSession(loopwright, h.fake, bundle.bundle, name);
     if (verify) await recordVerifySession(loopwright, h.fake, name, chain);
     if (skills) await recordSkillsSession(loopwright, h.fake, name, chain);
     if (commands) await recordCommandsSession(loopwright, h.fake, bundle.bundle, name);
     const session = context ? await recordContextSession(loopwright, h.fake, bundle.bundle, name, chain) : undefined;
-    if (!session && !tools && !verify && !skills && !commands && !providers)
+    if (!session && !tools && !verify && !skills && !commands && !providers && !responsesApi)
       h.fake.enqueue(
         toolCalls([
           { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
@@ -76,7 +86,7 @@ async function main(): Promise<void> {
         hang(),
         text('Resumed.'),
       );
-    if (!session && !tools && !verify && !skills && !commands && !providers) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
+    if (!session && !tools && !verify && !skills && !commands && !providers && !responsesApi) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
     const workflowId = `fixture-${name}`;
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
     const cli = findTemporalCli();
@@ -94,6 +104,7 @@ async function main(): Promise<void> {
   } finally {
     await h.close();
     await anthropic?.close();
+    await responses?.close();
     bundle.cleanup();
   }
 }
