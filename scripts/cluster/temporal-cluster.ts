@@ -91,13 +91,22 @@ export async function freePort(taken: ReadonlySet<number> = new Set()): Promise<
   throw new Error('no free port below 32768 on 127.0.0.1');
 }
 
+/**
+ * True when `pid` runs (and, where /proc tells, runs one of the cluster's own programs: a pid
+ * recorded before a reboot may belong to another process by now).
+ */
 function isAlive(pid: number | undefined): boolean {
   if (pid === undefined) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('temporal-server');
+  } catch {
+    // No /proc (not Linux): the signal check is all there is.
+    return true;
   }
 }
 
