@@ -147,7 +147,7 @@ async function longTurns(
   const results = await Promise.all(sessions.map((session, i) => outcome(session, turns[i], 1)));
   holds.clear();
   for (const [i, tag] of tags.entries()) {
-    expect(results[i]).toMatchObject({ success: true, status: 'completed', iterations: options.iterations, response: `done ${tag} after ${options.iterations} calls` });
+    expect(results[i]).toMatchObject({ turn: 1, success: true, status: 'completed', iterations: options.iterations, response: `done ${tag} after ${options.iterations} calls` });
     // Each model call once: none lost (the turn would not have ended), none repeated.
     expect(calls.get(tag)).toEqual(Array.from({ length: options.iterations }, (_, k) => k + 1));
     const transcript = await sessions[i].messages();
