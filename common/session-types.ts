@@ -91,6 +91,13 @@ export interface CompactionRecord {
   summaryCallTokens: number;
   /** Wall time of the summarising call in ms (0 without one). */
   durationMs: number;
+  /**
+   * Cached prompt tokens this compaction cost: what the provider held in its prompt cache at the
+   * last call before it (cache reads plus writes), less the stable prefix the compacted view keeps
+   * (the system prompt and the messages before the first one it changed), estimated. Absent when no
+   * call of this run reported cache figures, and in histories recorded before it was counted.
+   */
+  cachedTokensLost?: number;
 }
 
 /** Where the model's view of the transcript stands (the `state` query). */

@@ -31,6 +31,7 @@ export function formatCompaction(record: CompactionRecord): string {
   const parts = [`context compacted: ${count(record.beforeTokens)} → ${count(record.afterTokens)} tokens`];
   if (record.pruned > 0) parts.push(`${plural(record.pruned, 'tool result')} pruned`);
   if (record.summarized > 0) parts.push(`${plural(record.summarized, 'message')} summarised`);
+  if (record.cachedTokensLost !== undefined) parts.push(`${plural(record.cachedTokensLost, 'cached token')} lost`);
   const why = record.reason === 'context_length' ? ' (the server refused the prompt as too long)' : '';
   return `${parts.join(', ')}${why}`;
 }
@@ -52,7 +53,10 @@ function windowSource(source: string): string {
 export function contextLine(context: ContextState): string {
   const parts = [`${count(context.promptTokens)} / ${count(context.window)} tokens (${windowSource(context.windowSource)})`, plural(context.compactions, 'compaction')];
   const last = context.lastCompaction;
-  if (last) parts.push(`last: turn ${last.turn}, ${count(last.beforeTokens)} → ${count(last.afterTokens)} tokens (${last.reason.replace(/_/g, ' ')})`);
+  if (last)
+    parts.push(
+      `last: turn ${last.turn}, ${count(last.beforeTokens)} → ${count(last.afterTokens)} tokens (${last.reason.replace(/_/g, ' ')}${last.cachedTokensLost !== undefined ? `; ${plural(last.cachedTokensLost, 'cached token')} lost` : ''})`,
+    );
   return parts.join(', ');
 }
 

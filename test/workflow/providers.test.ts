@@ -323,3 +323,19 @@ test('crash: a worker killed with SIGKILL during a Responses call is replaced; t
   expect(victim.output()).not.toContain(RESPONSES_KEY_A);
   await session.end();
 });
+
+test('compaction: one asked for on an Anthropic session says how many cached prompt tokens it cost, in its record and the session state', async () => {
+  anthropic.enqueue(useTools([{ name: 'read_file', input: { file_path: '{bundle-root}/config.yaml' } }]), say('The config names the output folder.'), say('Noted.'));
+  const session = await loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'anthropic:claude-test-1', context: { keepRecent: 1 } });
+  await session.send('What does the config say?');
+  const second = await session.send('Thanks.');
+  const cached = (second.usage.cacheReadTokens ?? 0) + (second.usage.cacheWriteTokens ?? 0);
+  expect(cached).toBeGreaterThan(0);
+  // Turn 1's result is stubbed: what the cache held past the prompt, the question and the call is lost.
+  const record = await session.compact();
+  expect(record).toMatchObject({ reason: 'requested', pruned: 1, summarized: 0 });
+  expect(record!.cachedTokensLost).toBeGreaterThan(0);
+  expect(record!.cachedTokensLost).toBeLessThan(cached);
+  expect((await session.state()).context!.lastCompaction).toEqual(record);
+  await session.end();
+});

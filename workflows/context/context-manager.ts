@@ -4,7 +4,7 @@
  * messages). The transcript itself is never changed: a compaction moves the view's numbers (see
  * common/model-view.ts) and, when pruning is not enough, asks a model-call activity for a summary.
  */
-import { log, metricMeter, workflowInfo } from '@temporalio/workflow';
+import { log, metricMeter, patched, workflowInfo } from '@temporalio/workflow';
 import { DEFAULT_COMPACT_AT, DEFAULT_CONTEXT_WINDOW, DEFAULT_KEEP_RECENT, DEFAULT_SUMMARY_TOKENS } from '../../common/defaults';
 import type { ChatMessage, TokenUsage, ToolDefinition, ToolMessage } from '../../common/messages';
 import { DEFAULT_MAX_OUTPUT_TOKENS, type ModelSettings } from '../../common/model-call';
@@ -55,6 +55,9 @@ export interface CompactionRequest {
   onUsage?(usage: TokenUsage): void;
 }
 
+/** Compaction records count the cached prompt tokens they cost (a new field in the `compact` update's answer and the turn's result). */
+export const COMPACTION_CACHE_PATCH = 'loopwright-compaction-cache-cost';
+
 /** The model's view of one session's transcript, its window and its compactions. */
 export class ContextManager {
   view: ModelView;
@@ -76,6 +79,8 @@ export class ContextManager {
   private leftAt: number | undefined;
   /** The last estimate of the next prompt, for the state query. */
   promptTokens = 0;
+  /** Prompt tokens the provider held in its cache at the last call of this run (reads plus writes); undefined while no call reported them. */
+  private cachedTokens: number | undefined;
 
   constructor(
     private readonly settings: ContextSettings,
@@ -157,9 +162,17 @@ export class ContextManager {
 
   /** Learn from a call's recorded usage how the server counts against our estimate. */
   observe(usage: TokenUsage | null, estimatedPromptTokens: number | undefined): void {
+    this.observeCache(usage);
     if (!usage || !estimatedPromptTokens || estimatedPromptTokens <= 0 || usage.promptTokens <= 0) return;
     const ratio = usage.promptTokens / estimatedPromptTokens;
     this.calibration = Math.min(CALIBRATION_BOUNDS[1], Math.max(CALIBRATION_BOUNDS[0], ratio));
+  }
+
+  /** Note what a call's recorded usage says the provider holds in its prompt cache (a call without cache figures leaves it unknown). */
+  observeCache(usage: TokenUsage | null): void {
+    if (!usage) return;
+    const { cacheReadTokens: read, cacheWriteTokens: write } = usage;
+    this.cachedTokens = read === undefined && write === undefined ? undefined : (read ?? 0) + (write ?? 0);
   }
 
   /** The server refused a prompt as too long: take the window and the count it named. */
@@ -198,6 +211,7 @@ export class ContextManager {
   async compact(request: CompactionRequest): Promise<CompactionRecord | undefined> {
     const { transcript, tools } = request;
     const before = this.estimate(transcript, tools);
+    const viewBefore = this.view;
     const room = this.window - this.outputReserve();
     const target = request.force ? Math.min(this.threshold(), Math.floor(room * TARGET_SHARE)) : Math.floor(room * TARGET_SHARE);
     const keepFrom = this.keepBoundary(transcript.messages);
@@ -261,6 +275,12 @@ export class ContextManager {
     this.leftAt = after;
     if (pruned === 0 && summarized === 0) return undefined;
     const record: CompactionRecord = { turn: request.turn, reason: request.reason, beforeTokens: before, afterTokens: after, pruned, summarized, summaryCallTokens, durationMs };
+    if (this.cachedTokens !== undefined && patched(COMPACTION_CACHE_PATCH)) {
+      const kept = Math.ceil(this.keptPrefixTokens(transcript.messages, viewBefore) * this.calibration);
+      record.cachedTokensLost = Math.max(0, this.cachedTokens - kept);
+      // What is left of the cache for the next call: a second compaction before it does not count the same tokens again.
+      this.cachedTokens = Math.min(this.cachedTokens, kept);
+    }
     this.compactions += 1;
     this.lastCompaction = record;
     metricMeter.createCounter('loopwright_compactions', 'compactions', 'Compactions of the model view, by reason').add(1, { reason: request.reason, summarized: String(summarized > 0) });
@@ -274,7 +294,36 @@ export class ContextManager {
     const parts = [`context compacted: ${k(record.beforeTokens)} → ${k(record.afterTokens)} tokens`];
     if (record.pruned > 0) parts.push(`${record.pruned} tool results pruned`);
     if (record.summarized > 0) parts.push(`${record.summarized} messages summarised`);
+    if (record.cachedTokensLost !== undefined) parts.push(`${k(record.cachedTokensLost)} cached tokens lost`);
     return parts.join(', ');
+  }
+
+  /**
+   * Estimated tokens of the prompt's start that the view now shares with `before`, the view before
+   * the compaction: the messages before the view's start (the system prompt) and, while the summary
+   * and the start stayed, the messages up to the first one the compaction stubbed or cut. The tool
+   * definitions are left out: where they sit in the cached prefix differs between providers.
+   */
+  private keptPrefixTokens(messages: readonly ChatMessage[], before: ModelView): number {
+    const view = this.view;
+    const head = Math.min(view.head, messages.length);
+    let total = 0;
+    for (let i = 0; i < head; i++) total += this.tokensAt(messages, i);
+    if (view.summary !== before.summary || view.from !== before.from) return total;
+    // Same start: the prefix runs on to the first message rendered otherwise than before.
+    const wasPruned = (i: number) => i < before.pruneBefore && !before.keep?.includes(i);
+    const isPruned = (i: number) => i < view.pruneBefore && !view.keep?.includes(i);
+    const cutBefore = new Set(before.prunedAlso ?? []);
+    if (view.summary !== undefined && view.from > view.head) total += estimateMessageTokens(summaryMessage(view));
+    for (let i = Math.max(view.from, view.head); i < messages.length; i++) {
+      if (isOmitted(view, i)) continue;
+      const message = messages[i]!;
+      if (message.role === 'tool' && ((isPruned(i) && !wasPruned(i)) || (view.prunedAlso?.includes(i) && (!cutBefore.has(i) || view.oversizeBytes !== before.oversizeBytes)))) break;
+      if (message.role === 'tool' && isPruned(i)) total += estimateMessageTokens(prunedToolMessage(message as ToolMessage, undefined)) + 12;
+      else if (message.role === 'tool' && cutBefore.has(i) && view.oversizeBytes !== undefined) total += estimateMessageTokens(cutToolMessage(message as ToolMessage, view.oversizeBytes));
+      else total += this.tokensAt(messages, i);
+    }
+    return total;
   }
 
   private async summarise(request: CompactionRequest, upTo: number): Promise<{ summary: string; usage: TokenUsage | null }> {

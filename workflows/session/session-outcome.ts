@@ -53,6 +53,9 @@ export function turnSpanEnd(outcome: TurnOutcome | PausedTurn): SpanEnd {
       'gen_ai.usage.input_tokens': outcome.usage.promptTokens,
       'gen_ai.usage.output_tokens': outcome.usage.completionTokens,
       ...(outcome.compactions?.length ? { 'loopwright.compactions': outcome.compactions.length } : {}),
+      ...(outcome.compactions?.some((c) => c.cachedTokensLost !== undefined)
+        ? { 'loopwright.compaction.cached_tokens_lost': outcome.compactions.reduce((sum, c) => sum + (c.cachedTokensLost ?? 0), 0) }
+        : {}),
       ...(outcome.continuations ? { 'loopwright.continuations': outcome.continuations } : {}),
       ...(outcome.verification ? { 'loopwright.verification': outcome.verification.status, 'loopwright.verify.attempts': outcome.verification.attempts } : {}),
     },

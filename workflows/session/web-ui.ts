@@ -34,7 +34,7 @@ export function sessionDetails(state: SessionState): string {
     const last = context.lastCompaction;
     lines.push(
       `context: ~${context.promptTokens} / ${context.window} tokens (${context.windowSource}) · ${context.viewMessages} of ${state.messageCount} messages in view · ${context.compactions} compactions` +
-        (last ? ` · last: ${last.beforeTokens} → ${last.afterTokens} tokens in turn ${last.turn}` : ''),
+        (last ? ` · last: ${last.beforeTokens} → ${last.afterTokens} tokens in turn ${last.turn}${last.cachedTokensLost !== undefined ? ` (${last.cachedTokensLost} cached tokens lost)` : ''}` : ''),
     );
   }
   const budget = state.budget;

@@ -190,6 +190,7 @@ export class ModelCaller {
       ];
       result = await this.call(undefined, label(` · continuing a cut-off reply (${continuations}/${managed.maxContinuations})`), extra);
       if (result.usage) onUsage(result.usage, result.model);
+      managed.context.observeCache(result.usage);
       message = {
         ...message,
         content: `${message.content ?? ''}${result.message.content ?? ''}`,

@@ -37,6 +37,10 @@ describe('compactions', () => {
     expect(formatCompaction({ ...RECORD, reason: 'requested' })).not.toContain('refused');
   });
 
+  test('the cached prompt tokens a compaction cost, when the provider reported its cache', () => {
+    expect(formatCompaction({ ...RECORD, cachedTokensLost: 12_500 })).toBe('context compacted: 96,120 → 31,004 tokens, 14 tool results pruned, 40 messages summarised, 12,500 cached tokens lost');
+  });
+
   test('continuations', () => {
     expect(formatContinuations(1)).toBe('the reply reached the output limit and was continued once');
     expect(formatContinuations(3)).toBe('the reply reached the output limit and was continued 3 times');
@@ -48,6 +52,10 @@ describe('the context line', () => {
 
   test('prompt size, window and where it came from, compactions and the last one', () => {
     expect(contextLine(context)).toBe('31,004 / 32,768 tokens (window from server: llama.cpp /props n_ctx), 3 compactions, last: turn 4, 96,120 → 31,004 tokens (threshold)');
+  });
+
+  test("the last compaction's cost in cached tokens", () => {
+    expect(contextLine({ ...context, lastCompaction: { ...RECORD, cachedTokensLost: 1 } })).toMatch(/, last: turn 4, 96,120 → 31,004 tokens \(threshold; 1 cached token lost\)$/);
   });
 
   test('each source of the window is worded; no compaction yet', () => {

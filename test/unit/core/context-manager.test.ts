@@ -7,17 +7,22 @@
  * skill instructions carried in the summary's text, and a failed summary leaving the pruned view;
  * a result too large for the window cut to its beginning; omitted ranges; what the model then sees
  * (`viewMessages` over the view); calibration from recorded usage and from a refusal; the `state`
- * figures; and the round trip of `carry` into the next run.
+ * figures; the cached prompt tokens a compaction costs (what the last call's usage says the provider
+ * held in its cache, less the prefix the compacted view keeps), behind its patch, and its sum in
+ * the turn's span; and the round
+ * trip of `carry` into the next run.
  */
 jest.mock('@temporalio/workflow', () => jest.requireActual('../../support/workflow-fakes').fakeWorkflowModule());
 
 import type { ChatMessage, ToolMessage } from '../../../common/messages';
 import { SKILL_INSTRUCTIONS_NOTE, viewMessages } from '../../../common/model-view';
 import type { CompactionRecord, ContextSettings } from '../../../common/session-types';
-import { estimatePromptTokens } from '../../../common/token-estimate';
+import { estimateMessageTokens, estimatePromptTokens } from '../../../common/token-estimate';
 import type { HashedTranscript } from '../../../common/transcript';
 import type { SummarizeInput } from '../../../common/model-call';
-import { ContextManager, type CompactionRequest } from '../../../workflows/context/context-manager';
+import { COMPACTION_CACHE_PATCH, ContextManager, type CompactionRequest } from '../../../workflows/context/context-manager';
+import { turnSpanEnd } from '../../../workflows/session/session-outcome';
+import type { TurnOutcome } from '../../../workflows/turn/turn';
 import { assistant, FakeActivities, readingSession, readingTurn, system, toolCall, transcriptOf, usage, user, workflowFake } from '../../support/workflow-fakes';
 
 beforeEach(() => workflowFake.reset());
@@ -375,6 +380,83 @@ describe('ContextManager: compaction', () => {
     const record: CompactionRecord = { turn: 1, reason: 'threshold', beforeTokens: 12_345, afterTokens: 3000, pruned: 4, summarized: 6, summaryCallTokens: 0, durationMs: 0 };
     expect(ContextManager.describe(record)).toBe('context compacted: 12k → 3000 tokens, 4 tool results pruned, 6 messages summarised');
     expect(ContextManager.describe({ ...record, summarized: 0 })).toBe('context compacted: 12k → 3000 tokens, 4 tool results pruned');
+  });
+});
+
+describe('ContextManager: the cache a compaction costs', () => {
+  /** What a call over the whole view reports: the server counts as we estimate (calibration 1), `cached` of it from the cache. */
+  const cachedCall = (cm: ContextManager, transcript: HashedTranscript, cached: { read: number; write: number }) => {
+    const estimate = cm.estimate(transcript, []);
+    cm.observe({ ...usage(estimate, 20), cacheReadTokens: cached.read, cacheWriteTokens: cached.write }, estimate);
+    return estimate;
+  };
+
+  test('context: a pruning compaction costs the cached tokens past the first result it stubs; the prompt and the messages before it stay cached', async () => {
+    const transcript = readingSession(6, 4000);
+    const cm = manager();
+    const sent = cachedCall(cm, transcript, { read: 5000, write: 1377 });
+    expect(sent).toBe(6377);
+    const record = await cm.compact(request(cm, transcript, new FakeActivities()));
+    expect(record!.pruned).toBe(5);
+    // The first result stubbed is message 3 (turn 1's read): the system prompt, turn 1's question and its call stay the same.
+    const kept = transcript.messages.slice(0, 3).reduce((sum, m) => sum + estimateMessageTokens(m), 0);
+    expect(record!.cachedTokensLost).toBe(6377 - kept);
+    expect(workflowFake.patchesAsked).toEqual([COMPACTION_CACHE_PATCH]);
+    expect(ContextManager.describe(record!)).toBe(`context compacted: 6377 → ${record!.afterTokens} tokens, 5 tool results pruned, ${6377 - kept} cached tokens lost`);
+    expect(cm.state(transcript).lastCompaction).toBe(record);
+
+    // Two more turns and a compaction before the next call: the cache still holds only what the first left, so nothing is counted twice.
+    transcript.push(...readingTurn(7, 4000), ...readingTurn(8, 4000));
+    const again = await cm.compact(request(cm, transcript, new FakeActivities(), { force: true }));
+    expect(again!.pruned).toBeGreaterThan(0);
+    expect(again!.cachedTokensLost).toBe(0);
+  });
+
+  test('context: a summary keeps only the system prompt cached; estimates follow the calibration', async () => {
+    const transcript = talkingSession(12);
+    const cm = manager();
+    const estimate = cm.estimate(transcript, []);
+    // The server counts twice our estimate; the provider held 9,000 tokens of the prompt in its cache.
+    cm.observe({ ...usage(estimate * 2, 20), cacheReadTokens: 8000, cacheWriteTokens: 1000 }, estimate);
+    const fake = new FakeActivities().respond('summarizeContext', () => summaryAnswer('The user asked long questions.'));
+    const record = await cm.compact(request(cm, transcript, fake, { force: true }));
+    expect(record!.summarized).toBeGreaterThan(0);
+    const prompt = estimateMessageTokens(transcript.messages[0]!);
+    expect(record!.cachedTokensLost).toBe(9000 - 2 * prompt);
+  });
+
+  test("context: the turn's span adds up the cached tokens its compactions cost, and names none when no record counted them", () => {
+    const record: CompactionRecord = { turn: 3, reason: 'threshold', beforeTokens: 9000, afterTokens: 3000, pruned: 2, summarized: 0, summaryCallTokens: 0, durationMs: 0 };
+    const outcome = {
+      status: 'completed',
+      iterations: 2,
+      toolCalls: 1,
+      usage: usage(100, 10),
+      compactions: [
+        { ...record, cachedTokensLost: 4000 },
+        { ...record, cachedTokensLost: 500 },
+      ],
+    } as TurnOutcome;
+    expect(turnSpanEnd(outcome).attributes).toMatchObject({ 'loopwright.compactions': 2, 'loopwright.compaction.cached_tokens_lost': 4500 });
+    expect(turnSpanEnd({ ...outcome, compactions: [record] }).attributes).not.toHaveProperty('loopwright.compaction.cached_tokens_lost');
+  });
+
+  test('context: without cache figures in the last call, or in a history recorded before they were counted, the record has no cache cost', async () => {
+    const transcript = readingSession(6, 4000);
+    const plain = manager();
+    plain.observe(usage(6377, 20), 6377);
+    const record = await plain.compact(request(plain, transcript, new FakeActivities()));
+    expect(record).toBeDefined();
+    expect(record).not.toHaveProperty('cachedTokensLost');
+    expect(workflowFake.patchesAsked).toEqual([]);
+    expect(ContextManager.describe(record!)).not.toContain('cached');
+
+    workflowFake.unpatched.add(COMPACTION_CACHE_PATCH);
+    const old = manager();
+    cachedCall(old, transcript, { read: 6000, write: 0 });
+    const oldRecord = await old.compact(request(old, transcript, new FakeActivities()));
+    expect(oldRecord).not.toHaveProperty('cachedTokensLost');
+    expect(workflowFake.patchesAsked).toEqual([COMPACTION_CACHE_PATCH]);
   });
 });
 
