@@ -10,11 +10,13 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { ChatMessage } from '../../common/messages';
-import type { SessionHandle } from '../../client/session-client';
+import { Client } from '@temporalio/client';
+import { LoopwrightClient, type SessionHandle } from '../../client/session-client';
 import type { TurnSummary } from '../../common/session-types';
 import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { type ClusterHarness, startClusterHarness } from '../support/cluster-harness';
 import { copyExampleBundle } from '../support/session-harness';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(300_000);
 
@@ -23,6 +25,7 @@ const BIN = path.resolve(__dirname, '../../bin/loopwright.js');
 let h: ClusterHarness;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let loopwright: Awaited<ReturnType<ClusterHarness['startWorker']>>['loopwright'];
+const processes: WorkerProcess[] = [];
 
 /** Model calls each session asked for, by the session's tag: the call numbers, in arrival order. */
 const calls = new Map<string, number[]>();
@@ -125,6 +128,8 @@ async function longTurns(
     /** Brings back what the faults left down, once the turns and the next ones are over. */
     restore?(): Promise<void>;
     extra?: Record<string, unknown>;
+    /** The client to start sessions with (default: the in-process worker's queue on the default namespace). */
+    client?: LoopwrightClient;
   },
 ): Promise<SessionHandle[]> {
   const tags = Array.from({ length: options.sessions }, (_, i) => `${name}-${i}`);
@@ -133,7 +138,7 @@ async function longTurns(
     holds.set(fault.at, g.promise);
     return g;
   });
-  const sessions = await Promise.all(tags.map(() => loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', ...options.extra })));
+  const sessions = await Promise.all(tags.map(() => (options.client ?? loopwright).start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', ...options.extra })));
   const turns = sessions.map((session, i) => session.send(`loop=${tags[i]} iterations=${options.iterations}`));
   // Unhandled while a fault is under way would fail the test file; `outcome` reads them after.
   for (const turn of turns) turn.catch(() => undefined);
@@ -169,6 +174,7 @@ beforeAll(async () => {
 }, 1_800_000);
 
 afterAll(async () => {
+  await Promise.all(processes.map((p) => p.kill('SIGKILL')));
   await h?.close();
   bundleCopy?.cleanup();
 });
@@ -242,14 +248,38 @@ test('cluster: a session continues as new across the loss of a history host, and
   await session.end();
 });
 
-test('cluster: loopwright setup-namespace creates a namespace with the search attributes, and a second run changes nothing', async () => {
-  const env = { ...process.env, TEMPORAL_ADDRESS: h.cluster.address, TEMPORAL_NAMESPACE: `agents-${process.pid}` };
-  const run = (): Record<string, unknown> => JSON.parse(execFileSync(process.execPath, [BIN, 'setup-namespace', '--json', '--retention', '1'], { env, encoding: 'utf8' })) as Record<string, unknown>;
+test('cluster: a namespace set up by loopwright setup-namespace serves a loopwright worker process through a frontend restart', async () => {
+  const namespace = `agents-${process.pid}`;
+  const env = { ...process.env, TEMPORAL_ADDRESS: h.cluster.address, TEMPORAL_NAMESPACE: namespace };
+  const setUp = (): Record<string, unknown> => JSON.parse(execFileSync(process.execPath, [BIN, 'setup-namespace', '--json', '--retention', '1'], { env, encoding: 'utf8' })) as Record<string, unknown>;
   const names = ['LoopwrightAgent', 'LoopwrightBundle', 'LoopwrightStatus', 'LoopwrightTurns', 'LoopwrightTotalTokens'];
-  expect(run()).toMatchObject({ address: h.cluster.address, namespace: env.TEMPORAL_NAMESPACE, created: true, added: names, present: [] });
-  expect(run()).toMatchObject({ created: false, added: [], present: names });
-  const described = await h.connection.workflowService.describeNamespace({ namespace: env.TEMPORAL_NAMESPACE });
+  expect(setUp()).toMatchObject({ address: h.cluster.address, namespace, created: true, added: names, present: [] });
+  // Idempotent: a second run finds everything there.
+  expect(setUp()).toMatchObject({ created: false, added: [], present: names });
+  const described = await h.connection.workflowService.describeNamespace({ namespace });
   expect(Number(described.config?.workflowExecutionRetentionTtl?.seconds)).toBe(86_400);
+
+  // A worker as users run it, in its own process, found through the same variables.
+  const taskQueue = `cluster-process-${process.pid}`;
+  processes.push(
+    await startWorkerProcess({ TEMPORAL_ADDRESS: h.cluster.address, TEMPORAL_NAMESPACE: namespace, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: h.fake.baseURL, OPENAI_API_KEY: 'test-key' }),
+  );
+  const client = new LoopwrightClient(new Client({ connection: h.connection, namespace }), taskQueue);
+  const [session] = await longTurns('process', {
+    sessions: 1,
+    iterations: 5,
+    client,
+    faults: [{ at: 2, down: () => h.cluster.stopProcess('frontend', 'SIGKILL'), up: () => h.cluster.startProcess('frontend') }],
+  });
+  // The session upserted its search attributes in the new namespace: listed by agent and turns.
+  const query = `LoopwrightAgent = 'facilitator' AND LoopwrightTurns >= 2 AND WorkflowId = '${session.workflowId}'`;
+  const found: string[] = [];
+  for (let i = 0; i < 200 && found.length === 0; i++) {
+    for await (const w of client.client.workflow.list({ query })) found.push(w.workflowId);
+    if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(found).toEqual([session.workflowId]);
+  await session.end();
 });
 
 test('cluster: the search attributes of the set-up step work with the SQL visibility store (list by agent and turns)', async () => {
