@@ -44,7 +44,7 @@ export interface PromptCacheFigures {
   cost: number;
   costWithoutBreakpoints: number;
   /** Per compaction: the call after it, what it cost, and what the call before cost. */
-  compactions: { afterCall: number; cost: number; costBefore: number; cacheWriteTokens: number }[];
+  compactions: { afterCall: number; cost: number; costBefore: number; cacheWriteTokens: number; cachedTokensLost: number }[];
   /** The same loop through the Responses provider (automatic caching, no writes counted). */
   responses?: ResponsesCacheFigures;
 }
@@ -58,7 +58,7 @@ export interface ResponsesCacheFigures {
   cost: number;
   costWithoutCache: number;
   /** Per compaction: the call after it, what it cost, and what the call before cost. */
-  compactions: { afterCall: number; cost: number; costBefore: number }[];
+  compactions: { afterCall: number; cost: number; costBefore: number; cachedTokensLost: number }[];
 }
 
 const noChat = { chat: { completions: { create: () => Promise.reject(new Error('not used')) } } };
@@ -84,6 +84,9 @@ async function runLoop(provider: ModelProvider, model: string, reply: (call: num
 
 const sum = (list: TokenUsage[], pick: (u: TokenUsage) => number) => list.reduce((n, u) => n + pick(u), 0);
 
+/** What a compaction cost the cache, as the provider counted: what it held at the call before, less what the call after read. */
+const cachedTokensLost = (before: TokenUsage, after: TokenUsage): number => Math.max(0, (before.cacheReadTokens ?? 0) + (before.cacheWriteTokens ?? 0) - (after.cacheReadTokens ?? 0));
+
 /** The loop through the Responses provider against a fresh Responses fake. */
 async function measureResponses(): Promise<ResponsesCacheFigures> {
   const fake = await startFakeResponses();
@@ -98,7 +101,12 @@ async function measureResponses(): Promise<ResponsesCacheFigures> {
       cacheReadTokens: sum(usages, (u) => u.cacheReadTokens ?? 0),
       cost: sum(usages, (u) => callCost(u, PRICE)),
       costWithoutCache: sum(usages, (u) => callCost(u, PRICE, false)),
-      compactions: COMPACT_AFTER.map((after) => ({ afterCall: after, cost: callCost(usages[after]!, PRICE), costBefore: callCost(usages[after - 1]!, PRICE) })),
+      compactions: COMPACT_AFTER.map((after) => ({
+        afterCall: after,
+        cost: callCost(usages[after]!, PRICE),
+        costBefore: callCost(usages[after - 1]!, PRICE),
+        cachedTokensLost: cachedTokensLost(usages[after - 1]!, usages[after]!),
+      })),
     };
   } finally {
     await fake.close();
@@ -136,6 +144,7 @@ export async function measurePromptCache(options: { progress: (line: string) => 
         cost: callCost(cached[after]!, PRICE),
         costBefore: callCost(cached[after - 1]!, PRICE),
         cacheWriteTokens: cached[after]!.cacheWriteTokens ?? 0,
+        cachedTokensLost: cachedTokensLost(cached[after - 1]!, cached[after]!),
       })),
       responses,
     };
@@ -159,7 +168,7 @@ export function formatPromptCache(f: PromptCacheFigures): string {
         ['cost with breakpoints / without', `${money(f.cost)} / ${money(f.costWithoutBreakpoints)} (${((100 * f.cost) / f.costWithoutBreakpoints).toFixed(1)} %)`],
         ...f.compactions.map((c) => [
           `call after the compaction after call ${c.afterCall}`,
-          `${money(c.cost)} against ${money(c.costBefore)} the call before (${bytes(c.cacheWriteTokens)} tokens written anew)`,
+          `${money(c.cost)} against ${money(c.costBefore)} the call before (${bytes(c.cachedTokensLost)} cached tokens lost, ${bytes(c.cacheWriteTokens)} written anew)`,
         ]),
       ],
     ),
@@ -179,7 +188,10 @@ function formatResponses(r: ResponsesCacheFigures): string {
         ['read from the cache', bytes(r.cacheReadTokens)],
         ['share read from the cache, calls 3 on', `${(100 * r.cachedShareAfterSecond).toFixed(1)} %`],
         ['cost with the cache / priced uncached', `${money(r.cost)} / ${money(r.costWithoutCache)} (${((100 * r.cost) / r.costWithoutCache).toFixed(1)} %)`],
-        ...r.compactions.map((c) => [`call after the compaction after call ${c.afterCall}`, `${money(c.cost)} against ${money(c.costBefore)} the call before`]),
+        ...r.compactions.map((c) => [
+          `call after the compaction after call ${c.afterCall}`,
+          `${money(c.cost)} against ${money(c.costBefore)} the call before (${bytes(c.cachedTokensLost)} cached tokens lost)`,
+        ]),
       ],
     ),
   ].join('\n');
