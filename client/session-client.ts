@@ -217,13 +217,24 @@ export class SessionHandle {
     }
   }
 
-  /** Run an update of the session; its refusal becomes a SessionRejectedError. */
+  /**
+   * Run an update of the session; its refusal becomes a SessionRejectedError. Like `send`, it goes
+   * to one run, named by its id, under one update id, and to the newest run only once that run has
+   * ended without taking it: a budget raise or an approval the client repeated in transit is never
+   * applied in two runs.
+   */
   private async update<R, A extends unknown[]>(definition: UpdateDefinition<R, A>, args: A): Promise<R> {
-    try {
-      // The overloads of executeUpdate split on whether there are arguments; both take this shape.
-      return await this.workflow.executeUpdate(definition as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown] });
-    } catch (err) {
-      throw rejection(err);
+    const deadline = Date.now() + FOLLOW_TIMEOUT_MS;
+    const updateId = randomUUID();
+    for (;;) {
+      const { runId } = await this.workflow.describe();
+      try {
+        // The overloads of executeUpdate split on whether there are arguments; both take this shape.
+        return await this.client.workflow.getHandle(this.workflowId, runId).executeUpdate(definition as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown], updateId });
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError && Date.now() <= deadline && (await this.workflow.describe()).runId !== runId) continue;
+        throw rejection(err);
+      }
     }
   }
 

@@ -132,3 +132,58 @@ test('send: a message that reaches a run that has just ended, without being take
   }
   await session.end();
 });
+
+test('budget: a raise whose answer is lost in transit and repeated after the session continued as new is applied once', async () => {
+  s.h.fake.setResponder(loop);
+  const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator', continueAsNew: { maxHistoryEvents: 30 }, budget: { sessionTokens: 1_000_000 } });
+  const firstRun = (await session.workflow.describe()).runId;
+  // A long turn, during which the session moves to a new run; the raise is sent while the first run still runs it.
+  const turn = session.send('iterations=8');
+  await s.h.fake.waitForRequests(1, 20_000);
+  let armed = true;
+  let lost = 0;
+  const movedOn = async (): Promise<void> => {
+    while ((await session.workflow.describe()).runId === firstRun) await new Promise((resolve) => setTimeout(resolve, 50));
+  };
+  // The first UpdateWorkflowExecution answer is thrown away; once the session is in its next run, the same request is made again.
+  const repeatFirstCall: Interceptor = (options, nextCall) => {
+    if (!armed || !options.method_definition.path.endsWith('/UpdateWorkflowExecution')) return new InterceptingCall(nextCall(options));
+    armed = false;
+    let request: unknown;
+    return new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        next(metadata, {
+          onReceiveMetadata: (value, forward) => forward(value),
+          onReceiveMessage: () => (lost += 1),
+          onReceiveStatus: () => {
+            void movedOn().then(() => {
+              const again = nextCall(options);
+              again.start(metadata, { onReceiveMessage: (message) => listener.onReceiveMessage(message), onReceiveStatus: (status) => listener.onReceiveStatus(status) });
+              again.sendMessage(request);
+              again.halfClose();
+            });
+          },
+        });
+      },
+      sendMessage(message, next) {
+        request = message;
+        next(message);
+      },
+    });
+  };
+  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [repeatFirstCall] });
+  try {
+    const lossy = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+    const raised = await lossy.session(session.workflowId).budget({ sessionTokens: 500 });
+    expect(lost).toBe(1);
+    expect(raised.sessionTokens.limit).toBe(1_000_500);
+  } finally {
+    await connection.close();
+  }
+  await expect(turn).resolves.toMatchObject({ success: true, turn: 1 });
+  const state = await session.state();
+  expect(state.run).toBeGreaterThan(1);
+  // Raised once, whichever run the repeat reached.
+  expect(state.budget?.sessionTokens.limit).toBe(1_000_500);
+  await session.end();
+});
