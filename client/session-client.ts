@@ -183,12 +183,9 @@ export class SessionHandle {
     const deadline = Date.now() + FOLLOW_TIMEOUT_MS;
     const updateId = randomUUID();
     for (;;) {
-      const { runId } = await this.workflow.describe();
       try {
-        return await this.client.workflow.getHandle(this.workflowId, runId).executeUpdate(sendUpdate, { args: [message], updateId });
+        return await this.updateOneRun(sendUpdate, [message], updateId, deadline);
       } catch (err) {
-        // The run ended before it took the message (else its answer would have come back): the newest run takes it.
-        if (err instanceof WorkflowNotFoundError && Date.now() <= deadline && (await this.workflow.describe()).runId !== runId) continue;
         const moved = continuedTurn(err);
         if (moved === undefined) throw rejection(err);
         if (moved.turn !== undefined) return this.awaitTurn(moved.turn);
@@ -219,13 +216,23 @@ export class SessionHandle {
 
   /**
    * Run an update of the session; its refusal becomes a SessionRejectedError. Like `send`, it goes
-   * to one run, named by its id, under one update id, and to the newest run only once that run has
-   * ended without taking it: a budget raise or an approval the client repeated in transit is never
-   * applied in two runs.
+   * to one run under one update id (`updateOneRun`): a budget raise or an approval the client
+   * repeated in transit is never applied in two runs.
    */
   private async update<R, A extends unknown[]>(definition: UpdateDefinition<R, A>, args: A): Promise<R> {
-    const deadline = Date.now() + FOLLOW_TIMEOUT_MS;
-    const updateId = randomUUID();
+    try {
+      return await this.updateOneRun(definition, args, randomUUID(), Date.now() + FOLLOW_TIMEOUT_MS);
+    } catch (err) {
+      throw rejection(err);
+    }
+  }
+
+  /**
+   * One update to the session's current run, named by its id, under `updateId`; to the newest run
+   * only once that run has ended without taking it (else its answer would have come back). Any other
+   * failure is thrown as it came.
+   */
+  private async updateOneRun<R, A extends unknown[]>(definition: UpdateDefinition<R, A>, args: A, updateId: string, deadline: number): Promise<R> {
     for (;;) {
       const { runId } = await this.workflow.describe();
       try {
@@ -233,7 +240,7 @@ export class SessionHandle {
         return await this.client.workflow.getHandle(this.workflowId, runId).executeUpdate(definition as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown], updateId });
       } catch (err) {
         if (err instanceof WorkflowNotFoundError && Date.now() <= deadline && (await this.workflow.describe()).runId !== runId) continue;
-        throw rejection(err);
+        throw err;
       }
     }
   }

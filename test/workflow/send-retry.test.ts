@@ -30,24 +30,15 @@ function loop(request: RecordedRequest): Step {
   return toolCalls([{ id: `call_${call}`, name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' } }]);
 }
 
-test('send: an answer lost in transit and repeated after the session continued as new runs the turn once', async () => {
-  s.h.fake.setResponder(loop);
-  const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator', continueAsNew: { maxHistoryEvents: 30 } });
-  const firstRun = (await session.workflow.describe()).runId;
-
-  // The first UpdateWorkflowExecution answer is thrown away (as if the connection had dropped); once the
-  // turn is over, in a later run, the call is made again, as the client's retry interceptor makes it.
+/**
+ * A gRPC interceptor that throws away the first UpdateWorkflowExecution answer (as if the connection
+ * had dropped) and, once `when` resolves, makes the same request again, as the SDK's retry
+ * interceptor does; `lost()` counts the answers thrown away.
+ */
+function repeatFirstUpdate(when: () => Promise<void>): { interceptor: Interceptor; lost: () => number } {
   let armed = true;
   let lost = 0;
-  const turnOver = async (): Promise<void> => {
-    for (;;) {
-      const state = await session.state();
-      if (state.lastTurn?.turn === 1 && state.run > 1) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
-  // The repeat is made here, as the SDK's retry interceptor makes it: the same request again.
-  const repeatFirstCall: Interceptor = (options, nextCall) => {
+  const interceptor: Interceptor = (options, nextCall) => {
     if (!armed || !options.method_definition.path.endsWith('/UpdateWorkflowExecution')) return new InterceptingCall(nextCall(options));
     armed = false;
     let request: unknown;
@@ -57,7 +48,7 @@ test('send: an answer lost in transit and repeated after the session continued a
           onReceiveMetadata: (value, forward) => forward(value),
           onReceiveMessage: () => (lost += 1),
           onReceiveStatus: () => {
-            void turnOver().then(() => {
+            void when().then(() => {
               const again = nextCall(options);
               again.start(metadata, { onReceiveMessage: (message) => listener.onReceiveMessage(message), onReceiveStatus: (status) => listener.onReceiveStatus(status) });
               again.sendMessage(request);
@@ -72,14 +63,28 @@ test('send: an answer lost in transit and repeated after the session continued a
       },
     });
   };
-  const connection = await Connection.connect({
-    address: s.h.server.address,
-    interceptors: [repeatFirstCall],
-  });
+  return { interceptor, lost: () => lost };
+}
+
+test('send: an answer lost in transit and repeated after the session continued as new runs the turn once', async () => {
+  s.h.fake.setResponder(loop);
+  const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator', continueAsNew: { maxHistoryEvents: 30 } });
+  const firstRun = (await session.workflow.describe()).runId;
+
+  // The first UpdateWorkflowExecution answer is lost; once the turn is over, in a later run, the call is made again.
+  const turnOver = async (): Promise<void> => {
+    for (;;) {
+      const state = await session.state();
+      if (state.lastTurn?.turn === 1 && state.run > 1) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const repeat = repeatFirstUpdate(turnOver);
+  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [repeat.interceptor] });
   try {
     const lossy = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
     const result = await lossy.session(session.workflowId).send('iterations=8');
-    expect(lost).toBe(1);
+    expect(repeat.lost()).toBe(1);
     expect(result).toMatchObject({ success: true, turn: 1, iterations: 8, response: 'done after 8 calls' });
     const state = await session.state();
     expect(state.run).toBeGreaterThan(1);
@@ -140,42 +145,16 @@ test('budget: a raise whose answer is lost in transit and repeated after the ses
   // A long turn, during which the session moves to a new run; the raise is sent while the first run still runs it.
   const turn = session.send('iterations=8');
   await s.h.fake.waitForRequests(1, 20_000);
-  let armed = true;
-  let lost = 0;
   const movedOn = async (): Promise<void> => {
     while ((await session.workflow.describe()).runId === firstRun) await new Promise((resolve) => setTimeout(resolve, 50));
   };
-  // The first UpdateWorkflowExecution answer is thrown away; once the session is in its next run, the same request is made again.
-  const repeatFirstCall: Interceptor = (options, nextCall) => {
-    if (!armed || !options.method_definition.path.endsWith('/UpdateWorkflowExecution')) return new InterceptingCall(nextCall(options));
-    armed = false;
-    let request: unknown;
-    return new InterceptingCall(nextCall(options), {
-      start(metadata, listener, next) {
-        next(metadata, {
-          onReceiveMetadata: (value, forward) => forward(value),
-          onReceiveMessage: () => (lost += 1),
-          onReceiveStatus: () => {
-            void movedOn().then(() => {
-              const again = nextCall(options);
-              again.start(metadata, { onReceiveMessage: (message) => listener.onReceiveMessage(message), onReceiveStatus: (status) => listener.onReceiveStatus(status) });
-              again.sendMessage(request);
-              again.halfClose();
-            });
-          },
-        });
-      },
-      sendMessage(message, next) {
-        request = message;
-        next(message);
-      },
-    });
-  };
-  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [repeatFirstCall] });
+  // The first UpdateWorkflowExecution answer is lost; once the session is in its next run, the same request is made again.
+  const repeat = repeatFirstUpdate(movedOn);
+  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [repeat.interceptor] });
   try {
     const lossy = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
     const raised = await lossy.session(session.workflowId).budget({ sessionTokens: 500 });
-    expect(lost).toBe(1);
+    expect(repeat.lost()).toBe(1);
     expect(raised.sessionTokens.limit).toBe(1_000_500);
   } finally {
     await connection.close();
