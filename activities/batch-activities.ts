@@ -12,6 +12,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import { BATCH_BAD_INPUT, BatchInputError, type BatchCursor, type BatchItem, type BatchJournalEntry, type BatchPage, type BatchResultLine, parseBatchLine } from '../common/batch-types';
 import type { SessionResult, TurnResult } from '../common/session-types';
+import { heartbeatEverySecond } from './model/heartbeat';
 
 const CHUNK_BYTES = 64 * 1024;
 
@@ -37,6 +38,20 @@ export interface BatchActivities {
   awaitSessionOutcome(workflowId: string): Promise<SessionOutcome>;
 }
 
+/**
+ * Run a file activity while heartbeating: the batch schedules them with a short heartbeat timeout, so
+ * one whose completion the server lost (a history host gone at that moment) is retried within
+ * seconds instead of waiting out its start-to-close timeout while the whole batch waits on it.
+ */
+async function beating<T>(work: () => Promise<T>): Promise<T> {
+  const stop = heartbeatEverySecond();
+  try {
+    return await work();
+  } finally {
+    stop();
+  }
+}
+
 /** Where a batch keeps the result lines of finished items until it writes its result file. */
 export function journalPathOf(outputPath: string): string {
   return `${outputPath}.journal`;
@@ -44,14 +59,15 @@ export function journalPathOf(outputPath: string): string {
 
 export function createBatchActivities(options: { client?: Client } = {}): BatchActivities {
   return {
-    readBatchPage,
-    async appendBatchResults({ journalPath, batchId, lines }) {
-      if (lines.length === 0) return;
-      const text = lines.map((line) => JSON.stringify({ batchId, ...line } satisfies BatchJournalEntry)).join('\n');
-      // A leading newline ends a line a killed worker may have left half-written; blank lines are skipped.
-      await fs.promises.appendFile(journalPath, `\n${text}\n`);
-    },
-    assembleBatchResults,
+    readBatchPage: (input) => beating(() => readBatchPage(input)),
+    appendBatchResults: ({ journalPath, batchId, lines }) =>
+      beating(async () => {
+        if (lines.length === 0) return;
+        const text = lines.map((line) => JSON.stringify({ batchId, ...line } satisfies BatchJournalEntry)).join('\n');
+        // A leading newline ends a line a killed worker may have left half-written; blank lines are skipped.
+        await fs.promises.appendFile(journalPath, `\n${text}\n`);
+      }),
+    assembleBatchResults: (input) => beating(() => assembleBatchResults(input)),
     async awaitSessionOutcome(workflowId) {
       if (!options.client) throw ApplicationFailure.nonRetryable('This worker has no client to follow sessions with', 'LoopwrightWorkerMisconfigured');
       const beat = setInterval(() => Context.current().heartbeat(), 5_000);

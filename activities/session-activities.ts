@@ -5,7 +5,6 @@
  * Built by a factory so the worker (and tests) choose the model settings.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { InitializeAgentActivityInput, SessionActivities } from '../common/activity-types';
 import { AGENT_INIT_FAILED } from '../common/failure-types';
@@ -19,6 +18,7 @@ import { initializeAgent } from '../bundle/initialize-agent';
 import type { LoadBundleOptions } from '../bundle/bundle-loader';
 import { checkPins } from '../bundle/skills/pins';
 import { createModelActivities, type ModelActivityOptions } from './model/call-model';
+import { heartbeatEverySecond } from './model/heartbeat';
 import { INLINE_TOOL_ACTIVITIES, TOOL_ACTIVITIES } from './tools/dispatch';
 import { checkCustomTools, type CustomTool } from './tools/custom-tool';
 import { createListTools, type McpToolLister } from './list-tools';
@@ -233,24 +233,4 @@ function readMaxBytesFromEnv(): number | undefined {
 function modelSecrets(model: ModelActivityOptions | undefined): string[] {
   const key = model?.apiKey ?? process.env.OPENAI_API_KEY;
   return typeof key === 'string' && key.length >= 8 ? [key] : [];
-}
-
-/** Heartbeats now and every second while inside an activity (nothing outside one); returns the stop. */
-function heartbeatEverySecond(): () => void {
-  let context: Context;
-  try {
-    context = Context.current();
-  } catch {
-    return () => undefined;
-  }
-  const beat = (): void => {
-    try {
-      context.heartbeat();
-    } catch {
-      // Only while the activity is torn down; its outcome is what surfaces.
-    }
-  };
-  beat();
-  const timer = setInterval(beat, 1000);
-  return () => clearInterval(timer);
 }

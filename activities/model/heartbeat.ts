@@ -27,3 +27,23 @@ export function startHeartbeat(intervalMs: number, details?: () => unknown): () 
   const timer = setInterval(beat, every);
   return () => clearInterval(timer);
 }
+
+/** Heartbeats now and every second while inside an activity (nothing outside one); returns the stop. */
+export function heartbeatEverySecond(): () => void {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return () => undefined;
+  }
+  const beat = (): void => {
+    try {
+      context.heartbeat();
+    } catch {
+      // Only while the activity is torn down; its outcome is what surfaces.
+    }
+  };
+  beat();
+  const timer = setInterval(beat, 1000);
+  return () => clearInterval(timer);
+}

@@ -53,28 +53,51 @@ test(`cluster: a batch of ${ITEMS} sessions finishes every item once while each 
   const input = path.join(dir, 'items.jsonl');
   fs.writeFileSync(input, Array.from({ length: ITEMS }, (_, i) => JSON.stringify({ message: `item ${i}`, id: `item-${i}` })).join('\n') + '\n');
   const started = Date.now();
+  const batchId = `cluster-batch-${process.pid}`;
   const batch = await loopwright.startBatch({
     bundlePath: bundleCopy.bundle,
     agentId: 'facilitator',
     projectRoot: bundleCopy.root,
     inputPath: input,
     concurrency: 20,
-    workflowId: `cluster-batch-${process.pid}`,
+    workflowId: batchId,
   });
 
   // A third of the items finished: history-1 is killed and restarted; two thirds: history-2. Whichever host owns a
   // shard (the batch's or a session's) is lost while the batch runs.
-  for (const [share, host] of [
-    [1 / 3, 'history-1'],
-    [2 / 3, 'history-2'],
-  ] as const) {
-    for (let state = await batch.state(); state.ok + state.failed < ITEMS * share; state = await batch.state()) {
-      expect(state.phase).toBe('running');
-      await new Promise((resolve) => setTimeout(resolve, 200));
+  // A batch that stops moving for a minute says what it waits on (the test's time-out alone would not).
+  let last = '';
+  let lastMoved = Date.now();
+  const watchdog = setInterval(() => {
+    void batch.state().then(
+      async (state) => {
+        const now = `${state.ok}/${state.failed}/${state.running}`;
+        if (now !== last) [last, lastMoved] = [now, Date.now()];
+        else if (Date.now() - lastMoved > 60_000) {
+          lastMoved = Date.now();
+          console.log(`cluster batch stalled at ok/failed/running ${now}:\n${await h.stallReport(batchId)}`);
+        }
+      },
+      () => undefined,
+    );
+  }, 10_000);
+  const summary = await (async () => {
+    try {
+      for (const [share, host] of [
+        [1 / 3, 'history-1'],
+        [2 / 3, 'history-2'],
+      ] as const) {
+        for (let state = await batch.state(); state.ok + state.failed < ITEMS * share; state = await batch.state()) {
+          expect(state.phase).toBe('running');
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        await h.killAndRestart(host);
+      }
+      return await batch.result();
+    } finally {
+      clearInterval(watchdog);
     }
-    await h.killAndRestart(host);
-  }
-  const summary = await batch.result();
+  })();
   console.log(`cluster batch: ${ITEMS} sessions in ${((Date.now() - started) / 1000).toFixed(1)} s, each history host killed and restarted on the way`);
 
   expect(summary).toMatchObject({ total: ITEMS, started: ITEMS, ok: ITEMS, failed: 0, cancelled: 0, notStarted: 0, resultLines: ITEMS });

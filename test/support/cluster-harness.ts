@@ -28,6 +28,8 @@ export interface ClusterHarness {
   startWorker(taskQueue: string): Promise<{ worker: Worker; loopwright: LoopwrightClient; stop(): Promise<void> }>;
   /** SIGKILL one server process, then start it again on the same ports (a lost host that comes back). */
   killAndRestart(process: ClusterProcess, downMs?: number): Promise<void>;
+  /** What a workflow waits on (its pending activities and children, and theirs), for a test that stopped moving. */
+  stallReport(workflowId: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -77,6 +79,29 @@ export async function startClusterHarness(): Promise<ClusterHarness> {
       await cluster.stopProcess(name, 'SIGKILL');
       if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
       await cluster.startProcess(name);
+    },
+    async stallReport(workflowId) {
+      const lines: string[] = [];
+      const describe = async (id: string, depth: number): Promise<void> => {
+        const pad = '  '.repeat(depth);
+        try {
+          const { raw, status } = await client.workflow.getHandle(id).describe();
+          lines.push(`${pad}${id}: ${status.name}, history length ${raw.workflowExecutionInfo?.historyLength}`);
+          for (const a of raw.pendingActivities ?? []) {
+            lines.push(
+              `${pad}  activity ${a.activityType?.name} #${a.activityId}: state ${a.state}, attempt ${a.attempt}, last started ${a.lastStartedTime?.seconds}, last heartbeat ${a.lastHeartbeatTime?.seconds}`,
+            );
+          }
+          if (raw.pendingWorkflowTask) lines.push(`${pad}  workflow task: state ${raw.pendingWorkflowTask.state}, attempt ${raw.pendingWorkflowTask.attempt}`);
+          const children = raw.pendingChildren ?? [];
+          lines.push(`${pad}  ${children.length} pending children`);
+          for (const c of children.slice(0, 5)) if (c.workflowId) await describe(c.workflowId, depth + 1);
+        } catch (err) {
+          lines.push(`${pad}${id}: describe failed: ${(err as Error).message}`);
+        }
+      };
+      await describe(workflowId, 0);
+      return lines.join('\n');
     },
     async close() {
       await Promise.all(workers.map((w) => w.stop().catch(() => undefined)));

@@ -49,7 +49,15 @@ import { addUsage, ZERO_USAGE } from '../turn/usage';
 const APPEND_LINES = 200;
 
 type BatchFileActivities = Pick<BatchActivities, 'readBatchPage' | 'appendBatchResults' | 'assembleBatchResults'>;
-const FILE_OPTIONS = { startToCloseTimeout: '10 minutes', retry: { initialInterval: '1 second', maximumInterval: '30 seconds' } } as const;
+/**
+ * The file activities heartbeat every second: a call whose completion the server lost (a history host
+ * gone at that moment) is retried after 15 s rather than after its start-to-close timeout.
+ */
+const FILE_OPTIONS = {
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+} as const;
 
 /** The input file and the results live where the batch's sessions' files do: on the files host's workers, when it names one. */
 function fileActivities(filesHost: string | undefined) {
