@@ -50,6 +50,12 @@
  *                Messages provider against the tests' caching fake, with and without breakpoints:
  *                the share read from the cache, the cost of each, and what each of two compactions
  *                costs the cache (scripts/bench/prompt-cache.ts). Needs no server either.
+ *   cluster      (only with `--only cluster`: it brings up servers of its own and takes about half an hour)
+ *                10,000 idle and 1,000 active sessions across 4 worker processes, on the PostgreSQL-backed
+ *                cluster of scripts/cluster and then on a file-backed dev server: sessions started per
+ *                second, CPU at rest, turns per second, turn latency p50/p99 at a 200 ms model, worker
+ *                and server CPU per iteration, database growth per session (scripts/bench/cluster-scale.ts).
+ *                Needs the cluster's server built (scripts/setup-cluster.sh).
  *
  * Prints tables, or one JSON object with `--json`. Everything listens on 127.0.0.1 only, stops by
  * itself (a deadline bounds the whole run) and is cleaned up, also on Ctrl-C.
@@ -87,6 +93,7 @@ import { formatSkills, measureSkills, type SkillsFigures } from './bench/skills'
 import { formatSandbox, measureSandbox, type SandboxFigures } from './bench/sandbox';
 import { formatPromptCache, measurePromptCache, type PromptCacheFigures } from './bench/prompt-cache';
 import { startWorkerProcess } from './bench/worker-process';
+import { formatClusterScale, measureClusterScale, type ClusterScaleFigures } from './bench/cluster-scale';
 
 /** The whole run stops (and cleans up) after this long, whatever happens. */
 const DEADLINE_MS = 25 * 60_000;
@@ -126,6 +133,10 @@ const SKILLS_PART = 'skills';
 const SANDBOX_PART = 'sandbox';
 /** The prompt-cache part: outside PARTS too, no dev server. */
 const CACHE_PART = 'cache';
+/** The cluster part: outside PARTS, with servers of its own; only when asked for by name. */
+const CLUSTER_PART = 'cluster';
+/** The cluster part's own bound: two servers, 11,000 sessions each, on two cores. */
+const CLUSTER_DEADLINE_MS = 120 * 60_000;
 
 interface Options {
   json: boolean;
@@ -133,6 +144,9 @@ interface Options {
   skills: boolean;
   sandbox: boolean;
   cache: boolean;
+  cluster: boolean;
+  clusterIdle: number;
+  clusterActive: number;
   levels: number[];
   idleSessions: number;
   idleSeconds: number;
@@ -168,8 +182,33 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     cache = await measurePromptCache({ progress });
     progress(`cache took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
   }
-  const serverless = { ...(skills ? { skills } : {}), ...(sandbox ? { sandbox } : {}), ...(cache ? { cache } : {}) };
-  const serverlessText = [skills ? formatSkills(skills) : '', sandbox ? formatSandbox(sandbox) : '', cache ? formatPromptCache(cache) : ''].filter(Boolean).join('\n\n');
+  let cluster: ClusterScaleFigures | undefined;
+  if (options.cluster) {
+    const partStarted = performance.now();
+    const bundle = prepareBenchBundle(cleanup);
+    cluster = await measureClusterScale(
+      {
+        bundlePath: bundle.bundlePath,
+        agentId: EXAMPLE_AGENT,
+        file: SMALL_FILE,
+        model: MODEL,
+        idleSessions: options.clusterIdle,
+        activeSessions: options.clusterActive,
+        workers: 4,
+        iterations: 3,
+        modelLatencyMs: MODEL_LATENCY_MS,
+        restSeconds: IDLE_REST_SECONDS,
+        startParallelism: START_PARALLELISM,
+        progress,
+      },
+      cleanup,
+    );
+    progress(`cluster took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
+  }
+  const serverless = { ...(skills ? { skills } : {}), ...(sandbox ? { sandbox } : {}), ...(cache ? { cache } : {}), ...(cluster ? { cluster } : {}) };
+  const serverlessText = [skills ? formatSkills(skills) : '', sandbox ? formatSandbox(sandbox) : '', cache ? formatPromptCache(cache) : '', cluster ? formatClusterScale(cluster) : '']
+    .filter(Boolean)
+    .join('\n\n');
   if (options.parts.length === 0) {
     process.stdout.write(options.json ? `${JSON.stringify(serverless, null, 2)}\n` : `${serverlessText}\n`);
     return;
@@ -379,8 +418,8 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART, SANDBOX_PART, CACHE_PART].join('|')}[,...]] [--levels 10,100,1000]` +
-  ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)]';
+  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART, SANDBOX_PART, CACHE_PART, CLUSTER_PART].join('|')}[,...]] [--levels 10,100,1000]` +
+  ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)] [--cluster-idle 10000] [--cluster-active 1000]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */
 function parseOptions(argv: string[]): Options {
@@ -399,6 +438,8 @@ function parseOptions(argv: string[]): Options {
         'idle-sessions': { type: 'string' },
         'idle-seconds': { type: 'string' },
         'idle-cache': { type: 'string' },
+        'cluster-idle': { type: 'string' },
+        'cluster-active': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -410,7 +451,8 @@ function parseOptions(argv: string[]): Options {
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
     .filter(Boolean);
-  for (const part of only) if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART && part !== SANDBOX_PART && part !== CACHE_PART) fail(`unknown part ${part}`);
+  for (const part of only)
+    if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART && part !== SANDBOX_PART && part !== CACHE_PART && part !== CLUSTER_PART) fail(`unknown part ${part}`);
   const count = (name: string, raw: string | undefined, fallback: number, min: number) => {
     if (raw === undefined) return fallback;
     const value = Number(raw);
@@ -423,6 +465,9 @@ function parseOptions(argv: string[]): Options {
     skills: only.length === 0 || only.includes(SKILLS_PART),
     sandbox: only.length === 0 || only.includes(SANDBOX_PART),
     cache: only.length === 0 || only.includes(CACHE_PART),
+    cluster: only.includes(CLUSTER_PART),
+    clusterIdle: count('cluster-idle', values['cluster-idle'], IDLE_SESSIONS, 0),
+    clusterActive: count('cluster-active', values['cluster-active'], 1000, 1),
     levels,
     idleSessions: count('idle-sessions', values['idle-sessions'], IDLE_SESSIONS, 1),
     idleSeconds: count('idle-seconds', values['idle-seconds'], IDLE_REST_SECONDS, 1),
@@ -440,7 +485,8 @@ function run(): void {
     // Open handles of the Temporal runtime would keep the process alive; the work is done.
     process.exit(failures.length > 0 && code === 0 ? 1 : code);
   };
-  const deadline = setTimeout(() => void finish(1, `stopped: the run took longer than ${DEADLINE_MS / 1000} s`), DEADLINE_MS);
+  const deadlineMs = options.cluster ? DEADLINE_MS + CLUSTER_DEADLINE_MS : DEADLINE_MS;
+  const deadline = setTimeout(() => void finish(1, `stopped: the run took longer than ${deadlineMs / 1000} s`), deadlineMs);
   process.once('SIGINT', () => void finish(130, 'interrupted'));
   process.once('SIGTERM', () => void finish(143, 'terminated'));
   main(options, cleanup).then(

@@ -141,8 +141,8 @@ export async function measureIdleSessions(input: IdleInput, rssAtStartBytes: num
  * Follow the session's history with long polls (`waitNewEvent`: the server answers when new events
  * arrive) until initialisation is over; throws when the session failed or took too long.
  */
-async function waitUntilInitialised(client: Client, workflowId: string, runId: string | undefined): Promise<void> {
-  const deadline = performance.now() + READY_TIMEOUT_MS;
+export async function waitUntilInitialised(client: Client, workflowId: string, runId: string | undefined, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
   const events: temporal.api.history.v1.IHistoryEvent[] = [];
   let nextPageToken: Uint8Array | undefined;
   for (let calls = 0; calls < MAX_HISTORY_CALLS; calls++) {
@@ -157,7 +157,7 @@ async function waitUntilInitialised(client: Client, workflowId: string, runId: s
     const verdict = initialisation({ events });
     if (verdict === 'done') return;
     if (verdict !== 'pending') throw new Error(`idle session ${workflowId} did not initialise: ${verdict}`);
-    if (performance.now() > deadline) throw new Error(`idle session ${workflowId} not initialised after ${READY_TIMEOUT_MS} ms`);
+    if (performance.now() > deadline) throw new Error(`idle session ${workflowId} not initialised after ${timeoutMs} ms`);
     nextPageToken = response.nextPageToken?.length ? response.nextPageToken : undefined;
     if (!nextPageToken) throw new Error(`idle session ${workflowId}: its history ended before initialisation was over`);
   }

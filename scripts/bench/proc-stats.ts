@@ -31,6 +31,30 @@ export function processCpuMs(pid: number): number {
   return ((utime + stime) * 1000) / clockTicksPerSecond();
 }
 
+/**
+ * CPU of a process and its children: its own utime + stime, the cutime + cstime of the children it
+ * reaped, and the utime + stime of those still running (a PostgreSQL postmaster and its backends).
+ */
+export function processTreeCpuMs(pid: number): number {
+  const fieldsOf = (p: number | string) => {
+    const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  };
+  const own = fieldsOf(pid);
+  let ticks = Number(own[14 - 3]) + Number(own[15 - 3]) + Number(own[16 - 3]) + Number(own[17 - 3]);
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const fields = fieldsOf(name);
+      if (Number(fields[4 - 3]) === pid) ticks += Number(fields[14 - 3]) + Number(fields[15 - 3]);
+    } catch {
+      // The process ended while the folder was read.
+    }
+  }
+  if (!Number.isFinite(ticks)) throw new Error(`cannot read CPU times of process ${pid} and its children`);
+  return (ticks * 1000) / clockTicksPerSecond();
+}
+
 /** Resident memory of a process now and at its peak (since start, or since `resetPeakRss`). */
 export interface ProcessMemory {
   rssBytes: number;
