@@ -78,8 +78,12 @@ export interface CommandApprovalView {
 /** One compaction of the model's view: what it did and what it cost. */
 export interface CompactionRecord {
   turn: number;
-  /** Why: the next prompt would pass the threshold, the server refused a prompt as too long, or the user asked. */
-  reason: 'threshold' | 'context_length' | 'requested';
+  /**
+   * Why: the next prompt would pass the threshold, the server refused a prompt as too long, the user
+   * asked, or a turn began while the provider's prompt cache had expired and the view was close to
+   * the threshold (`cache_cold`: compacting then costs no cached tokens).
+   */
+  reason: 'threshold' | 'context_length' | 'requested' | 'cache_cold';
   /** Estimated prompt tokens before and after. */
   beforeTokens: number;
   afterTokens: number;

@@ -32,7 +32,7 @@ export function formatCompaction(record: CompactionRecord): string {
   if (record.pruned > 0) parts.push(`${plural(record.pruned, 'tool result')} pruned`);
   if (record.summarized > 0) parts.push(`${plural(record.summarized, 'message')} summarised`);
   if (record.cachedTokensLost !== undefined) parts.push(`${plural(record.cachedTokensLost, 'cached token')} lost`);
-  const why = record.reason === 'context_length' ? ' (the server refused the prompt as too long)' : '';
+  const why = record.reason === 'context_length' ? ' (the server refused the prompt as too long)' : record.reason === 'cache_cold' ? ' (early, while the prompt cache had expired)' : '';
   return `${parts.join(', ')}${why}`;
 }
 

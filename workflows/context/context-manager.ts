@@ -58,6 +58,15 @@ export interface CompactionRequest {
 /** Compaction records count the cached prompt tokens they cost (a new field in the `compact` update's answer and the turn's result). */
 export const COMPACTION_CACHE_PATCH = 'loopwright-compaction-cache-cost';
 
+/** A turn may compact early, before its first call, while the provider's prompt cache has expired (`compactsWhileCold`). */
+export const CACHE_COLD_PATCH = 'loopwright-cache-cold-compaction';
+
+/**
+ * How long a provider's prompt cache lives after its last use: Anthropic's default lifetime is five
+ * minutes, and OpenAI clears its automatic cache after five to ten idle minutes.
+ */
+export const CACHE_LIFETIME_MS = 5 * 60_000;
+
 /** The model's view of one session's transcript, its window and its compactions. */
 export class ContextManager {
   view: ModelView;
@@ -81,6 +90,8 @@ export class ContextManager {
   promptTokens = 0;
   /** Prompt tokens the provider held in its cache at the last call of this run (reads plus writes); undefined while no call reported them. */
   private cachedTokens: number | undefined;
+  /** Workflow time of the last model call of this run whose usage was noted. */
+  private lastCallAt: number | undefined;
 
   constructor(
     private readonly settings: ContextSettings,
@@ -170,6 +181,7 @@ export class ContextManager {
 
   /** Note what a call's recorded usage says the provider holds in its prompt cache (a call without cache figures leaves it unknown). */
   observeCache(usage: TokenUsage | null): void {
+    this.lastCallAt = Date.now();
     if (!usage) return;
     const { cacheReadTokens: read, cacheWriteTokens: write } = usage;
     this.cachedTokens = read === undefined && write === undefined ? undefined : (read ?? 0) + (write ?? 0);
@@ -197,6 +209,30 @@ export class ContextManager {
     return estimate >= this.leftAt + this.window * REGROWTH_SHARE;
   }
 
+  /**
+   * True when the provider's prompt cache has expired: a call of this run reported cache figures, and
+   * the last call was at least `CACHE_LIFETIME_MS` ago in workflow time.
+   */
+  cacheCold(): boolean {
+    return this.cachedTokens !== undefined && this.lastCallAt !== undefined && Date.now() - this.lastCallAt >= CACHE_LIFETIME_MS;
+  }
+
+  /**
+   * True when a turn about to make its first call should compact now rather than later: the cache
+   * is cold, so compacting costs no cached tokens, while the threshold compaction that would come a
+   * few calls later would throw away the cache those calls warm. The view must already be close to
+   * the threshold, its estimate past the threshold less `REGROWTH_SHARE` of the window, and (after a
+   * compaction of this run) grown by that share since the compaction left it, as `needsCompaction`
+   * asks. Behind `CACHE_COLD_PATCH`; asked only when everything else holds.
+   */
+  compactsWhileCold(transcript: HashedTranscript, tools: ToolDefinition[]): boolean {
+    if (!this.cacheCold()) return false;
+    const estimate = this.estimate(transcript, tools);
+    if (estimate <= this.threshold() - this.window * REGROWTH_SHARE) return false;
+    if (this.leftAt !== undefined && estimate < this.leftAt + this.window * REGROWTH_SHARE) return false;
+    return patched(CACHE_COLD_PATCH);
+  }
+
   /** Leave the messages `[from, to)` out of every later view (a turn that could not fit). */
   omit(from: number, to: number): void {
     if (to <= from) return;
@@ -212,6 +248,7 @@ export class ContextManager {
     const { transcript, tools } = request;
     const before = this.estimate(transcript, tools);
     const viewBefore = this.view;
+    if (this.cacheCold() && patched(CACHE_COLD_PATCH)) this.cachedTokens = 0; // an expired cache holds nothing to lose
     const room = this.window - this.outputReserve();
     const target = request.force ? Math.min(this.threshold(), Math.floor(room * TARGET_SHARE)) : Math.floor(room * TARGET_SHARE);
     const keepFrom = this.keepBoundary(transcript.messages);

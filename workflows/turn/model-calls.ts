@@ -102,7 +102,9 @@ export class ModelCaller {
     // The common case in one promise chain (every workflow promise costs a recorded stack trace):
     // no compaction first, and a reply that is neither a failure nor cut off. Anything else takes
     // the full path below, from where this one stopped, scheduling exactly what it would have.
-    if (managed.context.needsCompaction(this.input.transcript, this.input.tools)) return this.managedStep(managed, afterLastReply, iteration, onUsage, { compact: true });
+    if (managed.context.needsCompaction(this.input.transcript, this.input.tools)) return this.managedStep(managed, afterLastReply, iteration, onUsage, { compact: 'threshold' });
+    // A turn's first call after the prompt cache expired: compact now if it will be needed soon, at no cached tokens.
+    if (iteration === 1 && managed.context.compactsWhileCold(this.input.transcript, this.input.tools)) return this.managedStep(managed, afterLastReply, iteration, onUsage, { compact: 'cache_cold' });
     return this.call(afterLastReply, label()).then(
       (first) =>
         first.finishReason === 'length' && !first.message.tool_calls?.length ? this.managedStep(managed, afterLastReply, iteration, onUsage, { first }) : this.firstOnly(managed, first, onUsage),
@@ -131,20 +133,20 @@ export class ModelCaller {
 
   /**
    * The full step of a managed session: compaction, recovery after a refusal, fallback models,
-   * continuations. `from` is where `step` left off: compaction needed first, or its first call's reply or failure.
+   * continuations. `from` is where `step` left off: compaction needed first (and why), or its first call's reply or failure.
    */
   private async managedStep(
     managed: ManagedModel,
     afterLastReply: number | undefined,
     iteration: number,
     onUsage: (usage: TokenUsage, model?: string) => void,
-    from: { compact?: boolean; first?: ModelCallResult; failure?: unknown },
+    from: { compact?: CompactionRecord['reason']; first?: ModelCallResult; failure?: unknown },
   ): Promise<ModelStep> {
     const label = this.labeller(iteration);
     const { context } = managed;
     const compactions: CompactionRecord[] = [];
     const compact = (reason: CompactionRecord['reason'], force: boolean): Promise<void> => this.compact(managed, { reason, force, afterLastReply, onUsage, compactions });
-    if (from.compact) await compact('threshold', false);
+    if (from.compact) await compact(from.compact, false);
     const compactedNote = (): string => (compactions.length ? ` · ${ContextManager.describe(compactions[compactions.length - 1]!)}` : '');
 
     let first: ModelCallResult | undefined = from.first;

@@ -37,6 +37,12 @@ describe('compactions', () => {
     expect(formatCompaction({ ...RECORD, reason: 'requested' })).not.toContain('refused');
   });
 
+  test('a compaction made early because the prompt cache had expired says so', () => {
+    expect(formatCompaction({ ...RECORD, reason: 'cache_cold', cachedTokensLost: 0 })).toBe(
+      'context compacted: 96,120 → 31,004 tokens, 14 tool results pruned, 40 messages summarised, 0 cached tokens lost (early, while the prompt cache had expired)',
+    );
+  });
+
   test('the cached prompt tokens a compaction cost, when the provider reported its cache', () => {
     expect(formatCompaction({ ...RECORD, cachedTokensLost: 12_500 })).toBe('context compacted: 96,120 → 31,004 tokens, 14 tool results pruned, 40 messages summarised, 12,500 cached tokens lost');
   });

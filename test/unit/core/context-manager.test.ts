@@ -9,8 +9,10 @@
  * (`viewMessages` over the view); calibration from recorded usage and from a refusal; the `state`
  * figures; the cached prompt tokens a compaction costs (what the last call's usage says the provider
  * held in its cache, less the prefix the compacted view keeps), behind its patch, and its sum in
- * the turn's span; and the round
- * trip of `carry` into the next run.
+ * the turn's span; compacting early, at a turn's start, while the provider's cache has expired
+ * (cold: a call reported cache figures and the last call was at least the cache's lifetime ago in
+ * workflow time), at no cached tokens, behind its own patch; and the round trip of `carry` into the
+ * next run.
  */
 jest.mock('@temporalio/workflow', () => jest.requireActual('../../support/workflow-fakes').fakeWorkflowModule());
 
@@ -20,7 +22,7 @@ import type { CompactionRecord, ContextSettings } from '../../../common/session-
 import { estimateMessageTokens, estimatePromptTokens } from '../../../common/token-estimate';
 import type { HashedTranscript } from '../../../common/transcript';
 import type { SummarizeInput } from '../../../common/model-call';
-import { COMPACTION_CACHE_PATCH, ContextManager, type CompactionRequest } from '../../../workflows/context/context-manager';
+import { CACHE_COLD_PATCH, CACHE_LIFETIME_MS, COMPACTION_CACHE_PATCH, ContextManager, type CompactionRequest } from '../../../workflows/context/context-manager';
 import { turnSpanEnd } from '../../../workflows/session/session-outcome';
 import type { TurnOutcome } from '../../../workflows/turn/turn';
 import { assistant, FakeActivities, readingSession, readingTurn, system, toolCall, transcriptOf, usage, user, workflowFake } from '../../support/workflow-fakes';
@@ -457,6 +459,101 @@ describe('ContextManager: the cache a compaction costs', () => {
     const oldRecord = await old.compact(request(old, transcript, new FakeActivities()));
     expect(oldRecord).not.toHaveProperty('cachedTokensLost');
     expect(workflowFake.patchesAsked).toEqual([COMPACTION_CACHE_PATCH]);
+  });
+});
+
+describe('ContextManager: compaction while the cache is cold', () => {
+  /** Workflow time, moved by the tests. */
+  let now = 1_000_000;
+  beforeEach(() => {
+    now = 1_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  /** A call over the whole view at the current time, the server counting as we estimate; `cached` of it in the provider's cache. */
+  const callAt = (cm: ContextManager, transcript: HashedTranscript, cached?: { read: number; write: number }) => {
+    const estimate = cm.estimate(transcript, []);
+    cm.observe({ ...usage(estimate, 20), ...(cached ? { cacheReadTokens: cached.read, cacheWriteTokens: cached.write } : {}) }, estimate);
+    return estimate;
+  };
+
+  test('context: a view past the threshold less a tenth of the window compacts once the cache has expired, and costs no cached tokens', async () => {
+    // 5,316 tokens: under the threshold (5,600), past 5,600 - 800.
+    const transcript = readingSession(5, 4000);
+    const cm = manager();
+    expect(callAt(cm, transcript, { read: 4000, write: 1316 })).toBe(5316);
+    expect(cm.needsCompaction(transcript, [])).toBe(false);
+    now += CACHE_LIFETIME_MS - 1;
+    expect(cm.cacheCold()).toBe(false);
+    expect(cm.compactsWhileCold(transcript, [])).toBe(false);
+    expect(workflowFake.patchesAsked).toEqual([]);
+    now += 1;
+    expect(cm.cacheCold()).toBe(true);
+    expect(cm.compactsWhileCold(transcript, [])).toBe(true);
+    expect(workflowFake.patchesAsked).toEqual([CACHE_COLD_PATCH]);
+    const record = await cm.compact(request(cm, transcript, new FakeActivities(), { reason: 'cache_cold' }));
+    expect(record).toMatchObject({ reason: 'cache_cold', beforeTokens: 5316, pruned: 4, summarized: 0, cachedTokensLost: 0 });
+    expect(record!.afterTokens).toBeLessThan(3500);
+    expect(ContextManager.describe(record!)).toBe(`context compacted: 5316 → ${record!.afterTokens} tokens, 4 tool results pruned, 0 cached tokens lost`);
+
+    // The same compaction while the cache is warm throws the cache away past the first result it stubs.
+    workflowFake.reset();
+    now = 1_000_000;
+    const warm = manager();
+    callAt(warm, transcript, { read: 4000, write: 1316 });
+    now += CACHE_LIFETIME_MS - 1;
+    const warmRecord = await warm.compact(request(warm, transcript, new FakeActivities()));
+    const kept = transcript.messages.slice(0, 3).reduce((sum, m) => sum + estimateMessageTokens(m), 0);
+    expect(warmRecord!.cachedTokensLost).toBe(5316 - kept);
+    expect(workflowFake.patchesAsked).toEqual([COMPACTION_CACHE_PATCH]);
+  });
+
+  test('context: a warm cache, a view far from the threshold, or one that has not grown since the last compaction does not compact early', async () => {
+    const near = readingSession(5, 4000);
+    const warm = manager();
+    callAt(warm, near, { read: 5000, write: 317 });
+    now += 60_000;
+    expect(warm.compactsWhileCold(near, [])).toBe(false);
+
+    // 4,255 tokens: not past 5,600 - 800, however cold the cache.
+    const far = readingSession(4, 4000);
+    const small = manager();
+    expect(callAt(small, far, { read: 4000, write: 255 })).toBe(4255);
+    now += 3 * CACHE_LIFETIME_MS;
+    expect(small.cacheCold()).toBe(true);
+    expect(small.compactsWhileCold(far, [])).toBe(false);
+    expect(workflowFake.patchesAsked).toEqual([]);
+
+    // A view whose kept part is near the threshold is not compacted again until it grew by a tenth of the window.
+    const big = readingSession(5, 4000);
+    const kept = manager({ keepRecent: 10 });
+    callAt(kept, big, { read: 5000, write: 317 });
+    expect(await kept.compact(request(kept, big, new FakeActivities()))).toBeUndefined();
+    now += CACHE_LIFETIME_MS;
+    expect(kept.compactsWhileCold(big, [])).toBe(false);
+    expect(workflowFake.patchesAsked).toEqual([]);
+  });
+
+  test('context: without cache figures from a call of this run, or in a history recorded before the rule, the cache is never taken as cold', async () => {
+    const transcript = readingSession(5, 4000);
+    const plain = manager();
+    callAt(plain, transcript);
+    now += 10 * CACHE_LIFETIME_MS;
+    expect(plain.cacheCold()).toBe(false);
+    expect(plain.compactsWhileCold(transcript, [])).toBe(false);
+    expect(new ContextManager(WINDOW, MODEL, 1).cacheCold()).toBe(false);
+    expect(workflowFake.patchesAsked).toEqual([]);
+
+    workflowFake.unpatched.add(CACHE_COLD_PATCH);
+    const old = manager();
+    callAt(old, transcript, { read: 4000, write: 1316 });
+    now += CACHE_LIFETIME_MS;
+    expect(old.compactsWhileCold(transcript, [])).toBe(false);
+    // A compaction there counts the cache as before.
+    const record = await old.compact(request(old, transcript, new FakeActivities()));
+    expect(record!.cachedTokensLost).toBeGreaterThan(0);
+    expect(workflowFake.patchesAsked).toEqual([CACHE_COLD_PATCH, CACHE_COLD_PATCH, COMPACTION_CACHE_PATCH]);
   });
 });
 

@@ -3,7 +3,8 @@
  * which activity it calls and with what (the whole transcript to `callModel` for histories recorded
  * before `callModelV2`; else the transcript by count and hash, the delta since the last reply when
  * small, the view once compacted, the session's settings, the tool definitions once then by key,
- * inline reads), the Web UI summary of each call, compaction before a call that would not fit, one
+ * inline reads), the Web UI summary of each call, compaction before a call that would not fit (and
+ * before a turn's first call once the prompt cache expired, when the view is close to needing it), one
  * forced compaction and retry after a context-length refusal (and no second), the fallback models
  * on failures a retry cannot mend, and a reply cut off at the output limit continued and joined,
  * up to `maxContinuations`.
@@ -19,7 +20,7 @@ import type { RuntimeContext } from '../../../common/runtime-context';
 import type { CompactionRecord, ContextSettings } from '../../../common/session-types';
 import type { HashedTranscript } from '../../../common/transcript';
 import { Budgets } from '../../../workflows/context/budgets';
-import { ContextManager } from '../../../workflows/context/context-manager';
+import { CACHE_LIFETIME_MS, ContextManager } from '../../../workflows/context/context-manager';
 import type { WorkerCopies } from '../../../workflows/turn/inline-reads';
 import { isContextLengthFailure, type ManagedModel, ModelCaller } from '../../../workflows/turn/model-calls';
 import { activityFailure, failureDetails, FakeActivities, modelReply, readingSession, system, toolCall, transcriptOf, usage, user, workflowFake } from '../../support/workflow-fakes';
@@ -162,6 +163,33 @@ describe('ModelCaller: compaction and refusals', () => {
     expect(input!.view).toEqual({ head: 1, from: 1, pruneBefore: 20 });
     expect(fake.calls.map((c) => c.name)).toEqual(['callModelV2']);
     expect(fake.calls[0]!.summary).toBe(`turn 3 · iteration 1 · callModel main-model · context compacted: 6377 → ${step.compactions[0]!.afterTokens} tokens, 5 tool results pruned`);
+  });
+
+  test("model step: a turn's first call after the prompt cache expired compacts a view close to the threshold first; a later iteration does not", async () => {
+    let now = 5_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      // 5,316 tokens: under the threshold (5,600), within a tenth of the window of it.
+      const transcript = readingSession(5, 4000);
+      const managed = managedModel({ window: 8000 });
+      const cached = { ...usage(5316, 20), cacheReadTokens: 5000, cacheWriteTokens: 316 };
+      managed.context.observe(cached, 5316);
+      now += CACHE_LIFETIME_MS;
+      const later = new FakeActivities().script('callModelV2', modelReply('ok'));
+      const laterStep = await new ModelCaller(turnInput(later, transcript, { tools: [] }), managed).step(undefined, 2, () => undefined);
+      expect(laterStep.compactions).toEqual([]);
+
+      managed.context.observe(cached, 5316);
+      now += CACHE_LIFETIME_MS;
+      const fake = new FakeActivities().script('callModelV2', modelReply('ok'));
+      const step = await new ModelCaller(turnInput(fake, transcript, { tools: [] }), managed).step(undefined, 1, () => undefined);
+      expect(step.compactions).toHaveLength(1);
+      expect(step.compactions[0]).toMatchObject({ reason: 'cache_cold', turn: 3, beforeTokens: 5316, pruned: 4, cachedTokensLost: 0 });
+      expect(managed.compacted).toEqual(step.compactions);
+      expect(fake.inputsOf<ModelRefCallInput>('callModelV2')[0]!.view).toEqual({ head: 1, from: 1, pruneBefore: 16 });
+    } finally {
+      jest.restoreAllMocks();
+    }
   });
 
   test('model step: a context-length refusal teaches the window, compacts by force and asks once more', async () => {
