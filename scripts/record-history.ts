@@ -28,6 +28,9 @@
  *
  * With --cache-compaction[=<window>]: an Anthropic session whose view is compacted while the
  * provider holds its prompt in the cache (see record-cache-compaction-session.ts).
+ *
+ * With --cache-cold: an Anthropic session whose turn, started after the prompt cache expired (a
+ * real five-minute wait), compacts early at no cached tokens (see record-cache-cold-session.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -44,6 +47,7 @@ import { recordCommandsSession } from './record-commands-session';
 import { recordProvidersSession } from './record-providers-session';
 import { recordResponsesSession } from './record-responses-session';
 import { recordCacheCompactionSession } from './record-cache-compaction-session';
+import { recordCacheColdSession } from './record-cache-cold-session';
 import { FAKE_ANTHROPIC_KEY, startFakeAnthropic } from '../test/support/fake-anthropic';
 import { FAKE_RESPONSES_KEY, startFakeResponses } from '../test/support/fake-responses';
 
@@ -58,6 +62,7 @@ async function main(): Promise<void> {
   const providers = process.argv.includes('--providers');
   const responsesApi = process.argv.includes('--responses');
   const cacheCompaction = process.argv.find((a) => a.startsWith('--cache-compaction'));
+  const cacheCold = process.argv.includes('--cache-cold');
   if (!name || !/^[a-z0-9-]+$/.test(name)) throw new Error('usage: record-history.ts <name> [--continue-as-new] (lower-case letters, digits, dashes)');
   const dir = path.resolve(__dirname, '../test/fixtures/histories');
   const existing = fs.readdirSync(dir).filter((f) => f === `${name}.json` || f.startsWith(`${name}-run`));
@@ -65,14 +70,15 @@ async function main(): Promise<void> {
 
   const h = await startSessionHarness();
   const bundle = copyExampleBundle();
-  const anthropic = providers || responsesApi || cacheCompaction ? await startFakeAnthropic() : undefined;
+  const anthropic = providers || responsesApi || cacheCompaction || cacheCold ? await startFakeAnthropic() : undefined;
   const responses = responsesApi ? await startFakeResponses() : undefined;
   try {
     // With --responses the OpenAI base URL is the Responses fake's (both OpenAI APIs share it).
     const openai = responses ? { baseURL: responses.baseURL, apiKey: FAKE_RESPONSES_KEY } : { baseURL: h.fake.baseURL, apiKey: 'test-key' };
     const model = anthropic ? { model: { ...openai, anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } } : {};
     const { loopwright } = await h.startWorker(tools ? { activities: { tools: recordingTools() } } : { activities: model });
-    if (cacheCompaction && anthropic) await recordCacheCompactionSession(loopwright, anthropic, bundle.bundle, name, Number(cacheCompaction.split('=')[1] ?? 8192));
+    if (cacheCold && anthropic) await recordCacheColdSession(loopwright, anthropic, bundle.bundle, name);
+    else if (cacheCompaction && anthropic) await recordCacheCompactionSession(loopwright, anthropic, bundle.bundle, name, Number(cacheCompaction.split('=')[1] ?? 8192));
     else if (responses && anthropic) await recordResponsesSession(loopwright, responses, anthropic, bundle.bundle, name);
     else if (anthropic) await recordProvidersSession(loopwright, h.fake, anthropic, bundle.bundle, name);
     if (tools) await recordToolsSession(loopwright, h.fake, bundle.bundle, name);
@@ -80,7 +86,7 @@ async function main(): Promise<void> {
     if (skills) await recordSkillsSession(loopwright, h.fake, name, chain);
     if (commands) await recordCommandsSession(loopwright, h.fake, bundle.bundle, name);
     const session = context ? await recordContextSession(loopwright, h.fake, bundle.bundle, name, chain) : undefined;
-    if (!session && !tools && !verify && !skills && !commands && !providers && !responsesApi && !cacheCompaction)
+    if (!session && !tools && !verify && !skills && !commands && !providers && !responsesApi && !cacheCompaction && !cacheCold)
       h.fake.enqueue(
         toolCalls([
           { id: 'call_1', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } },
@@ -92,7 +98,8 @@ async function main(): Promise<void> {
         hang(),
         text('Resumed.'),
       );
-    if (!session && !tools && !verify && !skills && !commands && !providers && !responsesApi && !cacheCompaction) await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
+    if (!session && !tools && !verify && !skills && !commands && !providers && !responsesApi && !cacheCompaction && !cacheCold)
+      await recordBasicSession(loopwright, h.fake, bundle.bundle, name, chain);
     const workflowId = `fixture-${name}`;
     // The Temporal CLI writes the standard JSON history format that every SDK's replayer reads.
     const cli = findTemporalCli();
