@@ -12,6 +12,15 @@
  *   context      a 100-turn session reading a 10 KB file per turn, over an 8,192-token window with
  *                compaction and over a window it never reaches: prompt tokens per turn, the largest
  *                prompt against the window, compactions and what their summaries cost;
+ *   cache        the provider's prompt cache: a 25-turn session reading 12 KB per turn, worker in
+ *                this process, `anthropic:` against the tests' caching Messages fake with a window
+ *                that makes it compact about twice: the share of prompt tokens read from the cache
+ *                from turn 3, its cost against the same calls priced without the cache (breakpoints
+ *                cannot be switched off), each compaction's recorded cache cost; then the same
+ *                session with `responses:` against the Responses fake (scripts/bench/prompt-cache.ts).
+ *                On 2026-11-27 (2 cores): 91.6 % read from the cache from turn 3, cost 20.8 % of the
+ *                same calls uncached, compactions in turns 12 and 21 costing 36,168 and 33,204
+ *                cached tokens (responses: 91.5 %, 19.2 %);
  *   concurrency  10, 100 and 1,000 sessions at once against a model with 200 ms per call, served by
  *                one worker in a child process: wall time, throughput, worker CPU and memory;
  *   idle         10,000 (`--idle-sessions`) initialised sessions waiting for a message on one
@@ -46,10 +55,6 @@
  *                against spawning it directly, the secret-file scan alone, and a PEP 723 script by
  *                `uv run` in the sandbox against `python3` directly (scripts/bench/sandbox.ts).
  *                Needs no server either, and bwrap and uv (`npm run setup`).
- *   cache        Anthropic's prompt cache: a 25-call tool loop reading 12 KB per call through the
- *                Messages provider against the tests' caching fake, with and without breakpoints:
- *                the share read from the cache, the cost of each, and what each of two compactions
- *                costs the cache (scripts/bench/prompt-cache.ts). Needs no server either.
  *   cluster      (only with `--only cluster`: it brings up servers of its own and takes about half an hour)
  *                10,000 idle and 1,000 active sessions across 4 worker processes, on the PostgreSQL-backed
  *                cluster of scripts/cluster and then on a file-backed dev server: sessions started per
@@ -91,7 +96,7 @@ import { measureDelegation } from './bench/delegation';
 import { measureEval } from './bench/eval';
 import { formatSkills, measureSkills, type SkillsFigures } from './bench/skills';
 import { formatSandbox, measureSandbox, type SandboxFigures } from './bench/sandbox';
-import { formatPromptCache, measurePromptCache, type PromptCacheFigures } from './bench/prompt-cache';
+import { measurePromptCache } from './bench/prompt-cache';
 import { startWorkerProcess } from './bench/worker-process';
 import { formatClusterScale, measureClusterScale, type ClusterScaleFigures } from './bench/cluster-scale';
 
@@ -131,8 +136,6 @@ const IDLE_CACHED_SESSIONS = 0;
 const SKILLS_PART = 'skills';
 /** The sandbox part: outside PARTS too, no dev server. */
 const SANDBOX_PART = 'sandbox';
-/** The prompt-cache part: outside PARTS too, no dev server. */
-const CACHE_PART = 'cache';
 /** The cluster part: outside PARTS, with servers of its own; only when asked for by name. */
 const CLUSTER_PART = 'cluster';
 /** The cluster part's own bound: two servers, 11,000 sessions each, on two cores. */
@@ -143,7 +146,6 @@ interface Options {
   parts: BenchPart[];
   skills: boolean;
   sandbox: boolean;
-  cache: boolean;
   cluster: boolean;
   clusterIdle: number;
   clusterActive: number;
@@ -176,12 +178,6 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     sandbox = await measureSandbox({ progress });
     progress(`sandbox took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
   }
-  let cache: PromptCacheFigures | undefined;
-  if (options.cache) {
-    const partStarted = performance.now();
-    cache = await measurePromptCache({ progress });
-    progress(`cache took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
-  }
   let cluster: ClusterScaleFigures | undefined;
   if (options.cluster) {
     const partStarted = performance.now();
@@ -205,10 +201,8 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
     );
     progress(`cluster took ${((performance.now() - partStarted) / 1000).toFixed(1)} s`);
   }
-  const serverless = { ...(skills ? { skills } : {}), ...(sandbox ? { sandbox } : {}), ...(cache ? { cache } : {}), ...(cluster ? { cluster } : {}) };
-  const serverlessText = [skills ? formatSkills(skills) : '', sandbox ? formatSandbox(sandbox) : '', cache ? formatPromptCache(cache) : '', cluster ? formatClusterScale(cluster) : '']
-    .filter(Boolean)
-    .join('\n\n');
+  const serverless = { ...(skills ? { skills } : {}), ...(sandbox ? { sandbox } : {}), ...(cluster ? { cluster } : {}) };
+  const serverlessText = [skills ? formatSkills(skills) : '', sandbox ? formatSandbox(sandbox) : '', cluster ? formatClusterScale(cluster) : ''].filter(Boolean).join('\n\n');
   if (options.parts.length === 0) {
     process.stdout.write(options.json ? `${JSON.stringify(serverless, null, 2)}\n` : `${serverlessText}\n`);
     return;
@@ -278,6 +272,10 @@ async function main(options: Options, cleanup: CleanupStack): Promise<void> {
 
   await timed('context', async () => {
     report.context = await measureContextWindow(server, bundle.bundlePath, EXAMPLE_AGENT, LARGE_FILE, cleanup, progress);
+  });
+
+  await timed('cache', async () => {
+    report.cache = await measurePromptCache({ server, bundlePath: bundle.bundlePath, agentId: EXAMPLE_AGENT, progress }, cleanup);
   });
 
   await timed('concurrency', async () => {
@@ -418,7 +416,7 @@ function compactMeta(meta: Record<string, unknown> | undefined): string {
 }
 
 const USAGE =
-  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART, SANDBOX_PART, CACHE_PART, CLUSTER_PART].join('|')}[,...]] [--levels 10,100,1000]` +
+  `usage: bench.ts [--json] [--only ${[...PARTS, SKILLS_PART, SANDBOX_PART, CLUSTER_PART].join('|')}[,...]] [--levels 10,100,1000]` +
   ' [--idle-sessions 10000] [--idle-seconds 30] [--idle-cache N (default: the worker sizing)] [--cluster-idle 10000] [--cluster-active 1000]';
 
 /** Parse the command line; exits with status 2 and the usage on anything unexpected. */
@@ -451,8 +449,7 @@ function parseOptions(argv: string[]): Options {
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())
     .filter(Boolean);
-  for (const part of only)
-    if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART && part !== SANDBOX_PART && part !== CACHE_PART && part !== CLUSTER_PART) fail(`unknown part ${part}`);
+  for (const part of only) if (!(PARTS as readonly string[]).includes(part) && part !== SKILLS_PART && part !== SANDBOX_PART && part !== CLUSTER_PART) fail(`unknown part ${part}`);
   const count = (name: string, raw: string | undefined, fallback: number, min: number) => {
     if (raw === undefined) return fallback;
     const value = Number(raw);
@@ -464,7 +461,6 @@ function parseOptions(argv: string[]): Options {
     parts: only.length === 0 ? [...PARTS] : PARTS.filter((p) => only.includes(p)),
     skills: only.length === 0 || only.includes(SKILLS_PART),
     sandbox: only.length === 0 || only.includes(SANDBOX_PART),
-    cache: only.length === 0 || only.includes(CACHE_PART),
     cluster: only.includes(CLUSTER_PART),
     clusterIdle: count('cluster-idle', values['cluster-idle'], IDLE_SESSIONS, 0),
     clusterActive: count('cluster-active', values['cluster-active'], 1000, 1),

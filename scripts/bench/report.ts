@@ -21,6 +21,7 @@ import { formatStream, type StreamFigures } from './stream';
 import { formatBatch, type BatchBenchFigures } from './batch';
 import { formatBrowser, type BrowserFigures } from './browser';
 import { formatServe, type ServeFigures } from './serve';
+import { formatPromptCache, type PromptCacheFigures } from './prompt-cache';
 import type { SampleSummary } from './stats';
 import { bytes, ms, textTable } from './text-table';
 
@@ -36,7 +37,7 @@ export interface MachineInfo {
 }
 
 /** The parts of the bench, in the order they run. */
-export const PARTS = ['engine', 'history', 'context', 'concurrency', 'idle', 'startup', 'mcp', 'stream', 'delegation', 'batch', 'browser', 'serve', 'eval'] as const;
+export const PARTS = ['engine', 'history', 'context', 'cache', 'concurrency', 'idle', 'startup', 'mcp', 'stream', 'delegation', 'batch', 'browser', 'serve', 'eval'] as const;
 export type BenchPart = (typeof PARTS)[number];
 
 /** Everything one bench run measured; a part that did not run is absent. */
@@ -48,6 +49,8 @@ export interface BenchReport {
   bundle?: BundleTiming[];
   history?: HistoryTurnFigures[];
   context?: ContextRunFigures[];
+  /** A 25-turn session against the caching fakes: the share of prompt tokens read from the cache, cost, each compaction's cache cost. */
+  cache?: PromptCacheFigures;
   concurrency?: ConcurrencyFigures;
   idle?: IdleFigures;
   startup?: StartupFigures;
@@ -101,6 +104,7 @@ export function formatReport(report: BenchReport): string {
   if (timeline.length > 0) sections.push(formatTimeline(timeline));
   if (report.history) sections.push(formatHistory(report.history));
   if (report.context) sections.push(formatContext(report.context));
+  if (report.cache) sections.push(formatPromptCache(report.cache));
   if (report.concurrency) sections.push(formatConcurrency(report.concurrency));
   if (report.idle) sections.push(formatIdle(report.idle));
   if (report.bundle) sections.push(formatBundle(report.bundle));
