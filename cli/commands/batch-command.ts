@@ -9,6 +9,7 @@ import type { BatchHandle } from '../../client/batch-client';
 import { EXIT } from '../exit-codes';
 import { setRejoinHint } from '../exit-on-signal';
 import { withWorker } from '../in-process-worker';
+import { followWithProgress } from '../progress';
 import { type CommandOutput, UsageError } from '../output';
 import { openTemporal } from '../temporal-session';
 import { type JsonOption, webUiLink, workerNotice } from './command-support';
@@ -33,9 +34,6 @@ export interface BatchOptions extends JsonOption {
   /** `--headless`: every item runs headless; its result line carries the JSON status. */
   headless?: boolean;
 }
-
-/** Plain progress lines (not on a terminal) come at most this often. */
-const PLAIN_PROGRESS_MS = 5_000;
 
 export async function batchCommand(bundlePath: string, agentId: string, options: BatchOptions, out: CommandOutput): Promise<number> {
   const json = options.json === true;
@@ -77,36 +75,11 @@ export async function batchCommand(bundlePath: string, agentId: string, options:
       const link = temporal.uiUrl ? ` — ${webUiLink(temporal, batch.workflowId)}` : '';
       out.error(`Batch ${batch.workflowId} ${batch.reattached ? 'was already there: following it' : 'started'}${link}`);
     }
-    const summary = await withWorker(temporal, { watch: batch.workflow, onStart: workerNotice(out, json) }, () => followBatch(batch, out, !json));
+    const summary = await withWorker(temporal, { watch: batch.workflow, onStart: workerNotice(out, json) }, () => followWithProgress(batch, progressLine, out, !json));
     printSummary(batch.workflowId, summary, out, json);
     return summary.failed > 0 || summary.cancelled > 0 || summary.cancelledBatch ? EXIT.FAILED : EXIT.OK;
   } finally {
     await temporal.close();
-  }
-}
-
-/** Wait for the summary, showing progress: one line rewritten in place on a terminal, else a line every few seconds when it changed. */
-async function followBatch(batch: BatchHandle, out: CommandOutput, show: boolean): Promise<BatchSummary> {
-  const tty = show && process.stderr.isTTY === true;
-  let last = '';
-  let lastAt = 0;
-  const tick = async (): Promise<void> => {
-    const state = await batch.state().catch(() => undefined);
-    if (!state) return;
-    const line = progressLine(state);
-    if (tty) process.stderr.write(`\r\x1b[K${line}`);
-    else if (line !== last && Date.now() - lastAt >= PLAIN_PROGRESS_MS) {
-      out.error(`  … ${line}`);
-      lastAt = Date.now();
-    }
-    last = line;
-  };
-  const timer = show ? setInterval(() => void tick(), tty ? 250 : 1_000) : undefined;
-  try {
-    return await batch.result();
-  } finally {
-    if (timer) clearInterval(timer);
-    if (tty && last) process.stderr.write('\r\x1b[K');
   }
 }
 

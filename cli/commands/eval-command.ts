@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EvalReport, EvalState, EvalSummary } from '../../common/eval/eval-types';
+import type { EvalReport, EvalState } from '../../common/eval/eval-types';
 import { brokenRules, type BrokenRule, GRADE_RULES, parseRule, ThresholdError, type ThresholdRule } from '../../common/eval/thresholds';
 import { type GraderSettings, MAX_RUBRIC_CHARS } from '../../common/eval/grading';
 import { junitXml } from '../../common/eval/junit';
@@ -19,6 +19,7 @@ import { EvalOptionsError, EvalSourceError, type EvalHandle, startEval } from '.
 import { EXIT } from '../exit-codes';
 import { setRejoinHint } from '../exit-on-signal';
 import { withWorker } from '../in-process-worker';
+import { followWithProgress } from '../progress';
 import { type CommandOutput, UsageError } from '../output';
 import { openTemporal } from '../temporal-session';
 import { webUiLink, workerNotice } from './command-support';
@@ -55,9 +56,6 @@ export interface EvalOptions {
   suiteTokenBudget?: number;
   suiteCostBudget?: number;
 }
-
-/** Plain progress lines (not on a terminal) come at most this often. */
-const PLAIN_PROGRESS_MS = 5_000;
 
 export async function evalCommand(sources: string[], options: EvalOptions, out: CommandOutput): Promise<number> {
   const printJson = options.json === true;
@@ -115,7 +113,7 @@ export async function evalCommand(sources: string[], options: EvalOptions, out: 
       const link = temporal.uiUrl ? ` — ${webUiLink(temporal, handle.workflowId)}` : '';
       out.error(`Eval ${handle.workflowId} ${handle.reattached ? 'was already there: following it' : 'started'}${link}`);
     }
-    const summary = await withWorker(temporal, { watch: handle.workflow, onStart: workerNotice(out, printJson) }, () => followEval(handle, out, !printJson));
+    const summary = await withWorker(temporal, { watch: handle.workflow, onStart: workerNotice(out, printJson) }, () => followWithProgress(handle, progressLine, out, !printJson));
     const report = JSON.parse(fs.readFileSync(summary.reportPath, 'utf8')) as EvalReport;
     const broken = new Map<number, BrokenRule[]>(report.cases.map((c) => [c.index, brokenRules(c, rules)]));
     const failed = [...broken.values()].filter((b) => b.length > 0).length;
@@ -206,31 +204,6 @@ async function scorerNames(options: EvalOptions): Promise<string[]> {
   const unknown = names.filter((n) => !loaded.some((s) => s.name === n));
   if (unknown.length > 0) throw new UsageError(`--scorer ${unknown.join(', ')}: not in the scorer modules (they define ${loaded.map((s) => s.name).join(', ')})`);
   return names;
-}
-
-/** Wait for the summary, showing progress: one line rewritten in place on a terminal, else a line every few seconds when it changed. */
-async function followEval(handle: EvalHandle, out: CommandOutput, show: boolean): Promise<EvalSummary> {
-  const tty = show && process.stderr.isTTY === true;
-  let last = '';
-  let lastAt = 0;
-  const tick = async (): Promise<void> => {
-    const state = await handle.state().catch(() => undefined);
-    if (!state) return;
-    const line = progressLine(state);
-    if (tty) process.stderr.write(`\r\x1b[K${line}`);
-    else if (line !== last && Date.now() - lastAt >= PLAIN_PROGRESS_MS) {
-      out.error(`  … ${line}`);
-      lastAt = Date.now();
-    }
-    last = line;
-  };
-  const timer = show ? setInterval(() => void tick(), tty ? 250 : 1_000) : undefined;
-  try {
-    return await handle.result();
-  } finally {
-    if (timer) clearInterval(timer);
-    if (tty && last) process.stderr.write('\r\x1b[K');
-  }
 }
 
 /** `eval 7/20 · 4 running · 3 scored · 1 changed`. */
