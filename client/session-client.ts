@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure } from '@temporalio/common';
 import type { UpdateDefinition } from '@temporalio/common';
@@ -37,6 +37,8 @@ import { sessionInput } from './session-input';
 import { BatchHandle, startBatch, type StartBatchOptions } from './batch-client';
 import { LoopwrightSchedules } from './schedule-client';
 
+/** gRPC's DEADLINE_EXCEEDED status code (not a client-side cancellation, which the same SDK error also covers). */
+const GRPC_DEADLINE_EXCEEDED = 4;
 /** How long the client keeps following a session that is moving to a new run before giving up. */
 const FOLLOW_TIMEOUT_MS = 60_000;
 
@@ -207,7 +209,10 @@ export class SessionHandle {
         const { responseOmitted: _omitted, ...rest } = result;
         return { ...rest, response: last?.role === 'assistant' ? last.content : null };
       } catch (err) {
-        if (continuedTurn(err) === undefined || Date.now() > deadline) throw rejection(err);
+        if (Date.now() > deadline) throw rejection(err);
+        // A server too busy to answer in time: ask again (waiting for a turn changes nothing).
+        if (serverDeadline(err)) continue;
+        if (continuedTurn(err) === undefined) throw rejection(err);
         // The turn moved on to a newer run (which may not have started yet).
         await sleep(50);
       }
@@ -229,17 +234,28 @@ export class SessionHandle {
 
   /**
    * One update to the session's current run, named by its id, under `updateId`; to the newest run
-   * only once that run has ended without taking it (else its answer would have come back). Any other
+   * only once that run has ended without taking it (else its answer would have come back). A call
+   * the server answered with its deadline is made again to the same run under the same id. Any other
    * failure is thrown as it came.
    */
   private async updateOneRun<R, A extends unknown[]>(definition: UpdateDefinition<R, A>, args: A, updateId: string, deadline: number): Promise<R> {
+    let runId = (await this.workflow.describe()).runId;
     for (;;) {
-      const { runId } = await this.workflow.describe();
       try {
         // The overloads of executeUpdate split on whether there are arguments; both take this shape.
         return await this.client.workflow.getHandle(this.workflowId, runId).executeUpdate(definition as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown], updateId });
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError && Date.now() <= deadline && (await this.workflow.describe()).runId !== runId) continue;
+        if (Date.now() > deadline) throw err;
+        // A server too busy to answer within its deadline may hold the update already: ask the same run
+        // again under the same id, which answers for that update rather than making another.
+        if (serverDeadline(err)) continue;
+        if (err instanceof WorkflowNotFoundError) {
+          const newest = (await this.workflow.describe()).runId;
+          if (newest !== runId) {
+            runId = newest;
+            continue;
+          }
+        }
         throw err;
       }
     }
@@ -411,6 +427,11 @@ function continuedTurn(err: unknown): { turn?: number } | undefined {
   if (err.cause.type !== CONTINUED_AS_NEW) return undefined;
   const details = err.cause.details?.[0] as { turn?: unknown } | undefined;
   return typeof details?.turn === 'number' ? { turn: details.turn } : {};
+}
+
+/** An update call the server answered with DEADLINE_EXCEEDED (not one this process cancelled). */
+function serverDeadline(err: unknown): boolean {
+  return err instanceof WorkflowUpdateRPCTimeoutOrCancelledError && (err.cause as { code?: unknown } | undefined)?.code === GRPC_DEADLINE_EXCEEDED;
 }
 
 /** An update's refusal (`busy`, empty message, ...) as a SessionRejectedError; other errors as they are. */

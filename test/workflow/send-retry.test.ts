@@ -6,7 +6,7 @@
  * interceptor, and released only once the session has moved to another run and finished the turn:
  * the turn runs once and `send` returns it. Real dev server and worker, the fake model.
  */
-import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { InterceptingCall, type Interceptor, status as grpcStatus, type StatusObject } from '@grpc/grpc-js';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { ChatMessage } from '../../common/messages';
@@ -92,6 +92,41 @@ test('send: an answer lost in transit and repeated after the session continued a
     // One turn, each model call once.
     expect(state.turn).toBe(1);
     expect(s.h.fake.requests).toHaveLength(8);
+  } finally {
+    await connection.close();
+  }
+  await session.end();
+});
+
+test('send: an update call the server answered with a deadline (a loaded server) is asked again under its id: the turn runs once and send returns it', async () => {
+  s.h.fake.setResponder(loop);
+  const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator' });
+  // The first UpdateWorkflowExecution reaches the server, which takes the message; its answer becomes
+  // DEADLINE_EXCEEDED, as a server too busy to answer within its own deadline says it.
+  let timedOut = 0;
+  const deadlineOnce: Interceptor = (options, nextCall) => {
+    if (timedOut > 0 || !options.method_definition.path.endsWith('/UpdateWorkflowExecution')) return new InterceptingCall(nextCall(options));
+    timedOut += 1;
+    return new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        next(metadata, {
+          onReceiveMetadata: (value, forward) => forward(value),
+          // The answer is dropped and the call ends with the deadline, straight to the caller's listener
+          // (a status forwarded through grpc-js would wait for the dropped message).
+          onReceiveMessage: () => undefined,
+          onReceiveStatus: (status: StatusObject) => listener.onReceiveStatus({ ...status, code: grpcStatus.DEADLINE_EXCEEDED, details: 'context deadline exceeded' }),
+        });
+      },
+    });
+  };
+  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [deadlineOnce] });
+  try {
+    const busy = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+    const result = await busy.session(session.workflowId).send('iterations=3');
+    expect(timedOut).toBe(1);
+    expect(result).toMatchObject({ success: true, turn: 1, iterations: 3, response: 'done after 3 calls' });
+    expect((await session.state()).turn).toBe(1);
+    expect(s.h.fake.requests).toHaveLength(3);
   } finally {
     await connection.close();
   }
