@@ -1,5 +1,5 @@
 /**
- * What the provider's prompt cache saves a session (issue 33): one 25-turn Loopwright session on the
+ * What the provider's prompt cache saves a session: one 25-turn Loopwright session on the
  * dev server, worker in this process, whose every turn reads a 12 KB chapter of the bundle and
  * answers, with `anthropic:claude-bench` against the tests' fake Messages server (the real
  * `@anthropic-ai/sdk` client; the fake caches by Anthropic's documented semantics: a prefix match up
