@@ -55,7 +55,7 @@
  *                against spawning it directly, the secret-file scan alone, and a PEP 723 script by
  *                `uv run` in the sandbox against `python3` directly (scripts/bench/sandbox.ts).
  *                Needs no server either, and bwrap and uv (`npm run setup`).
- *   cluster      (only with `--only cluster`: it brings up servers of its own and takes about 35 minutes)
+ *   cluster      (only with `--only cluster`: it brings up servers of its own and takes 30-35 minutes)
  *                10,000 idle and 1,000 active sessions across 4 worker processes, on the PostgreSQL-backed
  *                cluster of scripts/cluster and then on a file-backed dev server: sessions started per
  *                second, CPU at rest, turns per second, turn latency p50/p99 at a 200 ms model, worker
