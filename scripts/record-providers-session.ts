@@ -16,12 +16,20 @@ export async function recordProvidersSession(loopwright: LoopwrightClient, fake:
     say('Back on Messages.'),
   );
   fake.enqueue(text('Answered through Chat Completions.'));
+  await runFallbackSession(loopwright, { bundle, name, model: 'anthropic:claude-fixture', fallback: 'openai:loopwright-fake-model' });
+}
+
+/**
+ * Three streamed, priced turns of a session on `model` whose second turn falls back to `fallback`
+ * (the fakes are scripted for it); checks that a call read from the prompt cache, then ends it.
+ */
+export async function runFallbackSession(loopwright: LoopwrightClient, options: { bundle: string; name: string; model: string; fallback: string }): Promise<void> {
   const session = await loopwright.start({
-    bundlePath: bundle,
+    bundlePath: options.bundle,
     agentId: 'facilitator',
-    workflowId: `fixture-${name}`,
-    model: 'anthropic:claude-fixture',
-    fallbackModels: ['openai:loopwright-fake-model'],
+    workflowId: `fixture-${options.name}`,
+    model: options.model,
+    fallbackModels: [options.fallback],
     modelSettings: { stream: true },
     budget: { prices: { '*': { input: 3, output: 15 } } },
   });

@@ -8,6 +8,7 @@
 import type { LoopwrightClient } from '../client/session-client';
 import { say as anthropicSay, type FakeAnthropic } from '../test/support/fake-anthropic';
 import { apiError, callTools, say, type FakeResponses } from '../test/support/fake-responses';
+import { runFallbackSession } from './record-providers-session';
 
 export async function recordResponsesSession(loopwright: LoopwrightClient, responses: FakeResponses, anthropic: FakeAnthropic, bundle: string, name: string): Promise<void> {
   responses.enqueue(
@@ -17,21 +18,5 @@ export async function recordResponsesSession(loopwright: LoopwrightClient, respo
     say('Back on Responses.'),
   );
   anthropic.enqueue(anthropicSay('Answered through Messages.'));
-  const session = await loopwright.start({
-    bundlePath: bundle,
-    agentId: 'facilitator',
-    workflowId: `fixture-${name}`,
-    model: 'responses:gpt-fixture',
-    fallbackModels: ['anthropic:claude-fixture'],
-    modelSettings: { stream: true },
-    budget: { prices: { '*': { input: 3, output: 15 } } },
-  });
-  for (const message of ['What does the config say?', 'Are you there?', 'And now?']) {
-    const result = await session.send(message);
-    if (!result.success) throw new Error(`turn "${message}" failed: ${result.error}`);
-  }
-  const state = await session.state();
-  if (!state.usage.cacheReadTokens) throw new Error('no call read from the prompt cache');
-  await session.end();
-  await session.result();
+  await runFallbackSession(loopwright, { bundle, name, model: 'responses:gpt-fixture', fallback: 'anthropic:claude-fixture' });
 }
