@@ -81,8 +81,12 @@ export interface FakeOpenAI {
   setLimits(limits: FakeLimits): void;
   /** The limits in force. */
   limits(): FakeLimits;
-  /** Pace streamed replies (`{ chunkChars, intervalMs }`, default 4 and 0), or refuse to stream (false); replaces the setting. */
+  /** Pace streamed replies (`{ chunkChars, intervalMs, holdAfterChunks }`, default 4, 0 and none), or refuse to stream (false); replaces the setting. */
   setStreaming(setting: StreamingSetting): void;
+  /** Let every stream held by `holdAfterChunks` go on, and those that reach their hold later pass it, until the next `setStreaming` or `reset`. */
+  releaseStreams(): void;
+  /** Streams waiting at their hold now. */
+  heldStreams(): number;
   /** Take `response_format` (true) or refuse requests carrying it with a 400 (false). */
   setResponseFormat(accepted: boolean): void;
   /** Forget the script, the responder, the recorded requests, the limits, the streaming and response_format settings (ids keep counting). */
@@ -112,6 +116,8 @@ class FakeOpenAIServer implements FakeOpenAI {
   private responder: Responder | undefined;
   private currentLimits: FakeLimits = {};
   private streaming: StreamingSetting = {};
+  /** Streams waiting at their hold; `undefined` once released (held streams pass until the setting changes). */
+  private held: Set<() => void> | undefined = new Set();
   private responseFormat = true;
   private closing = false;
   private boundPort = 0;
@@ -176,6 +182,30 @@ class FakeOpenAIServer implements FakeOpenAI {
 
   setStreaming(setting: StreamingSetting): void {
     this.streaming = checkStreaming(setting);
+    this.held ??= new Set();
+  }
+
+  releaseStreams(): void {
+    const waiting = this.held;
+    this.held = undefined;
+    for (const release of waiting ?? []) release();
+  }
+
+  heldStreams(): number {
+    return this.held?.size ?? 0;
+  }
+
+  /** What a stream at its hold waits for: the next `releaseStreams()` (at once when released already). */
+  private hold(): Promise<void> {
+    const held = this.held;
+    if (held === undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      const release = (): void => {
+        held.delete(release);
+        resolve();
+      };
+      held.add(release);
+    });
   }
 
   setResponseFormat(accepted: boolean): void {
@@ -189,10 +219,14 @@ class FakeOpenAIServer implements FakeOpenAI {
     this.responder = undefined;
     this.currentLimits = {};
     this.streaming = {};
+    // Streams still held from before the reset go on; the next ones are held afresh.
+    this.releaseStreams();
+    this.held = new Set();
   }
 
   async close(): Promise<void> {
     this.closing = true;
+    this.releaseStreams();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -311,7 +345,7 @@ class FakeOpenAIServer implements FakeOpenAI {
         const limit = outputLimitOf(this.currentLimits, record.body, record.promptTokens);
         const completion = buildCompletion(step, record.body, this.model, this.ids, record.receivedAt, record.promptTokens, limit);
         // A stream asked for while the server still streamed goes out even if refusal was set since.
-        if (wantsStream(record.body)) sendStream(res, record, completion, this.streaming || {}, this.requestIdHeader(record));
+        if (wantsStream(record.body)) sendStream(res, record, completion, this.streaming || {}, this.requestIdHeader(record), () => this.hold());
         else this.respondStatus(res, record, 200, completion);
         return;
       }

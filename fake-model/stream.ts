@@ -13,7 +13,9 @@
  * `choices: []` and the usage (the other chunks then carry `usage: null`, as OpenAI's do).
  *
  * Text is cut into pieces of `chunkChars` characters (code points) and the events go out
- * `intervalMs` apart (`StreamRate`), so a test can watch a reply being written. The request's
+ * `intervalMs` apart (`StreamRate`), so a test can watch a reply being written; with `holdAfterChunks`
+ * a stream stops after that many chunks until the server's `releaseStreams()`, so a test can act
+ * while a reply is certainly half written without writing it slowly from end to end. The request's
  * status is recorded once the last event was sent; a client that disconnects before that stops the
  * sending and counts as an abort, as it does for a reply not yet sent.
  */
@@ -27,6 +29,8 @@ export interface StreamRate {
   chunkChars?: number;
   /** Pause between two events in milliseconds; default 0 (the whole stream is written at once). */
   intervalMs?: number;
+  /** Stop after this many chunks (role chunk included) until the server releases its streams; default: never stop. */
+  holdAfterChunks?: number;
 }
 
 /** How the server treats `"stream": true`: streams at a `StreamRate`, or refuses with a 400 (false). */
@@ -69,15 +73,18 @@ export function wantsStream(body: ChatCompletionRequestBody | null): boolean {
   return body?.stream === true;
 }
 
-/** Check a setting's numbers: `chunkChars` a whole number >= 1, `intervalMs` a finite number >= 0. */
+/** Check a setting's numbers: `chunkChars` and `holdAfterChunks` whole numbers >= 1, `intervalMs` a finite number >= 0. */
 export function checkStreaming(setting: StreamingSetting): StreamingSetting {
   if (setting === false) return false;
-  const { chunkChars, intervalMs } = setting;
+  const { chunkChars, intervalMs, holdAfterChunks } = setting;
   if (chunkChars !== undefined && (!Number.isInteger(chunkChars) || chunkChars < 1)) {
     throw new Error(`fake model: chunkChars must be a whole number >= 1, got ${chunkChars}`);
   }
   if (intervalMs !== undefined && (!Number.isFinite(intervalMs) || intervalMs < 0)) {
     throw new Error(`fake model: intervalMs must be a number >= 0, got ${intervalMs}`);
+  }
+  if (holdAfterChunks !== undefined && (!Number.isInteger(holdAfterChunks) || holdAfterChunks < 1)) {
+    throw new Error(`fake model: holdAfterChunks must be a whole number >= 1, got ${holdAfterChunks}`);
   }
   return { ...setting };
 }
@@ -124,8 +131,16 @@ function firstContentChunk(chunks: readonly WireChunk[]): number {
  * Send `completion` as a stream at `rate`. `record.streamedChunks` counts the chunks sent so far,
  * `record.firstChunkAt` says when the first content or tool-call chunk was written;
  * `record.status` is set to 200 once the stream has ended. A closed connection stops the sending.
+ * With `rate.holdAfterChunks`, the stream waits for `hold()` (the server's release) after that many chunks.
  */
-export function sendStream(res: ServerResponse, record: RecordedRequest, completion: WireChatCompletion, rate: StreamRate, headers: Record<string, string>): void {
+export function sendStream(
+  res: ServerResponse,
+  record: RecordedRequest,
+  completion: WireChatCompletion,
+  rate: StreamRate,
+  headers: Record<string, string>,
+  hold: () => Promise<void> = () => Promise.resolve(),
+): void {
   const includeUsage = record.body?.stream_options?.include_usage === true;
   const chunks = completionChunks(completion, includeUsage, rate.chunkChars);
   const events = [...chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n'];
@@ -136,7 +151,8 @@ export function sendStream(res: ServerResponse, record: RecordedRequest, complet
   const finished = (): void => {
     record.status = 200;
   };
-  if (intervalMs === 0) {
+  const holdAt = rate.holdAfterChunks !== undefined && rate.holdAfterChunks < events.length ? rate.holdAfterChunks : undefined;
+  if (intervalMs === 0 && holdAt === undefined) {
     record.streamedChunks = chunks.length;
     if (firstContent >= 0) record.firstChunkAt = Date.now();
     res.end(events.join(''), finished);
@@ -156,6 +172,15 @@ export function sendStream(res: ServerResponse, record: RecordedRequest, complet
       return;
     }
     res.write(event);
+    if (next === holdAt) {
+      void hold().then(() => {
+        if (!res.destroyed) schedule();
+      });
+      return;
+    }
+    schedule();
+  };
+  const schedule = (): void => {
     timer = setTimeout(sendNext, intervalMs);
     // Like a pending delay, a stream in progress never keeps a test process alive on its own.
     timer.unref();

@@ -158,8 +158,8 @@ it('picker: the bundle path shows its agents with their menus; Start session ope
 
 it('streaming: the reply grows in the page while the model is still writing it, and ends exactly, once', async () => {
   await startSessionInPage();
-  // Four characters every 40 ms: the reply takes about 4.3 s to write.
-  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  // Four characters every 20 ms: the reply takes about 2.2 s to write.
+  app!.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
   await send('We want a tool library for our street.');
   await expect(page.getByTestId('user-message').last().textContent()).resolves.toContain('tool library');
   const seen: number[] = [];
@@ -235,8 +235,8 @@ it('interrupt: the button cancels the model call in flight; the turn ends interr
 
 it('reload mid-turn: the page shows the turn as it was and resumes the stream after its last event, nothing lost or repeated', async () => {
   await startSessionInPage();
-  // About 5 s of writing (sixteen characters every 40 ms): a reload takes well under one.
-  app!.h.fake.setStreaming({ chunkChars: 16, intervalMs: 40 });
+  // The reply stops after 144 characters until released: the reload lands while the model is certainly writing.
+  app!.h.fake.setStreaming({ chunkChars: 16, intervalMs: 5, holdAfterChunks: 10 });
   await send('long reply please');
   await waitFor(lastReply, (t) => t.length > 100, 'a good part of the reply');
   const streams: string[] = [];
@@ -245,6 +245,7 @@ it('reload mid-turn: the page shows the turn as it was and resumes the stream af
   });
   await page.reload();
   expect(modelStillWriting()).toBe(true);
+  app!.h.fake.releaseStreams();
   await waitFor(lastReply, (t) => t === LONG, 'the whole reply after the reload', 60_000);
   await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);
   await expect(page.getByTestId('user-message').count()).resolves.toBe(1);
@@ -255,8 +256,8 @@ it('reload mid-turn: the page shows the turn as it was and resumes the stream af
 
 it('serve restarted mid-turn: the page reconnects with its last event id and the reply ends exactly', async () => {
   await startSessionInPage();
-  // About 10 s of writing (eight characters every 40 ms): time for the serve process to stop and start again.
-  app!.h.fake.setStreaming({ chunkChars: 8, intervalMs: 40 });
+  // The reply stops after 72 characters until released: the serve process stops and starts again while the model writes.
+  app!.h.fake.setStreaming({ chunkChars: 8, intervalMs: 5, holdAfterChunks: 10 });
   await send('long reply please');
   await waitFor(lastReply, (t) => t.length > 40, 'the first text');
   const resumed: string[] = [];
@@ -265,6 +266,7 @@ it('serve restarted mid-turn: the page reconnects with its last event id and the
   });
   await app!.restartServe();
   expect(modelStillWriting()).toBe(true);
+  app!.h.fake.releaseStreams();
   await waitFor(lastReply, (t) => t === LONG, 'the whole reply after the restart', 60_000);
   await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);
   expect(resumed.some((url) => new URL(url).searchParams.get('lastEventId'))).toBe(true);
@@ -276,8 +278,8 @@ it('serve restarted mid-turn: the page reconnects with its last event id and the
 });
 
 it('rejoin: a session started from the command line is opened from the list and its running turn followed', async () => {
-  // About 10 s of writing: time for the command to start the session and the page to open it.
-  app!.h.fake.setStreaming({ chunkChars: 8, intervalMs: 40 });
+  // The reply stops after 32 characters until released: the page opens the turn while the model writes it.
+  app!.h.fake.setStreaming({ chunkChars: 8, intervalMs: 5, holdAfterChunks: 5 });
   const env = cliEnvironment({
     TEMPORAL_ADDRESS: app!.h.server.address,
     OPENAI_BASE_URL: app!.h.fake.baseURL,
@@ -300,6 +302,7 @@ it('rejoin: a session started from the command line is opened from the list and 
   await item.click();
   await page.waitForURL(new RegExp(`#/session/${encodeURIComponent(id)}$`));
   await waitFor(lastReply, (t) => t.length > 0 && modelStillWriting(), 'the running turn rejoined while it is written');
+  app!.h.fake.releaseStreams();
   await waitFor(lastReply, (t) => t === LONG, 'the whole reply', 60_000);
   await expect(page.getByTestId('user-message').last().textContent()).resolves.toContain('long story from the terminal');
   await expect(page.getByTestId('assistant-text').count()).resolves.toBe(1);

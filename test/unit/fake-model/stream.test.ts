@@ -259,6 +259,37 @@ describe('fake-openai streaming pace', () => {
     expect(second.chunks).toHaveLength(4);
   });
 
+  it('fake-openai stream: holdAfterChunks stops a stream half written until releaseStreams(); later streams pass until the setting changes', async () => {
+    const { fake, client } = await start();
+    fake.setStreaming({ chunkChars: 2, intervalMs: 1, holdAfterChunks: 3 });
+    fake.enqueue(text('abcdefgh'), text('ijkl'), text('mnop'));
+    const stream = await client.chat.completions.create({ ...PARAMS, stream: true });
+    const contents: string[] = [];
+    const reading = (async () => {
+      for await (const chunk of stream) if (chunk.choices[0]?.delta.content) contents.push(chunk.choices[0].delta.content);
+    })();
+    // role + 'ab' + 'cd', then the stream waits, however long.
+    for (let i = 0; i < 200 && fake.heldStreams() === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(fake.heldStreams()).toBe(1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(contents).toEqual(['ab', 'cd']);
+    expect([fake.requests[0]!.status, fake.requests[0]!.streamedChunks]).toEqual([null, 3]);
+    fake.releaseStreams();
+    await reading;
+    expect(contents).toEqual(['ab', 'cd', 'ef', 'gh']);
+    expect([fake.requests[0]!.status, fake.heldStreams()]).toEqual([200, 0]);
+    // Released: the next stream passes its hold.
+    expect((await streamed(client, PARAMS)).final.choices[0]!.message.content).toBe('ijkl');
+    // A new setting holds again.
+    fake.setStreaming({ chunkChars: 2, holdAfterChunks: 1 });
+    const held = streamed(client, PARAMS);
+    for (let i = 0; i < 200 && fake.heldStreams() === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(fake.heldStreams()).toBe(1);
+    fake.releaseStreams();
+    expect((await held).final.choices[0]!.message.content).toBe('mnop');
+    expect(() => fake.setStreaming({ holdAfterChunks: 0 })).toThrow('holdAfterChunks must be a whole number >= 1, got 0');
+  });
+
   it('fake-openai stream: setStreaming rejects a chunk size below 1 and a negative pause', async () => {
     const { fake } = await start();
     expect(() => fake.setStreaming({ chunkChars: 0 })).toThrow('chunkChars must be a whole number >= 1');
