@@ -132,8 +132,10 @@ export function protectingEntry(target: string, protectedPaths: readonly string[
 
 /** Whether `target` is `entry` or lies inside it; a `*` segment of `entry` matches any one name; case ignored. */
 export function covers(entry: string, target: string): boolean {
-  const e = segments(entry);
-  const t = segments(target);
+  return segmentsCover(segments(entry), segments(target));
+}
+
+function segmentsCover(e: readonly string[], t: readonly string[]): boolean {
   if (t.length < e.length) return false;
   return e.every((part, i) => part === ANY_NAME || (part === ANY_DOT_NAME ? t[i].startsWith('.') : part.toLowerCase() === t[i].toLowerCase()));
 }
@@ -142,8 +144,9 @@ export function covers(entry: string, target: string): boolean {
 export function minimalPaths(paths: readonly string[]): string[] {
   const byName = new Map<string, string>();
   for (const p of paths.map((q) => path.resolve(q))) if (!byName.has(p.toLowerCase())) byName.set(p.toLowerCase(), p);
-  const all = [...byName.values()];
-  return all.filter((p) => !all.some((q) => q !== p && covers(q, p)));
+  // Each path split once: the pairwise check below is quadratic, and a large tree has hundreds of entries.
+  const all = [...byName.values()].map((p) => ({ p, parts: segments(p) }));
+  return all.filter((a) => !all.some((b) => b !== a && segmentsCover(b.parts, a.parts))).map((a) => a.p);
 }
 
 function segments(p: string): string[] {
