@@ -70,7 +70,7 @@ export function createBatchActivities(options: { client?: Client } = {}): BatchA
     assembleBatchResults: (input) => beating(() => assembleBatchResults(input)),
     async awaitSessionOutcome(workflowId) {
       if (!options.client) throw ApplicationFailure.nonRetryable('This worker has no client to follow sessions with', 'LoopwrightWorkerMisconfigured');
-      const beat = setInterval(() => Context.current().heartbeat(), 5_000);
+      const beat = setInterval(() => Context.current().heartbeat(), 1_000);
       try {
         return { result: (await options.client.workflow.getHandle(workflowId).result()) as SessionResult };
       } catch (err) {

@@ -412,7 +412,7 @@ function tallyOf(report: EvalCaseReport): CaseTally {
 }
 
 /** How often a long eval activity (a copy, reading histories, custom scorers) tells the server it is alive. */
-const BEAT_MS = 5_000;
+const BEAT_MS = 1_000;
 
 /** Run `fn`, heartbeating meanwhile (outside an activity, as in unit tests, just run it). */
 async function whileBeating<T>(fn: () => Promise<T>): Promise<T> {

@@ -66,7 +66,7 @@ function fileActivities(filesHost: string | undefined) {
 }
 const follow = proxyActivities<Pick<BatchActivities, 'awaitSessionOutcome'>>({
   startToCloseTimeout: '365 days',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 

@@ -57,12 +57,13 @@ type EvalFileActivities = Pick<EvalActivities, 'prepareEvalCase' | 'scoreEvalCas
 type EvalGradeActivities = Pick<EvalActivities, 'gradeEvalCase'>;
 
 /**
- * Copying a project and reading two histories take a while on a large one: the activities heartbeat,
- * so a worker that dies mid-way is noticed within the heartbeat timeout and the case retried elsewhere.
+ * Copying a project and reading two histories take a while on a large one: the activities heartbeat
+ * every second, so a worker that dies mid-way is noticed within the heartbeat timeout and the case
+ * retried elsewhere.
  */
 const FILE_OPTIONS = {
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '15 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 } as const;
 
@@ -73,7 +74,7 @@ const FILE_OPTIONS = {
  */
 const GRADE_OPTIONS = {
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
 } as const;
 
@@ -83,7 +84,7 @@ function fileActivities<A extends object>(filesHost: string | undefined, options
 }
 const follow = proxyActivities<Pick<BatchActivities, 'awaitSessionOutcome'>>({
   startToCloseTimeout: '365 days',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
