@@ -22,6 +22,8 @@ let h: SessionHarness;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let dir: string;
 let batchCounter = 0;
+/** The worker of every test but the one that stops and replaces its own. */
+let loopwright: LoopwrightClient;
 
 /** The item's message, as the model saw it. */
 function itemMessage(request: RecordedRequest): string {
@@ -78,6 +80,7 @@ beforeAll(async () => {
   h = await startSessionHarness();
   bundleCopy = copyExampleBundle();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-batch-'));
+  ({ loopwright } = await h.startWorker());
 }, 120_000);
 
 afterAll(async () => {
@@ -88,8 +91,7 @@ afterAll(async () => {
 
 beforeEach(() => h.fake.reset());
 
-test('40 items at concurrency 4: one result line per item, in order, and a summary that adds up', async () => {
-  const { loopwright } = await h.startWorker();
+test('16 items at concurrency 4: one result line per item, in order, and a summary that adds up', async () => {
   let inFlight = 0;
   let most = 0;
   h.fake.setResponder(async (request) => {
@@ -99,7 +101,7 @@ test('40 items at concurrency 4: one result line per item, in order, and a summa
     inFlight -= 1;
     return responder()(request);
   });
-  const lines = Array.from({ length: 40 }, (_, i) =>
+  const lines = Array.from({ length: 16 }, (_, i) =>
     i % 10 === 7 ? JSON.stringify({ message: `item ${i} LOOP`, id: `loop-${i}` }) : i % 2 ? JSON.stringify({ message: `item ${i}`, id: `id-${i}` }) : JSON.stringify(`item ${i}`),
   );
   lines.splice(5, 0, ''); // a blank line is no item
@@ -110,11 +112,11 @@ test('40 items at concurrency 4: one result line per item, in order, and a summa
   expect(again.reattached).toBe(true);
   const summary = await batch.result();
 
-  expect(summary).toMatchObject({ total: 40, started: 40, ok: 36, failed: 4, cancelled: 0, notStarted: 0, cancelledBatch: false, resultLines: 40 });
-  expect(summary.byStatus).toEqual({ completed: 36, max_iterations: 4 });
+  expect(summary).toMatchObject({ total: 16, started: 16, ok: 15, failed: 1, cancelled: 0, notStarted: 0, cancelledBatch: false, resultLines: 16 });
+  expect(summary.byStatus).toEqual({ completed: 15, max_iterations: 1 });
   expect(summary.outputPath).toBe(path.join(dir, `items-${batchCounter}.results.jsonl`));
   const results = readResults(summary.outputPath);
-  expect(results.map((r) => r.index)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+  expect(results.map((r) => r.index)).toEqual(Array.from({ length: 16 }, (_, i) => i));
   expect(results[3]).toMatchObject({ index: 3, id: 'id-3', workflowId: `${batch.workflowId}-3`, status: 'completed', success: true, response: 'done: item 3' });
   expect(results[0]!.id).toBeUndefined();
   expect(results[7]).toMatchObject({ id: 'loop-7', status: 'max_iterations', success: false });
@@ -125,7 +127,7 @@ test('40 items at concurrency 4: one result line per item, in order, and a summa
   expect(most).toBeLessThanOrEqual(4);
   expect(most).toBeGreaterThan(1);
   for (const [message, n] of requestsPerMessage()) expect([message, n]).toEqual([message, 1]);
-  expect(await loopwright.batch(batch.workflowId).state()).toMatchObject({ phase: 'done', ok: 36, failed: 4, running: 0 });
+  expect(await loopwright.batch(batch.workflowId).state()).toMatchObject({ phase: 'done', ok: 15, failed: 1, running: 0 });
   expect(fs.existsSync(`${summary.outputPath}.journal`)).toBe(false);
   // Finished: the same id reattaches to it and its summary.
   const finished = await start(loopwright, input, { workflowId: batch.workflowId });
@@ -136,42 +138,43 @@ test('40 items at concurrency 4: one result line per item, in order, and a summa
 test('a worker stopped mid-way and replaced: every item runs once, one result line each', async () => {
   const first = await h.startWorker();
   h.fake.setResponder(responder(0, 150));
-  const input = writeItems(Array.from({ length: 24 }, (_, i) => JSON.stringify(`crash item ${i}`)));
-  const batch = await start(first.loopwright, input, { concurrency: 4, continueAfter: 10 });
-  await h.fake.waitForRequests(9, 30_000);
-  await first.stop();
+  const input = writeItems(Array.from({ length: 12 }, (_, i) => JSON.stringify(`crash item ${i}`)));
+  const batch = await start(first.loopwright, input, { concurrency: 4, continueAfter: 5 });
+  await h.fake.waitForRequests(5, 30_000);
+  // The replacement starts while the first worker drains, as in a rolling replacement: a model call
+  // still running there may ask its session (now the replacement's) for the transcript.
+  const stopping = first.stop();
   const second = await h.startWorker({ taskQueue: first.taskQueue });
+  await stopping;
   const summary = await batch.result();
   await second.stop();
 
-  expect(summary).toMatchObject({ total: 24, ok: 24, failed: 0, resultLines: 24 });
+  expect(summary).toMatchObject({ total: 12, ok: 12, failed: 0, resultLines: 12 });
   const results = readResults(summary.outputPath);
-  expect(results.map((r) => r.index)).toEqual(Array.from({ length: 24 }, (_, i) => i));
+  expect(results.map((r) => r.index)).toEqual(Array.from({ length: 12 }, (_, i) => i));
   const perMessage = requestsPerMessage();
-  expect(perMessage.size).toBe(24);
+  expect(perMessage.size).toBe(12);
   for (const [message, n] of perMessage) expect([message, n]).toEqual([message, 1]);
   const runs = await childRuns(batch.workflowId);
-  expect(runs.size).toBe(24);
+  expect(runs.size).toBe(12);
   for (const [id, n] of runs) expect([id, n]).toEqual([id, 1]);
 });
 
-test('a batch that continues as new every 5 items still writes every item once', async () => {
-  const { loopwright } = await h.startWorker();
+test('a batch that continues as new every 2 items still writes every item once', async () => {
   h.fake.setResponder(responder());
-  const input = writeItems(Array.from({ length: 23 }, (_, i) => JSON.stringify({ message: `can item ${i}`, id: `c${i}` })));
-  const batch = await start(loopwright, input, { concurrency: 3, continueAfter: 5, pageLines: 4, outputPath: path.join(dir, 'can-results.jsonl') });
+  const input = writeItems(Array.from({ length: 11 }, (_, i) => JSON.stringify({ message: `can item ${i}`, id: `c${i}` })));
+  const batch = await start(loopwright, input, { concurrency: 3, continueAfter: 2, pageLines: 4, outputPath: path.join(dir, 'can-results.jsonl') });
   const summary = await batch.result();
-  expect(summary).toMatchObject({ total: 23, started: 23, ok: 23, resultLines: 23, outputPath: path.join(dir, 'can-results.jsonl') });
-  // A run drains its running sessions before it continues: 5 to 7 items (5 + concurrency - 1) per run.
-  expect(summary.runs).toBeGreaterThanOrEqual(4);
+  expect(summary).toMatchObject({ total: 11, started: 11, ok: 11, resultLines: 11, outputPath: path.join(dir, 'can-results.jsonl') });
+  // A run drains its running sessions before it continues: 2 to 4 items (2 + concurrency - 1) per run.
+  expect(summary.runs).toBeGreaterThanOrEqual(3);
   const results = readResults(summary.outputPath);
-  expect(results.map((r) => r.id)).toEqual(Array.from({ length: 23 }, (_, i) => `c${i}`));
+  expect(results.map((r) => r.id)).toEqual(Array.from({ length: 11 }, (_, i) => `c${i}`));
   for (const [, n] of requestsPerMessage()) expect(n).toBe(1);
-  expect((await childRuns(batch.workflowId)).size).toBe(23);
+  expect((await childRuns(batch.workflowId)).size).toBe(11);
 });
 
 test('cancelling a batch cancels its running sessions and starts no more', async () => {
-  const { loopwright } = await h.startWorker();
   h.fake.setResponder(responder(60_000));
   const input = writeItems(Array.from({ length: 10 }, (_, i) => JSON.stringify(`SLOW item ${i}`)));
   const batch = await start(loopwright, input, { concurrency: 3 });
@@ -193,7 +196,6 @@ test('cancelling a batch cancels its running sessions and starts no more', async
 });
 
 test('a terminated batch run again under its id starts no item twice: finished sessions are taken as they ended', async () => {
-  const { loopwright } = await h.startWorker();
   h.fake.setResponder(responder(60_000));
   const input = writeItems(['"first"', '"second"', '"third"', '"SLOW fourth"', '"fifth"', '"sixth"']);
   const id = `batch-again-${process.pid}`;
@@ -218,7 +220,6 @@ test('a terminated batch run again under its id starts no item twice: finished s
 });
 
 test('a bad line is an error naming it, and nothing starts', async () => {
-  const { loopwright } = await h.startWorker();
   const input = writeItems([JSON.stringify('fine'), JSON.stringify({ message: 'also fine' }), '{"message": "cut off', JSON.stringify('never')]);
   const attempt = start(loopwright, input, { workflowId: `batch-bad-${process.pid}` });
   await expect(attempt).rejects.toThrow(BatchInputError);
