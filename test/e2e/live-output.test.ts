@@ -6,6 +6,9 @@
  *   being written, and not twice;
  * - a worker killed mid-stream: the call is made again on a new worker, the follower is told the
  *   reply starts over, and the final text is the one reply, once.
+ * The fake model holds a stream half written (`holdAfterChunks`) while a test looks at the partial
+ * reply, then lets it go (`releaseStreams`), instead of writing the whole reply slowly. The tests
+ * that need no worker of their own share one worker process and its task queue.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -33,6 +36,11 @@ let client: Client;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let stateDir: string;
 const workers: WorkerProcess[] = [];
+/** The task queue of the shared worker process. */
+const SHARED_QUEUE = 'live-shared';
+/** The task queue of the worker the crash test kills, started with the shared one. */
+const CRASH_QUEUE = 'live-crash';
+let crashWorker: Promise<WorkerProcess>;
 
 /** `read then answer` reads the config first; anything else gets the forty words. */
 function respond(request: RecordedRequest): Step {
@@ -50,6 +58,9 @@ beforeAll(async () => {
   connection = await Connection.connect({ address: server.address });
   client = new Client({ connection });
   bundleCopy = copyExampleBundle('lw-live-bundle-');
+  crashWorker = worker(CRASH_QUEUE);
+  crashWorker.catch(() => undefined);
+  await worker(SHARED_QUEUE);
 }, 120_000);
 
 afterAll(async () => {
@@ -64,8 +75,8 @@ afterAll(async () => {
 beforeEach(() => {
   fake.reset();
   fake.setResponder(respond);
-  // Four characters every 40 ms: the forty words take about 2.5 s to write.
-  fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  // Four characters every 20 ms: the forty words take about 1.2 s to write.
+  fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
 });
 
 function workerEnv(taskQueue: string): Record<string, string> {
@@ -77,6 +88,18 @@ async function worker(taskQueue: string): Promise<WorkerProcess> {
   workers.push(started);
   return started;
 }
+
+/** Waits (25 ms a look, up to `timeoutMs`) until `ready()`, else fails naming `what` and showing `context()`. */
+async function until(ready: () => boolean, what: string, context: () => string = () => '', timeoutMs = 30_000): Promise<void> {
+  const started = Date.now();
+  while (!ready()) {
+    if (Date.now() - started > timeoutMs) throw new Error(`never saw ${what}\n${context()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Streams stop after the role chunk and nine pieces of text (the first seven words) until `fake.releaseStreams()`. */
+const HALF_WRITTEN = { chunkChars: 4, intervalMs: 0, holdAfterChunks: 10 };
 
 /** The follower process: its events as they come. */
 function follower(taskQueue: string, workflowId: string) {
@@ -104,11 +127,9 @@ function follower(taskQueue: string, workflowId: string) {
 }
 
 test('a second process follows a streamed turn: tool events, the reply in pieces before the turn ends, joined exactly', async () => {
-  const taskQueue = 'live-follow';
-  await worker(taskQueue);
-  const lw = new LoopwrightClient(client, taskQueue);
+  const lw = new LoopwrightClient(client, SHARED_QUEUE);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
-  const follow = follower(taskQueue, session.workflowId);
+  const follow = follower(SHARED_QUEUE, session.workflowId);
   await follow.isReady;
   const result = await session.send('read then answer');
   expect(result).toMatchObject({ success: true, response: WORDS });
@@ -135,6 +156,7 @@ test('a second process follows a streamed turn: tool events, the reply in pieces
 
 test('chat on a pseudo-terminal shows the reply while it is being written, and once', async () => {
   const taskQueue = 'live-chat';
+  fake.setStreaming(HALF_WRITTEN);
   const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
   const command = [process.execPath, BIN, 'chat', bundleCopy.bundle, 'facilitator'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   // util-linux script gives the command a terminal and copies what it shows to our pipe.
@@ -142,17 +164,15 @@ test('chat on a pseudo-terminal shows the reply while it is being written, and o
   let screen = '';
   child.stdout!.on('data', (d: Buffer) => (screen += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  const waitFor = async (test: () => boolean, what: string): Promise<void> => {
-    for (let i = 0; i < 1200 && !test(); i++) await new Promise((r) => setTimeout(r, 25));
-    if (!test()) throw new Error(`never saw ${what}; the screen:\n${screen}`);
-  };
+  const waitFor = (test: () => boolean, what: string): Promise<void> => until(test, what, () => `the screen:\n${screen}`);
   try {
     await waitFor(() => screen.includes('> '), 'the prompt');
     child.stdin!.write('hello\r');
-    // A few words are on the screen while the last one is not yet written.
+    // A few words are on the screen while the last one is not yet written (the stream is held).
     await waitFor(() => screen.includes('word3 '), 'the first words');
     const partial = screen;
     expect(partial).not.toContain('word40');
+    fake.releaseStreams();
     await waitFor(() => screen.includes('word40'), 'the last word');
     await waitFor(() => screen.lastIndexOf('> ') > screen.indexOf('word40'), 'the prompt after the reply');
     // The reply is shown once, not again when the turn ends.
@@ -165,14 +185,12 @@ test('chat on a pseudo-terminal shows the reply while it is being written, and o
 });
 
 test('chat --id on a session whose turn is running follows that turn live, then prompts', async () => {
-  const taskQueue = 'live-rejoin';
-  await worker(taskQueue);
-  // About 7 s of writing: time for the chat process to start (about 1 s) and join while it lasts.
-  fake.setStreaming({ chunkChars: 4, intervalMs: 100 });
-  const session = await new LoopwrightClient(client, taskQueue).start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
+  // The reply stays half written until the chat process has joined the turn and shown part of it.
+  fake.setStreaming(HALF_WRITTEN);
+  const session = await new LoopwrightClient(client, SHARED_QUEUE).start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
   const turn = session.send('hello');
-  await fake.waitForRequests(1, 20_000);
-  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
+  await until(() => fake.heldStreams() === 1, 'the reply held half written');
+  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: SHARED_QUEUE, LOOPWRIGHT_STATE_DIR: stateDir });
   const command = [process.execPath, BIN, 'chat', '--id', session.workflowId].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: stateDir, env: { ...env, TERM: 'dumb', COLUMNS: '200' }, stdio: ['pipe', 'pipe', 'pipe'] });
   let screen = '';
@@ -183,6 +201,12 @@ test('chat --id on a session whose turn is running follows that turn live, then 
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   try {
+    await until(
+      () => partial !== undefined,
+      'part of the reply on the screen',
+      () => `the screen:\n${screen}`,
+    );
+    fake.releaseStreams();
     await expect(turn).resolves.toMatchObject({ success: true, response: WORDS });
     for (let i = 0; i < 400 && !(screen.includes('word40') && screen.lastIndexOf('> ') > screen.indexOf('word40')); i++) await new Promise((r) => setTimeout(r, 25));
     // Part of the reply was on the screen before its end, then the prompt came; nothing was refused.
@@ -198,6 +222,7 @@ test('chat --id on a session whose turn is running follows that turn live, then 
 });
 
 test('run on a pseudo-terminal prints the reply while it is being written, and once', async () => {
+  fake.setStreaming(HALF_WRITTEN);
   const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: 'live-run', LOOPWRIGHT_STATE_DIR: stateDir });
   const command = [process.execPath, BIN, 'run', bundleCopy.bundle, 'facilitator', 'hello', '--once'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: stateDir, env: { ...env, TERM: 'dumb', COLUMNS: '200' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -207,7 +232,19 @@ test('run on a pseudo-terminal prints the reply while it is being written, and o
     screen += d.toString();
     if (partial === undefined && screen.includes('word3 ')) partial = screen;
   });
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  try {
+    await until(
+      () => partial !== undefined,
+      'the first words',
+      () => `the screen:\n${screen}`,
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  fake.releaseStreams();
+  const code = await exited;
   expect(code).toBe(0);
   expect(partial).toBeDefined();
   expect(partial).not.toContain('word40');
@@ -216,8 +253,9 @@ test('run on a pseudo-terminal prints the reply while it is being written, and o
 });
 
 test('a worker killed mid-stream: the call is made again, the follower is told the reply starts over, the final text comes once', async () => {
-  const taskQueue = 'live-crash';
-  const first = await worker(taskQueue);
+  const taskQueue = CRASH_QUEUE;
+  const first = await crashWorker;
+  fake.setStreaming(HALF_WRITTEN);
   const lw = new LoopwrightClient(client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true }, timeouts: { modelHeartbeat: '2 seconds' } });
   const events: SessionEvent[] = [];
@@ -225,11 +263,22 @@ test('a worker killed mid-stream: the call is made again, the follower is told t
     for await (const event of session.follow({ intervalMs: 25 })) events.push(event);
   })();
   const turn = session.send('hello');
-  // Kill the worker once some of the reply was shown.
+  // The model call runs on the first worker; the second one starts meanwhile.
+  await fake.waitForRequests(1, 20_000);
+  const second = worker(taskQueue);
+  // Kill the worker once some of the reply was shown (the stream is held half written).
   for (let i = 0; i < 800 && !events.some((e) => e.type === 'text'); i++) await new Promise((r) => setTimeout(r, 25));
   expect(events.some((e) => e.type === 'text')).toBe(true);
   await first.kill('SIGKILL');
-  await worker(taskQueue);
+  await second;
+  // The call made again (after the heartbeat timeout) is held too, until the follower was told the reply starts over.
+  await fake.waitForRequests(2, 30_000);
+  await until(
+    () => events.some((e) => e.type === 'restart'),
+    'the restart event',
+    () => JSON.stringify(events),
+  );
+  fake.releaseStreams();
   await expect(turn).resolves.toMatchObject({ success: true, response: WORDS });
   await following;
   const restart = events.findIndex((e) => e.type === 'restart');
@@ -243,10 +292,9 @@ test('a worker killed mid-stream: the call is made again, the follower is told t
 });
 
 test('an interrupt stops a stream at once: the HTTP request is cancelled and the next message works', async () => {
-  const taskQueue = 'live-interrupt';
-  await worker(taskQueue);
-  fake.setStreaming({ chunkChars: 2, intervalMs: 200 });
-  const lw = new LoopwrightClient(client, taskQueue);
+  // Held after the role chunk and four pieces of two characters: the stream cannot end before the interrupt.
+  fake.setStreaming({ chunkChars: 2, intervalMs: 0, holdAfterChunks: 5 });
+  const lw = new LoopwrightClient(client, SHARED_QUEUE);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
   const events: SessionEvent[] = [];
   const following = (async () => {
