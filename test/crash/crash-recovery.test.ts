@@ -6,12 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
 import { delay, type FakeOpenAI, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
-import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { shortWorkflowTasks, startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(90_000);
 
@@ -57,8 +58,9 @@ function workerEnv(taskQueue: string): Record<string, string> {
   };
 }
 
-async function client(taskQueue: string): Promise<LoopwrightClient> {
-  return new LoopwrightClient(new Client({ connection }), taskQueue);
+/** A client on `taskQueue`; with `taskTimeout`, the sessions it starts have that workflow task timeout (seconds). */
+async function client(taskQueue: string, taskTimeout?: number): Promise<LoopwrightClient> {
+  return new LoopwrightClient(new Client({ connection, ...(taskTimeout ? { interceptors: { workflow: [shortWorkflowTasks(taskTimeout)] } } : {}) }), taskQueue);
 }
 
 beforeAll(async () => {
@@ -189,10 +191,11 @@ test('worker: SIGTERM shuts a worker process down gracefully, letting a running 
 
 test('crash: a worker killed with SIGKILL during a custom tool call and during an MCP call is replaced; both calls are made again and the turn completes', async () => {
   const taskQueue = 'crash-tools';
-  const lw = await client(taskQueue);
+  // The custom tool runs as a local activity, inside a workflow task: the killed worker's task is given up after 3 s.
+  const lw = await client(taskQueue, 3);
   const marks = path.join(stateDir, 'tool-marks');
   fs.mkdirSync(marks, { recursive: true });
-  // A custom tool from a module, as `loopwright worker --tool-module` loads it: it notes each start, then takes 2 s.
+  // A custom tool from a module, as `loopwright worker --tool-module` loads it: it notes each start, then takes 1 s.
   const module = path.join(stateDir, 'slow-tools.js');
   fs.writeFileSync(
     module,
@@ -202,7 +205,7 @@ test('crash: a worker killed with SIGKILL during a custom tool call and during a
       `const fs = require('node:fs');`,
       `exports.slow = defineTool({ name: 'slow_count', description: 'Counts slowly', parameters: z.object({ to: z.number() }), access: 'read',`,
       `  run: async ({ to }, { signal }) => { fs.appendFileSync(${JSON.stringify(path.join(marks, 'starts'))}, 'x');`,
-      `    await new Promise((r) => setTimeout(r, 2000)); return 'counted to ' + to; } });`,
+      `    await new Promise((r) => setTimeout(r, 1000)); return 'counted to ' + to; } });`,
     ].join('\n'),
   );
   const env = { ...workerEnv(taskQueue), LOOPWRIGHT_TOOL_MODULES: module };
@@ -215,7 +218,7 @@ test('crash: a worker killed with SIGKILL during a custom tool call and during a
     const messages = req.body?.messages ?? [];
     const step = messages.slice(messages.map((m) => m.role).lastIndexOf('user')).filter((m) => m.role === 'assistant').length;
     if (step === 0) return toolCalls([{ id: 'slow', name: 'slow_count', arguments: { to: 3 } }]);
-    if (step === 1) return toolCalls([{ id: 'long', name: 'everything__trigger-long-running-operation', arguments: { duration: 4, steps: 4 } }]);
+    if (step === 1) return toolCalls([{ id: 'long', name: 'everything__trigger-long-running-operation', arguments: { duration: 2, steps: 2 } }]);
     return text('Counted and waited.');
   });
   const session = await lw.start({
@@ -226,14 +229,19 @@ test('crash: a worker killed with SIGKILL during a custom tool call and during a
     timeouts: { tool: '30 seconds', toolHeartbeat: '2 seconds' },
   });
   const turn = session.send('count, then wait');
+  const mcpCallStarted = async (): Promise<boolean> =>
+    ((await session.workflow.describe()).raw.pendingActivities ?? []).some(
+      (a) => a.activityType?.name === 'callMcpTool' && a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
+    );
   // Kill the worker while the custom tool runs.
   for (let i = 0; i < 400 && !fs.existsSync(path.join(marks, 'starts')); i++) await new Promise((r) => setTimeout(r, 25));
   await first.kill('SIGKILL');
   const second = await startWorkerProcess(env);
   workers.push(second);
-  // Then kill that one while the MCP call runs (the second model call has been answered).
+  // Then kill that one while the MCP call runs (half a second after its activity started; the operation takes 2 s).
   await fake.waitForRequests(2, 60_000);
-  await new Promise((r) => setTimeout(r, 1000));
+  for (let i = 0; i < 600 && !(await mcpCallStarted()); i++) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 500));
   await second.kill('SIGKILL');
   const third = await startWorkerProcess(env);
   workers.push(third);
@@ -246,6 +254,12 @@ test('crash: a worker killed with SIGKILL during a custom tool call and during a
   expect(results[1]).toMatchObject({ success: true, content: expect.stringContaining('completed') });
   // The custom tool started again on the new worker (a local read is repeated after a crash).
   expect(fs.readFileSync(path.join(marks, 'starts'), 'utf8').length).toBeGreaterThanOrEqual(2);
+  // The MCP call's activity ran again too: its last attempt was a second one.
+  const history = await session.workflow.fetchHistory();
+  const mcpScheduled = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callMcpTool').map((e) => String(e.eventId));
+  expect(mcpScheduled).toHaveLength(1);
+  const mcpStarted = (history.events ?? []).find((e) => String(e.activityTaskStartedEventAttributes?.scheduledEventId) === mcpScheduled[0]);
+  expect(mcpStarted?.activityTaskStartedEventAttributes?.attempt).toBeGreaterThanOrEqual(2);
   // Every model call was answered once; the crashes repeated tool calls, not model calls.
   expect(fake.requests).toHaveLength(3);
   await session.end();

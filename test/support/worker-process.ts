@@ -3,6 +3,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import type { WorkflowClientInterceptor } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 
 const BIN = path.resolve(__dirname, '../../bin/loopwright.js');
 
@@ -44,5 +46,16 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
+  };
+}
+
+/**
+ * A client interceptor giving the workflows a client starts a workflow task timeout of `seconds`
+ * (the server's default is 10 s): a worker killed in the middle of a workflow task (a local activity
+ * runs inside one) is noticed that much sooner, as a short heartbeat timeout does for an activity.
+ */
+export function shortWorkflowTasks(seconds: number): WorkflowClientInterceptor {
+  return {
+    startWithDetails: (input, next) => next({ ...input, options: { ...input.options, workflowTaskTimeout: msToTs(seconds * 1000) } }),
   };
 }
