@@ -30,7 +30,14 @@ let copy: ReturnType<typeof copyExampleBundle>;
 const workers: WorkerProcess[] = [];
 
 /** In the repeatable command's line (a sleep of an odd length), so its processes can be found. */
-const REPEAT_MARKER = '3.0137';
+const REPEAT_MARKER = '1.5137';
+/** Both tests' sessions run on one task queue; the first test's replacement worker is the second test's first worker. */
+const TASK_QUEUE = 'command-crash';
+let spare: WorkerProcess | undefined;
+
+function workerEnv(): Record<string, string> {
+  return { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: TASK_QUEUE, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' };
+}
 
 function scripted(req: { body: { messages?: ChatMessage[] } | null }): Step {
   const messages = req.body?.messages ?? [];
@@ -71,9 +78,8 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, what: string): Pr
 }
 
 test('crash: a worker killed mid-command takes the command with it; the call is not made again and says it may or may not have taken effect', async () => {
-  const taskQueue = 'command-crash';
-  const env = { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' };
-  const lw = new LoopwrightClient(new Client({ connection }), taskQueue);
+  const env = workerEnv();
+  const lw = new LoopwrightClient(new Client({ connection }), TASK_QUEUE);
   const first = await startWorkerProcess(env);
   workers.push(first);
   const session = await lw.start({ bundlePath: copy.bundle, agentId: 'facilitator', commands: { enabled: true }, timeouts: { toolHeartbeat: '2 seconds' } });
@@ -87,6 +93,7 @@ test('crash: a worker killed mid-command takes the command with it; the call is 
   await waitFor(async () => ((await processesWithMarker(MARKER)).length === 0 ? true : undefined), 'the command gone');
   const second = await startWorkerProcess(env);
   workers.push(second);
+  spare = second;
 
   await expect(turn).resolves.toMatchObject({ success: true, response: 'The command did not finish; I will not run it again blindly.' });
   const messages = await session.messages();
@@ -101,11 +108,11 @@ test('crash: a worker killed mid-command takes the command with it; the call is 
 });
 
 test('crash: a command the rules mark safe to repeat is made again on the replacement worker and finishes', async () => {
-  const taskQueue = 'command-crash-repeat';
-  const env = { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' };
-  const lw = new LoopwrightClient(new Client({ connection }), taskQueue);
-  const first = await startWorkerProcess(env);
-  workers.push(first);
+  const env = workerEnv();
+  const lw = new LoopwrightClient(new Client({ connection }), TASK_QUEUE);
+  // The worker left by the first test, if it ran; else a new one.
+  const first = spare ?? (await startWorkerProcess(env));
+  if (!spare) workers.push(first);
   const rules = ['sleep *', 'touch {output_folder}/*'];
   const session = await lw.start({ bundlePath: copy.bundle, agentId: 'facilitator', commands: { enabled: true, allow: rules, repeatable: rules }, timeouts: { toolHeartbeat: '2 seconds' } });
   const turn = session.send('run the repeatable command');
