@@ -37,6 +37,9 @@ let responses: responsesFake.FakeResponses;
 let loopwright: LoopwrightClient;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 const processes: WorkerProcess[] = [];
+/** The worker processes the crash tests kill, started with the file's other workers (their own task queues; idle until then). */
+let anthropicVictim: WorkerProcess;
+let responsesVictim: WorkerProcess;
 
 beforeAll(async () => {
   [h, anthropic, responses] = await Promise.all([
@@ -45,9 +48,26 @@ beforeAll(async () => {
     responsesFake.startFakeResponses({ keys: [responsesFake.FAKE_RESPONSES_KEY, RESPONSES_KEY_A, RESPONSES_KEY_B] }),
   ]);
   bundleCopy = copyExampleBundle();
-  const worker = await h.startWorker({
-    activities: { model: { baseURL: h.fake.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } },
-  });
+  const victim = (env: Record<string, string>) =>
+    startWorkerProcess({ TEMPORAL_ADDRESS: h.server.address, ...env }).then((p) => {
+      processes.push(p);
+      return p;
+    });
+  const [worker] = await Promise.all([
+    h.startWorker({
+      activities: { model: { baseURL: h.fake.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: FAKE_ANTHROPIC_KEY } },
+    }),
+    // The first worker of the Anthropic crash test: a process of its own, so it can be killed; its key tells its calls apart.
+    victim({
+      LOOPWRIGHT_TASK_QUEUE: 'providers-crash',
+      OPENAI_BASE_URL: h.fake.baseURL,
+      OPENAI_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: anthropic.baseURL,
+      ANTHROPIC_API_KEY: KEY_A,
+    }).then((p) => (anthropicVictim = p)),
+    // And that of the Responses crash test.
+    victim({ LOOPWRIGHT_TASK_QUEUE: 'providers-crash-responses', OPENAI_BASE_URL: responses.baseURL, OPENAI_API_KEY: RESPONSES_KEY_A }).then((p) => (responsesVictim = p)),
+  ]);
   loopwright = worker.loopwright;
 }, 120_000);
 
@@ -170,16 +190,8 @@ test('provider switch: a turn whose Anthropic model is gone falls back to a Chat
 
 test('crash: a worker killed with SIGKILL during an Anthropic call is replaced; the call is made again and the turn completes once', async () => {
   const taskQueue = 'providers-crash';
-  // The first worker is a process of its own, so it can be killed; its key tells its calls apart.
-  const victim = await startWorkerProcess({
-    TEMPORAL_ADDRESS: h.server.address,
-    LOOPWRIGHT_TASK_QUEUE: taskQueue,
-    OPENAI_BASE_URL: h.fake.baseURL,
-    OPENAI_API_KEY: 'test-key',
-    ANTHROPIC_BASE_URL: anthropic.baseURL,
-    ANTHROPIC_API_KEY: KEY_A,
-  });
-  processes.push(victim);
+  // The first worker is a process of its own (started before the file's tests), so it can be killed; its key tells its calls apart.
+  const victim = anthropicVictim;
   anthropic.enqueue({ kind: 'hang' }, say('Answered after the crash.'));
   const lw = new LoopwrightClient(h.client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'anthropic:claude-test-1', timeouts: { modelHeartbeat: '2 seconds' } });
@@ -302,8 +314,7 @@ test('provider switch: a Responses session with an approved write falls back to 
 
 test('crash: a worker killed with SIGKILL during a Responses call is replaced; the call is made again and the turn completes once', async () => {
   const taskQueue = 'providers-crash-responses';
-  const victim = await startWorkerProcess({ TEMPORAL_ADDRESS: h.server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: responses.baseURL, OPENAI_API_KEY: RESPONSES_KEY_A });
-  processes.push(victim);
+  const victim = responsesVictim;
   responses.enqueue({ kind: 'hang' }, responsesFake.say('Answered after the crash.'));
   const lw = new LoopwrightClient(h.client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'responses:gpt-test-1', timeouts: { modelHeartbeat: '2 seconds' } });
