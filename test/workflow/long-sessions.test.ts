@@ -16,7 +16,7 @@ import { temporal } from '@temporalio/proto';
 import { TOO_LARGE } from '../../common/failure-types';
 import type { ChatMessage, ToolMessage, ToolResult } from '../../common/messages';
 import { SessionRejectedError, type SessionHandle } from '../../client/session-client';
-import { fault, type Step, text, toolCalls } from '../../fake-model/server';
+import { delay, fault, type Step, text, toolCalls } from '../../fake-model/server';
 import { sendUpdate } from '../../common/contract/session-definitions';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
 import { createWorker } from '../../worker/create-worker';
@@ -122,7 +122,16 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
   const { LoopwrightClient } = await import('../../client/session-client');
   const lw = new LoopwrightClient(h.client, taskQueue);
   const file = makeFile('small.md', 300);
-  h.fake.setResponder(loopResponder);
+  // Once asked to, the model holds its next reply: the worker is killed while that call is in flight.
+  let held: (() => void) | undefined;
+  const callHeld = new Promise<void>((resolve) => (held = resolve));
+  let holding = false;
+  h.fake.setResponder((request) => {
+    if (!holding) return loopResponder(request);
+    holding = false;
+    held!();
+    return delay(3_000, loopResponder(request));
+  });
 
   // A worker killed during a model call is noticed within the heartbeat timeout (30 s by default).
   const session = await startSession({ continueAsNew: { maxHistoryEvents: 40 }, timeouts: { modelHeartbeat: '2 seconds', toolHeartbeat: '2 seconds' } }, lw);
@@ -130,6 +139,10 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
   const turn1 = session.send(`iterations=12 file=${file}`);
   // Kill the worker once the session has moved to a second run, in the middle of the turn.
   for (let i = 0; i < 400 && (await session.workflow.describe()).runId === firstRunId; i++) await new Promise((r) => setTimeout(r, 25));
+  // During a model call rather than a workflow task: a task the killed worker had started would hold
+  // the session for the workflow task timeout (10 s) whatever the heartbeat timeout.
+  holding = true;
+  await callHeld;
   await first.kill('SIGKILL');
   const second = await startWorkerProcess(env);
   processes.push(second);
