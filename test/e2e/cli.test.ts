@@ -4,7 +4,8 @@
  * example bundle. Every command gets its own task queue and a temp state folder, so nothing here
  * touches the repository's `.loopwright` folder or port 7233. The tests run at the same time
  * (`test.concurrent`): the fake model answers from each request alone, and each test reads only
- * its own sessions' requests.
+ * its own sessions' requests. The tests that need a long-lived worker process share one (on its own
+ * task queue), except the one that kills its worker.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
-import { delay, type FakeOpenAI, hang, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
+import { type FakeOpenAI, hang, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { type CliResult, cliEnvironment, describeRun, runCli, startCli, type RunningCli } from './cli-runner';
@@ -39,6 +40,31 @@ let queueCounter = 0;
 const background: RunningCli[] = [];
 const workers: WorkerProcess[] = [];
 const timings: string[] = [];
+let shared: Promise<{ worker: WorkerProcess; env: NodeJS.ProcessEnv; taskQueue: string }> | undefined;
+
+/** The long-lived worker process the tests share, started by the first test that asks, with the environment of its task queue. */
+function sharedWorker(): Promise<{ worker: WorkerProcess; env: NodeJS.ProcessEnv; taskQueue: string }> {
+  shared ??= (async () => {
+    const { env, taskQueue } = freshEnv();
+    const worker = await startWorkerProcess({
+      TEMPORAL_ADDRESS: server.address,
+      OPENAI_BASE_URL: fake.baseURL,
+      OPENAI_API_KEY: 'test',
+      LOOPWRIGHT_TASK_QUEUE: taskQueue,
+      LOOPWRIGHT_STATE_DIR: stateDir,
+    });
+    workers.push(worker);
+    return { worker, env, taskQueue };
+  })();
+  return shared;
+}
+
+/**
+ * The last model call of `*intake` waits for this (at most 1.5 s), so that `run`'s progress shows
+ * the call in flight: the first test lets it go once it saw the line.
+ */
+let releaseIntake: () => void = () => undefined;
+const intakeReleased = new Promise<void>((resolve) => (releaseIntake = resolve));
 
 /** The text of the last user message of a request, and how many assistant replies followed it. */
 function lastUserMessage(request: RecordedRequest): { said: string; step: number } {
@@ -53,12 +79,12 @@ function lastUserMessage(request: RecordedRequest): { said: string; step: number
  * loads the workflow, saves the document and answers (slowly enough for progress to show);
  * ENDLESS asks for a tool every time; SLOW never answers; anything else is echoed.
  */
-function respond(request: RecordedRequest): Step {
+function respond(request: RecordedRequest): Step | Promise<Step> {
   const { said, step } = lastUserMessage(request);
   if (said.includes('*intake')) {
     if (step === 0) return toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } }]);
     if (step === 1) return toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/e2e-intake.md', content: INTAKE_DOCUMENT } }]);
-    return delay(1_500, text(INTAKE_REPLY));
+    return Promise.race([intakeReleased, new Promise<void>((resolve) => setTimeout(resolve, 1_500).unref())]).then(() => text(INTAKE_REPLY));
   }
   if (said.includes(ENDLESS)) return toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' } }]);
   if (said.includes(SLOW)) return hang();
@@ -156,12 +182,17 @@ afterAll(async () => {
 test.concurrent('cli: run with no worker polling runs the session in-process; send continues it and end completes it', async () => {
   const { env } = freshEnv();
   const runArgs = ['run', bundleCopy.bundle, 'facilitator', '*intake'];
-  const run = await cli(runArgs, env);
+  const running = startCli(runArgs, env, { cwd: stateDir });
+  background.push(running);
+  // The last model call waits (at most 1.5 s) until the progress poll has shown it.
+  await waitFor('the progress line of the last model call', async () => (running.stderr().includes('iteration 3/50 · waiting for the model') || running.child.exitCode !== null ? true : undefined));
+  releaseIntake();
+  const run = await running.done;
+  timings.push(`${run.ms} ms  loopwright run`);
   expectExit(runArgs, run, 0);
   const id = sessionIdFrom(run.stderr);
   expect(id).toMatch(/^loopwright-facilitator-[0-9a-f]{8}$/);
   expect(run.stderr).toContain('no worker was polling; running one in this process');
-  // The last model call takes 1.5 s, long enough for the progress poll to see it.
   expect(run.stderr).toContain('iteration 3/50 · waiting for the model');
   expect(run.stdout).toBe(`${INTAKE_REPLY}\n`);
   // {project-root} is the folder the command ran in, so the document lands in its docs/.
@@ -191,7 +222,8 @@ test.concurrent('cli: run with no worker polling runs the session in-process; se
 });
 
 test.concurrent('cli: run --once completes the workflow; a one-shot past the limit exits non-zero with the limit message', async () => {
-  const { env } = freshEnv();
+  // On the shared worker: the first test runs a session in the command itself.
+  const { env } = await sharedWorker();
   const okId = `e2e-once-ok-${process.pid}`;
   const okArgs = ['run', bundleCopy.bundle, 'facilitator', 'hello there', '--once', '--id', okId];
   const ok = await cli(okArgs, env);
@@ -246,15 +278,7 @@ test.concurrent('cli: status shows a slow model call; interrupt ends the turn of
 });
 
 test.concurrent('cli: run --detach returns at once and the session runs on a long-lived worker process', async () => {
-  const { env, taskQueue } = freshEnv();
-  const worker = await startWorkerProcess({
-    TEMPORAL_ADDRESS: server.address,
-    OPENAI_BASE_URL: fake.baseURL,
-    OPENAI_API_KEY: 'test',
-    LOOPWRIGHT_TASK_QUEUE: taskQueue,
-    LOOPWRIGHT_STATE_DIR: stateDir,
-  });
-  workers.push(worker);
+  const { env, taskQueue, worker } = await sharedWorker();
   const args = ['run', bundleCopy.bundle, 'facilitator', 'detached hello', '--detach'];
   const run = await cli(args, env);
   expectExit(args, run, 0);
@@ -283,16 +307,14 @@ test.concurrent('cli: run --detach returns at once and the session runs on a lon
 });
 
 test.concurrent('cli: status lists a call waiting for approval; approve and deny decide it; extend needs a running turn', async () => {
-  const { env, taskQueue } = freshEnv();
-  const worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' });
-  workers.push(worker);
+  const { env, taskQueue } = await sharedWorker();
   const lw = new LoopwrightClient(client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', approval: { policy: 'writes' } });
   const turn = session.send(APPROVAL_TURN);
-  const status = await waitFor('a pending approval', async () => {
-    const result = await cli(['status', session.workflowId], env);
-    return result.stdout.includes('approval:') ? result : undefined;
-  });
+  // Once the session waits for the decision, `status` lists the call.
+  await waitFor('a pending approval', async () => ((await session.state()).pendingApprovals.length > 0 ? true : undefined));
+  const status = await cli(['status', session.workflowId], env);
+  expectExit(['status'], status, 0);
   expect(status.stdout).toMatch(/approval: {3}call_approve_1 save_output \S*approval-1\.md — 4 bytes: # A1/);
   const approve = await cli(['approve', session.workflowId, 'call_approve_1'], env);
   expectExit(['approve'], approve, 0);
@@ -329,9 +351,7 @@ test.concurrent('cli: run right after the only worker was killed does not wait i
 });
 
 test.concurrent('cli: rewind takes a session back to a turn and branch starts a new one from it; both say files stay on disk', async () => {
-  const { env, taskQueue } = freshEnv();
-  const worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' });
-  workers.push(worker);
+  const { env, taskQueue } = await sharedWorker();
   const lw = new LoopwrightClient(client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
   await session.send('one');
