@@ -285,7 +285,7 @@ describe('loopwright commands on a signal (child processes)', () => {
     await requestSaying(message, send);
     send.child.kill('SIGTERM');
     await waitForStderr(send, /Stopped waiting \(SIGTERM\)/, 5_000);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await new Promise((r) => setTimeout(r, 500));
     expect(send.child.exitCode).toBeNull();
     const { result, afterSignalMs } = await signalAndWait(send, 'SIGINT');
     expectExit(args, result, 130);
@@ -295,6 +295,11 @@ describe('loopwright commands on a signal (child processes)', () => {
 
   test('`loopwright worker` still stops gracefully on SIGINT (exit 0); commands without a session exit too', async () => {
     const { env, taskQueue } = freshEnv();
+    // `status` against an address where nothing answers keeps trying to connect for about 10 s; a
+    // signal ends it at once. It starts now and is signalled after the worker's part.
+    const statusArgs = ['status', 'no-such-session'];
+    const statusStarted = Date.now();
+    const status = start(statusArgs, { ...env, TEMPORAL_ADDRESS: '127.0.0.1:9' });
     const worker = await startWorkerProcess({
       TEMPORAL_ADDRESS: server.address,
       OPENAI_BASE_URL: fake.baseURL,
@@ -309,11 +314,8 @@ describe('loopwright commands on a signal (child processes)', () => {
     expect(worker.output()).toContain('SIGINT: stopping the worker');
     expect(worker.output()).toContain('Worker stopped');
 
-    // `status` against an address where nothing answers keeps trying to connect for about 10 s; a
-    // signal ends it at once.
-    const statusArgs = ['status', 'no-such-session'];
-    const status = start(statusArgs, { ...env, TEMPORAL_ADDRESS: '127.0.0.1:9' });
-    await new Promise((r) => setTimeout(r, 2_500));
+    // Still trying 2.5 s after it started.
+    await new Promise((r) => setTimeout(r, Math.max(0, 2_500 - (Date.now() - statusStarted))));
     expect(status.child.exitCode).toBeNull();
     const { result, afterSignalMs } = await signalAndWait(status, 'SIGTERM');
     expectExit(statusArgs, result, 143);
