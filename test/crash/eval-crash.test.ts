@@ -11,12 +11,13 @@ import path from 'node:path';
 import type { ChatMessage } from '../../common/messages';
 import type { EvalCaseReport } from '../../common/eval/eval-types';
 import type { HistoryEvent, JsonPayload } from '../../common/eval/extract-recording';
+import { Client } from '@temporalio/client';
 import { LoopwrightClient } from '../../client/session-client';
 import { startEval } from '../../client/eval-client';
 import { decodeJsonPayload, fetchSessionHistory } from '../../activities/eval/history-json';
 import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
-import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { shortWorkflowTasks, startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 const CASES = Number(process.env.LOOPWRIGHT_EVAL_CRASH_CASES ?? 20);
 jest.setTimeout(120_000 + CASES * 2_000);
@@ -73,7 +74,8 @@ test(`eval crash: a worker killed with SIGKILL during a suite of ${CASES} record
   const env = { TEMPORAL_ADDRESS: h.server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: h.fake.baseURL, OPENAI_API_KEY: 'test-key' };
   const first = await startWorkerProcess(env);
   workers.push(first);
-  const loopwright = new LoopwrightClient(h.client, taskQueue);
+  // A workflow task the killed worker had begun (the eval's, or a candidate session's: a child inherits its parent's) is given up after 3 s, not 10.
+  const loopwright = new LoopwrightClient(new Client({ connection: h.client.connection, interceptors: { workflow: [shortWorkflowTasks(3)] } }), taskQueue);
   const started = Date.now();
   const evaluation = await startEval(loopwright, {
     sources: Array.from({ length: CASES }, (_, i) => `${batch.workflowId}-${i}`),

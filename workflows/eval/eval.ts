@@ -366,6 +366,8 @@ async function sessionOutcome(workflowId: string, prepared: Extract<PreparedCase
         // A case's session runs once: an eval run again under the same id finds it and waits for it.
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         staticSummary: `eval · ${prepared.sessionInput.agentId} · ${workflowId}`,
+        // A session's workflow tasks get the eval's own timeout (the server's 10 s unless the eval was started with another).
+        workflowTaskTimeout: workflowInfo().taskTimeoutMs,
       }),
     };
   } catch (err) {
