@@ -5,7 +5,8 @@
  * agent cannot be loaded says so before any workflow starts, a failed turn is a failure object that
  * keeps its fields, and `interrupt` with no turn running exits 1. Against a dev server on a free port
  * and the fake OpenAI server (which echoes), with a copy of the example bundle. The tests run at
- * the same time (`test.concurrent`), each on its own task queue, reading only its own requests.
+ * the same time (`test.concurrent`), each on its own task queue, reading only its own requests, except
+ * the tests whose sessions run on one long-lived worker process they share (on its own queue).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,6 +21,7 @@ import { copyExampleBundle } from '../support/session-harness';
 import { type CliResult, cliEnvironment, describeRun, REPO_ROOT, runCli } from './cli-runner';
 import { verdict, writeVerifyBundle } from '../support/verify-bundle';
 import { writeSkillsProject } from '../support/skills-project';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(90_000);
 
@@ -30,6 +32,23 @@ let client: Client;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let stateDir: string;
 let queueCounter = 0;
+let shared: Promise<{ worker: WorkerProcess; env: NodeJS.ProcessEnv; taskQueue: string }> | undefined;
+
+/** The long-lived worker process some tests share, started by the first that asks, with the environment of its task queue. */
+function sharedWorker(): Promise<{ worker: WorkerProcess; env: NodeJS.ProcessEnv; taskQueue: string }> {
+  shared ??= (async () => {
+    const { env, taskQueue } = freshEnv();
+    const worker = await startWorkerProcess({
+      TEMPORAL_ADDRESS: server.address,
+      OPENAI_BASE_URL: fake.baseURL,
+      OPENAI_API_KEY: 'test',
+      LOOPWRIGHT_TASK_QUEUE: taskQueue,
+      LOOPWRIGHT_STATE_DIR: stateDir,
+    });
+    return { worker, env, taskQueue };
+  })();
+  return shared;
+}
 
 /** A user message the model answers with tool calls forever. */
 const ENDLESS = 'keep reading';
@@ -76,6 +95,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  if (shared) await (await shared.catch(() => undefined))?.worker.kill('SIGKILL');
   await connection?.close();
   await fake?.close();
   await server?.stop();
@@ -147,12 +167,34 @@ test.concurrent('cli: run with a missing bundle or an unknown agent says so befo
   expect(await countWorkflows()).toBe(before);
 });
 
-/** Runs the command line with its stdout read only after a pause, so that the pipe is full while it writes. */
+/** Bytes the process has written so far (Linux's /proc/<pid>/io), or undefined where that cannot be read. */
+function bytesWritten(pid: number): number | undefined {
+  try {
+    const match = /^wchar: (\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs the command line with its stdout read only after a pause, so that the pipe is full while it
+ * writes: until the process has written a pipe's capacity (64 KiB) and writes no more (blocked on
+ * the full pipe), or 3 s where its written bytes cannot be read.
+ */
 async function lateReader(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string }> {
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin', 'loopwright.js'), ...args], { env, stdio: ['ignore', 'pipe', 'ignore'] });
   const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
   child.stdout.pause();
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const started = Date.now();
+  let last = -1;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const written = bytesWritten(child.pid!);
+    if (child.exitCode !== null || (written === undefined ? Date.now() - started >= 3_000 : written >= 65_536 && written === last)) break;
+    if (written !== undefined) last = written;
+    if (Date.now() - started > 30_000) throw new Error(`the command never filled its stdout pipe (${written} bytes written)`);
+  }
   const chunks: Buffer[] = [];
   child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
   child.stdout.resume();
@@ -185,7 +227,7 @@ test.concurrent('cli: every --json command prints exactly one JSON object, howev
 });
 
 test.concurrent('cli: run --json prints one JSON object; past --max-iterations it reports success:false and exits non-zero', async () => {
-  const { env } = freshEnv();
+  const { env } = await sharedWorker();
   const args = ['run', bundleCopy.bundle, 'facilitator', ENDLESS, '--json', '--max-iterations', '2'];
   const run = await cli(args, env);
   expectExit(args, run, 1);
@@ -201,7 +243,7 @@ test.concurrent('cli: run --json prints one JSON object; past --max-iterations i
 });
 
 test.concurrent('cli: interrupt on a session with no running turn says so and exits 1', async () => {
-  const { env, taskQueue } = freshEnv();
+  const { env, taskQueue } = await sharedWorker();
   const lw = new LoopwrightClient(client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
   const args = ['interrupt', session.workflowId];
@@ -217,17 +259,16 @@ test.concurrent('cli: a validate-workflow command reports the failed items and e
     const bundle = writeVerifyBundle(root);
     fs.mkdirSync(path.join(root, 'docs'));
     fs.writeFileSync(path.join(root, 'docs/spec.md'), 'Goal: faster invoices.\n');
-    const { env } = freshEnv();
+    const { env } = await sharedWorker();
     const args = ['run', bundle, 'writer', '*validate-spec', '--once', '--project-root', root];
-    const run = await cli(args, env);
+    const jsonArgs = [...args, '--json'];
+    const [run, json] = await Promise.all([cli(args, env), cli(jsonArgs, env)]);
     expectExit(args, run, 1);
     expect(run.stdout).toContain('Verification *validate-spec: failed verification (1 of 3 items failed after 1 attempt)');
     expect(run.stdout).toContain('✗ [Content] Names the users — no users are named');
     expect(run.stderr).toContain('(failed: ✗ [Content] Names the users — no users are named)');
     expect(run.stderr).toContain('still fails its checklist');
 
-    const jsonArgs = [...args, '--json'];
-    const json = await cli(jsonArgs, env);
     expectExit(jsonArgs, json, 1);
     const parsed = JSON.parse(json.stdout.trim()) as Record<string, unknown>;
     expect(parsed).toMatchObject({
@@ -243,11 +284,12 @@ test.concurrent('cli: a validate-workflow command reports the failed items and e
 });
 
 test.concurrent('cli: run --headless asks for the mode and maps the JSON status: complete exits 0, partial 4, none 1', async () => {
-  const { env } = freshEnv();
+  const { env } = await sharedWorker();
   const project = writeSkillsProject('lw-e2e-headless-');
   try {
     const run = (trip: string) => cli(['run', project.root, 'lw-agent-guide', `plan trip ${trip}`, '--headless', '--json'], env);
-    const complete = await run('A');
+    // Four sessions at once, on the shared worker.
+    const [complete, partial, none, plain] = await Promise.all([run('A'), run('B'), run('C'), cli(['run', project.root, 'lw-agent-guide', 'plan trip B', '--headless'], env)]);
     expectExit(['run', '--headless', 'A'], complete, 0);
     expect(JSON.parse(complete.stdout)).toMatchObject({ success: true, status: 'completed', headless: { status: 'complete', assumptions: [], open_questions: [] } });
     // The last request of this session (other tests of the file run at the same time).
@@ -257,15 +299,12 @@ test.concurrent('cli: run --headless asks for the mode and maps the JSON status:
     // Nobody can answer a question: the question tool is not offered.
     expect((request.tools ?? []).map((t) => t.function.name)).not.toContain('ask_question');
 
-    const partial = await run('B');
     expectExit(['run', '--headless', 'B'], partial, 4);
     expect(JSON.parse(partial.stdout)).toMatchObject({ headless: { status: 'partial', open_questions: ['which pier?'], artifact: 'out/plans/trip.md' } });
 
-    const none = await run('C');
     expectExit(['run', '--headless', 'C'], none, 1);
     expect(JSON.parse(none.stdout)).toMatchObject({ success: true, type: 'HeadlessStatusMissing', error: expect.stringContaining('did not end with the JSON status') });
 
-    const plain = await cli(['run', project.root, 'lw-agent-guide', 'plan trip B', '--headless'], env);
     expectExit(['run', '--headless', 'B (text)'], plain, 4);
     expect(plain.stderr).toContain('Headless run: partial (1 assumption(s), 1 open question(s))');
   } finally {
