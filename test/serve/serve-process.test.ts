@@ -104,10 +104,11 @@ const finished = (messages: SseMessage[]) => messages.some((m) => m.event.type =
 
 test('serve process: killed mid-turn and started again, the stream resumes from the last event id with nothing lost or repeated', async () => {
   const taskQueue = 'serve-restart';
-  await worker(taskQueue);
-  // About 4 s of writing.
-  fake.setStreaming({ chunkChars: 4, intervalMs: 80 });
+  // The reply stops after 40 of its 68 chunks until released: the turn is still writing when the
+  // serve process is back.
+  fake.setStreaming({ chunkChars: 4, intervalMs: 20, holdAfterChunks: 40 });
   const port = await findFreePort();
+  await worker(taskQueue);
   const first = await serve(['--port', String(port)], taskQueue);
   const base = `http://127.0.0.1:${port}`;
   expect(first.link).toBe(`${base}/`);
@@ -122,6 +123,7 @@ test('serve process: killed mid-turn and started again, the stream resumes from 
   expect(finished(before.messages)).toBe(false);
   await serve(['--port', String(port)], taskQueue);
   const after = await openEvents(`${base}/api/sessions/${id}/events`, { lastEventId: lastId });
+  fake.releaseStreams();
   await after.waitFor(finished, 60_000, 'RUN_FINISHED');
   after.close();
   const joined = [...before.messages, ...after.messages];
@@ -139,9 +141,9 @@ test('serve process: killed mid-turn and started again, the stream resumes from 
 
 test('serve process: a worker killed mid-stream: the call is made again, readers drop the old text, the reply is kept once', async () => {
   const taskQueue = 'serve-retry';
-  const doomed = await worker(taskQueue);
   fake.setStreaming({ chunkChars: 4, intervalMs: 60 });
   const port = await findFreePort();
+  const doomed = await worker(taskQueue);
   await serve(['--port', String(port)], taskQueue);
   const base = `http://127.0.0.1:${port}`;
   const id = await readySession(base, { timeouts: { modelHeartbeat: '2 seconds' } });
@@ -149,6 +151,8 @@ test('serve process: a worker killed mid-stream: the call is made again, readers
   await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
   await events.waitFor((m) => m.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= 2, 60_000, 'some text');
   await doomed.kill('SIGKILL');
+  // The call made again streams faster (in about a second): what is proven is that it starts over.
+  fake.setStreaming({ chunkChars: 4, intervalMs: 15 });
   await worker(taskQueue);
   await events.waitFor(finished, 90_000, 'RUN_FINISHED');
   events.close();
@@ -163,8 +167,8 @@ test('serve process: a worker killed mid-stream: the call is made again, readers
 });
 
 test('serve process: no environment value, API key or token appears in any answer', async () => {
-  const taskQueue = 'serve-secrets';
-  await worker(taskQueue);
+  // The worker of the first test serves this one's sessions too.
+  const taskQueue = 'serve-restart';
   const port = await findFreePort();
   await serve(['--port', String(port), '--token', TOKEN], taskQueue, { MY_SECRET_SETTING: 'env-value-SECRET-33' });
   const base = `http://127.0.0.1:${port}`;
