@@ -1,7 +1,9 @@
 /**
  * `loopwright chat` driven through pipes, as a script would: messages one per line, replies on
  * stdout, progress and approvals on stderr, `/approve` answering the write the agent asks for,
- * `/end` ending the session; and `chat --id` rejoining a session and showing its last exchange.
+ * `/end` ending the session; and `chat --id` rejoining a session and showing its last exchange. The
+ * tests run at the same time (`test.concurrent`), each on its own task queue and session, and the
+ * fake model answers from each request alone.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,7 +11,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import type { ChatMessage } from '../../common/messages';
-import { type FakeOpenAI, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
+import { type FakeOpenAI, hang, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { cliEnvironment, startCli } from './cli-runner';
 
@@ -22,17 +24,26 @@ let client: Client;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let stateDir: string;
 
-/** `*intake` loads the workflow, saves a document (which waits for approval), then answers; anything else is echoed. */
-function respond(request: RecordedRequest): Step {
+/** A message the model never answers (until the client aborts). */
+const SLOW = 'take your time';
+
+/** `*intake` loads the workflow, saves a document (which waits for approval), then answers; SLOW hangs; anything else is echoed. */
+/** The last user message of a request. */
+function lastUserMessage(request: RecordedRequest): { said: string; lastUser: number; messages: ChatMessage[] } {
   const messages: ChatMessage[] = request.body?.messages ?? [];
   const lastUser = messages.map((m) => m.role).lastIndexOf('user');
-  const said = String(messages[lastUser]?.content ?? '');
+  return { said: String(messages[lastUser]?.content ?? ''), lastUser, messages };
+}
+
+function respond(request: RecordedRequest): Step {
+  const { said, lastUser, messages } = lastUserMessage(request);
   const step = messages.slice(lastUser).filter((m) => m.role === 'assistant').length;
   if (said === '*intake') {
     if (step === 0) return toolCalls([{ id: 'call_wf', name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' } }]);
     if (step === 1) return toolCalls([{ id: 'call_save', name: 'save_output', arguments: { file_path: '{output_folder}/chat.md', content: '# From chat\n' } }]);
     return text('Your requirements are saved.');
   }
+  if (said === SLOW) return hang();
   return text(`You said: ${said}`);
 }
 
@@ -76,7 +87,7 @@ function startChat(args: string[], taskQueue: string) {
   };
 }
 
-test('chat: piped messages, a write that waits for /approve, replies on stdout, /end ends the session', async () => {
+test.concurrent('chat: piped messages, a write that waits for /approve, replies on stdout, /end ends the session', async () => {
   const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', `chat-${process.pid}`], `chat-${process.pid}`);
   chat.write('*intake');
   const asked = await chat.waitFor(/\? save_output (\S+chat\.md) — 12 bytes: # From chat/);
@@ -96,7 +107,7 @@ test('chat: piped messages, a write that waits for /approve, replies on stdout, 
   expect((await client.workflow.getHandle(`chat-${process.pid}`).describe()).status.name).toBe('COMPLETED');
 });
 
-test('chat: --id rejoins an open session and shows its last exchange; closing the input leaves the session open', async () => {
+test.concurrent('chat: --id rejoins an open session and shows its last exchange; closing the input leaves the session open', async () => {
   const id = `chat-rejoin-${process.pid}`;
   const taskQueue = `chat-rejoin-${process.pid}`;
   const first = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none'], taskQueue);
@@ -115,15 +126,21 @@ test('chat: --id rejoins an open session and shows its last exchange; closing th
   expect(await again.exited).toBe(0);
 });
 
-test('chat: without a terminal, Ctrl-C (SIGINT) during a turn interrupts the turn and the chat goes on', async () => {
+test.concurrent('chat: without a terminal, Ctrl-C (SIGINT) during a turn interrupts the turn and the chat goes on', async () => {
   const id = `chat-sigint-${process.pid}`;
-  fake.enqueue({ kind: 'hang' });
-  const before = fake.requests.length;
+  const hung = new Promise<void>((resolve) => {
+    const onRequest = (r: RecordedRequest): void => {
+      if (lastUserMessage(r).said !== SLOW) return;
+      fake.events.off('request', onRequest);
+      resolve();
+    };
+    fake.events.on('request', onRequest);
+  });
   const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none'], `chat-sigint-${process.pid}`);
-  chat.write('take your time');
+  chat.write(SLOW);
   await chat.waitFor(/… iteration 1\/50/);
   // Interrupt once the model call hangs on the server (not before it was sent, which would leave the hang for the next turn).
-  await fake.waitForRequests(before + 1, 20_000);
+  await hung;
   chat.signal('SIGINT');
   await chat.waitFor(/turn interrupted/);
   chat.write('and now?');
