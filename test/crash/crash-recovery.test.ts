@@ -23,6 +23,17 @@ let connection: Connection;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 const workers: WorkerProcess[] = [];
 let slowMs = 0;
+/** The first three tests share a task queue: each later one runs on the worker the one before left running (or a new one if it left none). */
+const SHARED_QUEUE = 'crash-kill';
+let spare: WorkerProcess | undefined;
+
+/** The worker left running by the test before, or a new one. */
+async function spareWorker(): Promise<WorkerProcess> {
+  if (spare && spare.child.exitCode === null && spare.child.signalCode === null) return spare;
+  const worker = await startWorkerProcess(workerEnv(SHARED_QUEUE));
+  workers.push(worker);
+  return worker;
+}
 
 /**
  * The model's script depends only on the request (how many assistant messages follow the last user
@@ -80,7 +91,7 @@ afterAll(async () => {
 });
 
 test('crash: a worker killed with SIGKILL during a model call is replaced and the session completes the same way', async () => {
-  const taskQueue = 'crash-kill';
+  const taskQueue = SHARED_QUEUE;
   const lw = await client(taskQueue);
   const first = await startWorkerProcess(workerEnv(taskQueue));
   workers.push(first);
@@ -109,6 +120,7 @@ test('crash: a worker killed with SIGKILL during a model call is replaced and th
   await first.kill('SIGKILL');
   const second = await startWorkerProcess(workerEnv(taskQueue));
   workers.push(second);
+  spare = second;
   slowMs = 0;
 
   const result = await turn;
@@ -129,12 +141,13 @@ test('crash: a worker killed with SIGKILL during a model call is replaced and th
 });
 
 test('crash: the Temporal server stopped and restarted on the same SQLite file mid-turn; the session goes on', async () => {
-  const taskQueue = 'crash-restart';
+  const taskQueue = SHARED_QUEUE;
   const lw = await client(taskQueue);
-  const worker = await startWorkerProcess(workerEnv(taskQueue));
-  workers.push(worker);
+  // Lives through the restart; the next test stops it.
+  spare = await spareWorker();
   resetModel();
-  slowMs = 4_000;
+  // The model answers 2 s after the call: the restart (a fraction of a second) lands while it is in flight.
+  slowMs = 2_000;
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', timeouts: { modelHeartbeat: '5 seconds' } });
   const turn = session.send('*intake').catch((err: unknown) => err);
   await fake.waitForRequests(3, 60_000);
@@ -165,10 +178,9 @@ test('crash: the Temporal server stopped and restarted on the same SQLite file m
 });
 
 test('worker: SIGTERM shuts a worker process down gracefully, letting a running model call finish', async () => {
-  const taskQueue = 'graceful-stop';
+  const taskQueue = SHARED_QUEUE;
   const lw = await client(taskQueue);
-  const worker = await startWorkerProcess(workerEnv(taskQueue));
-  workers.push(worker);
+  const worker = await spareWorker();
   resetModel();
   slowMs = 1_500;
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
