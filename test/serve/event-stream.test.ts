@@ -38,7 +38,7 @@ const structure = (messages: readonly SseMessage[]) => types(messages).filter((t
 
 test('events: a streamed turn arrives as it is written, with ids, joined exactly into the reply', async () => {
   const { base } = suite.serve;
-  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 30 });
+  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
   suite.h.fake.enqueue(toolCalls([READ]), text(WORDS));
   const id = await readySession();
   const events = await openEvents(`${base}/api/sessions/${id}/events`);
@@ -79,7 +79,7 @@ test('events: a streamed turn arrives as it is written, with ids, joined exactly
 
 test('events: a dropped connection resumed with Last-Event-ID gets exactly what it missed, also with ?lastEventId=', async () => {
   const { base } = suite.serve;
-  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
   suite.h.fake.enqueue(toolCalls([READ]), text(WORDS));
   const id = await readySession();
   const stayed = await openEvents(`${base}/api/sessions/${id}/events`);
@@ -129,7 +129,7 @@ test('events: twelve clients on one session share one follower and each gets the
 
 test('events: joining late starts at the running turn from its start; the stream goes on with the next turn', async () => {
   const { base } = suite.serve;
-  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 40 });
+  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
   suite.h.fake.enqueue(text(WORDS), text('the second turn'));
   const id = await readySession();
   await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
