@@ -2,7 +2,8 @@
  * End to end through the real command line: the model, context and budget options of `run` reach
  * the model request and the session's state; `budget` shows and raises the budgets, `compact`
  * compacts (or says there is nothing to), and `status` shows the context and budget lines. Against
- * a dev server this file starts, the fake OpenAI server and a copy of the example bundle.
+ * a dev server this file starts, the fake OpenAI server and a copy of the example bundle. One
+ * long-lived worker process runs the session, so that the six commands need no worker of their own.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,6 +13,7 @@ import type { BudgetState } from '../../common/session-types';
 import { type FakeOpenAI, type RecordedRequest, startFakeOpenAI, text } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { type CliResult, cliEnvironment, describeRun, runCli } from './cli-runner';
 
 jest.setTimeout(90_000);
@@ -20,6 +22,8 @@ let server: TestTemporal;
 let fake: FakeOpenAI;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let stateDir: string;
+let worker: WorkerProcess | undefined;
+const TASK_QUEUE = `e2e-ctx-${process.pid}`;
 
 function lastUserMessage(request: RecordedRequest): string {
   const messages: ChatMessage[] = request.body?.messages ?? [];
@@ -31,9 +35,11 @@ beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-e2e-ctx-'));
   [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: (request) => text(`You said: ${lastUserMessage(request)}`) })]);
   bundleCopy = copyExampleBundle('lw-e2e-ctx-bundle-');
+  worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test', LOOPWRIGHT_TASK_QUEUE: TASK_QUEUE, LOOPWRIGHT_STATE_DIR: stateDir });
 }, 120_000);
 
 afterAll(async () => {
+  await worker?.kill('SIGKILL');
   await fake?.close();
   await server?.stop();
   bundleCopy?.cleanup();
@@ -50,10 +56,10 @@ test('cli: run passes the model settings and budgets; budget shows and raises th
   const env = cliEnvironment({
     TEMPORAL_ADDRESS: server.address,
     OPENAI_BASE_URL: fake.baseURL,
-    LOOPWRIGHT_TASK_QUEUE: `e2e-ctx-${process.pid}`,
+    LOOPWRIGHT_TASK_QUEUE: TASK_QUEUE,
     LOOPWRIGHT_STATE_DIR: stateDir,
   });
-  // An environment default and an option that wins over another one.
+  // An environment default and an option that wins over another one (the command reads both).
   env.LOOPWRIGHT_TURN_TOKEN_BUDGET = '400000';
   env.LOOPWRIGHT_TEMPERATURE = '1.5';
   const run = await cli(
