@@ -52,6 +52,13 @@ afterAll(async () => {
 });
 
 test(`eval crash: a worker killed with SIGKILL during a suite of ${CASES} recorded sessions; every case is scored once`, async () => {
+  // The worker process that replays them starts meanwhile (on its own task queue, idle until the eval starts).
+  const taskQueue = `eval-crash-${process.pid}`;
+  const env = { TEMPORAL_ADDRESS: h.server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: h.fake.baseURL, OPENAI_API_KEY: 'test-key' };
+  const starting = startWorkerProcess(env).then((w) => {
+    workers.push(w);
+    return w;
+  });
   // Record: a batch of one-shot sessions, each a recording.
   const recorder = await h.startWorker();
   const items = path.join(dir, 'items.jsonl');
@@ -70,10 +77,7 @@ test(`eval crash: a worker killed with SIGKILL during a suite of ${CASES} record
   await recorder.stop();
 
   // Replay them on worker processes; kill the first once a third of the suite is scored.
-  const taskQueue = `eval-crash-${process.pid}`;
-  const env = { TEMPORAL_ADDRESS: h.server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: h.fake.baseURL, OPENAI_API_KEY: 'test-key' };
-  const first = await startWorkerProcess(env);
-  workers.push(first);
+  const first = await starting;
   // A workflow task the killed worker had begun (the eval's, or a candidate session's: a child inherits its parent's) is given up after 3 s, not 10.
   const loopwright = new LoopwrightClient(new Client({ connection: h.client.connection, interceptors: { workflow: [shortWorkflowTasks(3)] } }), taskQueue);
   const started = Date.now();
