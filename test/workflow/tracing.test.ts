@@ -256,15 +256,20 @@ test('tracing: a prebuilt bundle without the tracing interceptors is replaced by
 
 test('tracing: recorded histories replay with the tracing interceptors (spans add no command)', async () => {
   const dir = path.resolve(__dirname, '../fixtures/histories');
-  for (const file of fs
+  const files = fs
     .readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
-    .sort()) {
-    const history = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
-    await expect(
-      Worker.runReplayHistory({ workflowBundle: tracedBundle, plugins: [new OpenTelemetryPlugin({ spanProcessor: processor, resource: await tracingResource() })] }, history, `traced-${file}`),
-    ).resolves.toBeUndefined();
+    .sort();
+  const histories = files.map((file) => ({ workflowId: `traced-${file}`, history: JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as unknown }));
+  // One replay worker for every history, each replayed on its own: a failure names its file.
+  const results: [string, unknown][] = [];
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: tracedBundle, plugins: [new OpenTelemetryPlugin({ spanProcessor: processor, resource: await tracingResource() })] },
+    histories,
+  )) {
+    results.push([result.workflowId, result.error]);
   }
+  expect(results).toEqual(files.map((file) => [`traced-${file}`, undefined]));
 });
 
 test('tracing: the verify phase is a span of the turn, with the verifier model call inside it', async () => {
