@@ -49,6 +49,8 @@ export interface ServerOptions {
   requestTimeoutMs?: number;
   /** Deadline of a request's headers (default 10 s). */
   headersTimeoutMs?: number;
+  /** How often both deadlines are checked (default every second): a request is cut off up to this much after its deadline. */
+  timeoutCheckMs?: number;
 }
 
 /** The server, ready to `listen`. */
@@ -67,7 +69,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     bodyLimit: MAX_BODY_BYTES,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     // Headers must arrive within 10 s (Node's default is a minute), checked every second (not 30 s).
-    http: { headersTimeout: options.headersTimeoutMs ?? 10_000, connectionsCheckingInterval: 1_000 },
+    http: { headersTimeout: options.headersTimeoutMs ?? 10_000, connectionsCheckingInterval: options.timeoutCheckMs ?? 1_000 },
     routerOptions: { maxParamLength: 1000 },
     forceCloseConnections: true,
     return503OnClosing: true,

@@ -21,7 +21,7 @@ import { openEvents } from './sse-reader';
 jest.setTimeout(120_000);
 
 const TOKEN = 'the-token-9f8e';
-const suite = useServeSuite({ token: TOKEN, streamLimits: { maxBufferedBytes: 64 * 1024 }, headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
+const suite = useServeSuite({ token: TOKEN, streamLimits: { maxBufferedBytes: 64 * 1024 }, headersTimeoutMs: 500, requestTimeoutMs: 1_000, timeoutCheckMs: 250 });
 const auth = { authorization: `Bearer ${TOKEN}` };
 
 /** A raw HTTP exchange on a socket: what the server sent before it closed (or `waitMs` passed). */
