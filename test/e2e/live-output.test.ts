@@ -103,7 +103,7 @@ const HALF_WRITTEN = { chunkChars: 4, intervalMs: 0, holdAfterChunks: 10 };
 
 /** The follower process: its events as they come. */
 function follower(taskQueue: string, workflowId: string) {
-  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--transpile-only', path.join(REPO, 'test/support/follow-session.ts'), server.address, taskQueue, workflowId], {
+  const child = spawn(process.execPath, [path.join(REPO, 'test/support/follow-session.js'), server.address, taskQueue, workflowId], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -2,12 +2,25 @@
  * A second process that follows a session's next turn through its own Temporal client and prints
  * each event as a JSON line (then `{"type":"end"}`): the client iterator as another host would use it.
  *
- *   ts-node --transpile-only test/support/follow-session.ts <address> <task queue> <workflow id>
+ *   node test/support/follow-session.js <address> <task queue> <workflow id>
+ *
+ * Plain JavaScript, so that it starts at once: it loads the compiled client from dist/ when that is
+ * fresh, else the TypeScript sources through ts-node (as bin/loopwright.js does).
  */
-import { Client, Connection } from '@temporalio/client';
-import { LoopwrightClient } from '../../client/session-client';
+'use strict';
+const path = require('node:path');
+const { distIsFresh } = require('../../bin/freshness');
 
-async function main(): Promise<void> {
+const ROOT = path.resolve(__dirname, '../..');
+let base = path.join(ROOT, 'dist');
+if (!distIsFresh()) {
+  require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
+  base = ROOT;
+}
+const { Client, Connection } = require('@temporalio/client');
+const { LoopwrightClient } = require(path.join(base, 'client', 'session-client'));
+
+async function main() {
   const [address, taskQueue, workflowId] = process.argv.slice(2);
   if (!address || !taskQueue || !workflowId) throw new Error('usage: follow-session <address> <task queue> <workflow id>');
   const connection = await Connection.connect({ address });
@@ -19,7 +32,7 @@ async function main(): Promise<void> {
   await connection.close();
 }
 
-main().catch((error: unknown) => {
+main().catch((error) => {
   process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });
