@@ -72,7 +72,7 @@ test('file tools run only on the files host, the session waits for it, and a sto
     OPENAI_API_KEY: 'test-key',
   });
   const loopwright = new LoopwrightClient(h.client, taskQueue);
-  const session = await loopwright.start({ bundlePath: bundle.bundle, agentId: 'facilitator', filesHost: 'host-a', timeouts: { filesWait: '1 second' } });
+  const session = await loopwright.start({ bundlePath: bundle.bundle, agentId: 'facilitator', filesHost: 'host-a', timeouts: { filesWait: '300 milliseconds' } });
 
   // Nobody on host-a: initialisation waits, and the state says for whom.
   const waiting = await waitForState(session, (s) => s.waitingForFiles !== undefined, 'waiting for host-a');
