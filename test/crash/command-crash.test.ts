@@ -68,6 +68,23 @@ afterAll(async () => {
   copy?.cleanup();
 });
 
+/**
+ * The command's own shell (`/bin/sh -c <line>` inside the sandbox) with `marker` in its line. Not
+ * bwrap, whose arguments hold the line too from the moment it is spawned, before it has tied the
+ * sandbox's life to the worker's: a kill that early could leave the sandbox running.
+ */
+async function commandShells(marker: string): Promise<number[]> {
+  const shells: number[] = [];
+  for (const pid of await processesWithMarker(marker)) {
+    const argv0 = await fs.promises.readFile(`/proc/${pid}/cmdline`, 'utf8').then(
+      (line) => line.split('\0')[0],
+      () => '',
+    );
+    if (argv0 === '/bin/sh') shells.push(pid);
+  }
+  return shells;
+}
+
 async function waitFor<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
   for (let i = 0; i < 600; i++) {
     const value = await probe();
@@ -87,7 +104,7 @@ test('crash: a worker killed mid-command takes the command with it; the call is 
   await waitFor(async () => ((await session.state()) as SessionState).pendingApprovals[0], 'the approval');
   await session.approve('call_slow');
   // The command runs on the first worker: its sleep is on the host, inside the sandbox.
-  await waitFor(async () => ((await processesWithMarker(MARKER)).length > 0 ? true : undefined), 'the command running');
+  await waitFor(async () => ((await commandShells(MARKER)).length > 0 ? true : undefined), 'the command running');
   await first.kill('SIGKILL');
   // The sandbox dies with the worker: nothing of the command is left.
   await waitFor(async () => ((await processesWithMarker(MARKER)).length === 0 ? true : undefined), 'the command gone');
@@ -116,7 +133,7 @@ test('crash: a command the rules mark safe to repeat is made again on the replac
   const rules = ['sleep *', 'touch {output_folder}/*'];
   const session = await lw.start({ bundlePath: copy.bundle, agentId: 'facilitator', commands: { enabled: true, allow: rules, repeatable: rules }, timeouts: { toolHeartbeat: '2 seconds' } });
   const turn = session.send('run the repeatable command');
-  await waitFor(async () => ((await processesWithMarker(REPEAT_MARKER)).length > 0 ? true : undefined), 'the command running');
+  await waitFor(async () => ((await commandShells(REPEAT_MARKER)).length > 0 ? true : undefined), 'the command running');
   await first.kill('SIGKILL');
   await waitFor(async () => ((await processesWithMarker(REPEAT_MARKER)).length === 0 ? true : undefined), 'the command gone');
   const second = await startWorkerProcess(env);
