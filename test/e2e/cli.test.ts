@@ -375,7 +375,8 @@ test.concurrent('cli: rewind takes a session back to a turn and branch starts a 
 });
 
 test.concurrent('cli: a file a critical action names that is missing is a warning run prints once; --strict refuses the agent', async () => {
-  const { env } = freshEnv();
+  // On the shared worker: the command prints the session's warnings, whichever worker ran it.
+  const { env } = await sharedWorker();
   const copy = copyExampleBundle('lw-e2e-missing-');
   try {
     const agentFile = path.join(copy.bundle, 'agents', 'facilitator.md');
