@@ -250,10 +250,9 @@ test('crash: a worker killed with SIGKILL during a custom tool call and during a
   await first.kill('SIGKILL');
   const second = await startWorkerProcess(env);
   workers.push(second);
-  // Then kill that one while the MCP call runs (half a second after its activity started; the operation takes 2 s).
+  // Then kill that one while the MCP call runs: as soon as its activity has started (the operation takes 2 s).
   await fake.waitForRequests(2, 60_000);
   for (let i = 0; i < 600 && !(await mcpCallStarted()); i++) await new Promise((r) => setTimeout(r, 50));
-  await new Promise((r) => setTimeout(r, 500));
   await second.kill('SIGKILL');
   const third = await startWorkerProcess(env);
   workers.push(third);
