@@ -155,7 +155,8 @@ test('a second process follows a streamed turn: tool events, the reply in pieces
 });
 
 test('chat on a pseudo-terminal shows the reply while it is being written, and once', async () => {
-  const taskQueue = 'live-chat';
+  // On the shared worker's queue: the command shows what the session's model call streams, whichever worker runs it.
+  const taskQueue = SHARED_QUEUE;
   fake.setStreaming(HALF_WRITTEN);
   const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
   const command = [process.execPath, BIN, 'chat', bundleCopy.bundle, 'facilitator'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
@@ -223,7 +224,7 @@ test('chat --id on a session whose turn is running follows that turn live, then 
 
 test('run on a pseudo-terminal prints the reply while it is being written, and once', async () => {
   fake.setStreaming(HALF_WRITTEN);
-  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: 'live-run', LOOPWRIGHT_STATE_DIR: stateDir });
+  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: SHARED_QUEUE, LOOPWRIGHT_STATE_DIR: stateDir });
   const command = [process.execPath, BIN, 'run', bundleCopy.bundle, 'facilitator', 'hello', '--once'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: stateDir, env: { ...env, TERM: 'dumb', COLUMNS: '200' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let screen = '';
