@@ -137,14 +137,30 @@ test('16 items at concurrency 4: one result line per item, in order, and a summa
 
 test('a worker stopped mid-way and replaced: every item runs once, one result line each', async () => {
   const first = await h.startWorker();
-  h.fake.setResponder(responder(0, 150));
+  // Five items are answered; the model calls after them wait until the first worker is stopping.
+  let answered = 0;
+  let held = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  h.fake.setResponder(async (request) => {
+    if (++answered <= 5) return responder(0, 150)(request);
+    held += 1;
+    await gate;
+    return responder()(request);
+  });
   const input = writeItems(Array.from({ length: 12 }, (_, i) => JSON.stringify(`crash item ${i}`)));
   const batch = await start(first.loopwright, input, { concurrency: 4, continueAfter: 5 });
-  await h.fake.waitForRequests(5, 30_000);
-  // The replacement starts while the first worker drains, as in a rolling replacement: a model call
-  // still running there may ask its session (now the replacement's) for the transcript.
+  // Stopped mid-way: five items done, and every running one inside its model call. A worker stopped
+  // while it takes a workflow task would hold that session for the workflow task timeout (10 s).
+  for (let i = 0; i < 600; i++) {
+    const { running } = await first.loopwright.batch(batch.workflowId).state();
+    if (held > 0 && running === held) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const stopping = first.stop();
   const second = await h.startWorker({ taskQueue: first.taskQueue });
+  // The calls still running on the stopping worker finish there; the sessions go on on the second.
+  release();
   await stopping;
   const summary = await batch.result();
   await second.stop();
