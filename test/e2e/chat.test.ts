@@ -2,8 +2,9 @@
  * `loopwright chat` driven through pipes, as a script would: messages one per line, replies on
  * stdout, progress and approvals on stderr, `/approve` answering the write the agent asks for,
  * `/end` ending the session; and `chat --id` rejoining a session and showing its last exchange. The
- * tests run at the same time (`test.concurrent`), each on its own task queue and session, and the
- * fake model answers from each request alone.
+ * tests run at the same time (`test.concurrent`), each with its own session, on one long-lived
+ * worker process they share (so that no chat starts a worker of its own), and the fake model answers
+ * from each request alone.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,6 +14,7 @@ import { startTestTemporal, type TestTemporal } from '../support/temporal-server
 import type { ChatMessage } from '../../common/messages';
 import { type FakeOpenAI, hang, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { cliEnvironment, startCli } from './cli-runner';
 
 jest.setTimeout(90_000);
@@ -23,6 +25,9 @@ let connection: Connection;
 let client: Client;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let stateDir: string;
+let worker: WorkerProcess | undefined;
+/** The shared worker's task queue. */
+const TASK_QUEUE = `chat-${process.pid}`;
 
 /** A message the model never answers (until the client aborts). */
 const SLOW = 'take your time';
@@ -53,9 +58,11 @@ beforeAll(async () => {
   connection = await Connection.connect({ address: server.address });
   client = new Client({ connection });
   bundleCopy = copyExampleBundle('lw-chat-bundle-');
+  worker = await startWorkerProcess({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test', LOOPWRIGHT_TASK_QUEUE: TASK_QUEUE, LOOPWRIGHT_STATE_DIR: stateDir });
 }, 120_000);
 
 afterAll(async () => {
+  await worker?.kill('SIGKILL');
   await connection?.close();
   await fake?.close();
   await server?.stop();
@@ -64,8 +71,8 @@ afterAll(async () => {
 });
 
 /** A chat process with piped stdin; `waitFor` resolves once its output matches. */
-function startChat(args: string[], taskQueue: string) {
-  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
+function startChat(args: string[]) {
+  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: TASK_QUEUE, LOOPWRIGHT_STATE_DIR: stateDir });
   const run = startCli(['chat', ...args], env, { cwd: stateDir, timeoutMs: 80_000, stdin: 'pipe' });
   const { child } = run;
   return {
@@ -88,7 +95,7 @@ function startChat(args: string[], taskQueue: string) {
 }
 
 test.concurrent('chat: piped messages, a write that waits for /approve, replies on stdout, /end ends the session', async () => {
-  const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', `chat-${process.pid}`], `chat-${process.pid}`);
+  const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', `chat-${process.pid}`]);
   chat.write('*intake');
   const asked = await chat.waitFor(/\? save_output (\S+chat\.md) — 12 bytes: # From chat/);
   expect(asked[1]).not.toContain('{output_folder}');
@@ -109,15 +116,14 @@ test.concurrent('chat: piped messages, a write that waits for /approve, replies 
 
 test.concurrent('chat: --id rejoins an open session and shows its last exchange; closing the input leaves the session open', async () => {
   const id = `chat-rejoin-${process.pid}`;
-  const taskQueue = `chat-rejoin-${process.pid}`;
-  const first = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none'], taskQueue);
+  const first = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none']);
   first.write('remember the blue door');
   await first.waitFor(/You said: remember the blue door/, 'stdout');
   first.close();
   expect(await first.exited).toBe(0);
   expect((await client.workflow.getHandle(id).describe()).status.name).toBe('RUNNING');
 
-  const again = startChat(['--id', id], taskQueue);
+  const again = startChat(['--id', id]);
   await again.waitFor(/You: remember the blue door/);
   await again.waitFor(/You said: remember the blue door/, 'stdout');
   again.write('/status');
@@ -136,7 +142,7 @@ test.concurrent('chat: without a terminal, Ctrl-C (SIGINT) during a turn interru
     };
     fake.events.on('request', onRequest);
   });
-  const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none'], `chat-sigint-${process.pid}`);
+  const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none']);
   chat.write(SLOW);
   await chat.waitFor(/… iteration 1\/50/);
   // Interrupt once the model call hangs on the server (not before it was sent, which would leave the hang for the next turn).
