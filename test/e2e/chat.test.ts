@@ -2,9 +2,10 @@
  * `loopwright chat` driven through pipes, as a script would: messages one per line, replies on
  * stdout, progress and approvals on stderr, `/approve` answering the write the agent asks for,
  * `/end` ending the session; and `chat --id` rejoining a session and showing its last exchange. The
- * tests run at the same time (`test.concurrent`), each with its own session, on one long-lived
- * worker process they share (so that no chat starts a worker of its own), and the fake model answers
- * from each request alone.
+ * tests run at the same time (`test.concurrent`), each with its own session, and the fake model
+ * answers from each request alone. The first two run on one long-lived worker process they share
+ * (so that their chats start no worker of their own); the Ctrl-C test's chat runs its own worker,
+ * which must go on after the interrupt.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -71,8 +72,8 @@ afterAll(async () => {
 });
 
 /** A chat process with piped stdin; `waitFor` resolves once its output matches. */
-function startChat(args: string[]) {
-  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: TASK_QUEUE, LOOPWRIGHT_STATE_DIR: stateDir });
+function startChat(args: string[], taskQueue = TASK_QUEUE) {
+  const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
   const run = startCli(['chat', ...args], env, { cwd: stateDir, timeoutMs: 80_000, stdin: 'pipe' });
   const { child } = run;
   return {
@@ -142,7 +143,8 @@ test.concurrent('chat: without a terminal, Ctrl-C (SIGINT) during a turn interru
     };
     fake.events.on('request', onRequest);
   });
-  const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none']);
+  // A queue no worker polls: the chat runs the session on a worker of its own.
+  const chat = startChat([bundleCopy.bundle, 'facilitator', '--id', id, '--approve', 'none'], `chat-sigint-${process.pid}`);
   chat.write(SLOW);
   await chat.waitFor(/… iteration 1\/50/);
   // Interrupt once the model call hangs on the server (not before it was sent, which would leave the hang for the next turn).
