@@ -42,11 +42,11 @@ export interface ServeSuite {
 }
 
 /** Register the usual set-up with Jest: harness, worker, bundle copy, serve server; the fake model reset before each test. */
-export function useServeSuite(options: Partial<ServerOptions> = {}): ServeSuite {
+export function useServeSuite(options: Partial<ServerOptions> = {}, harness: { dynamicConfig?: readonly string[] } = {}): ServeSuite {
   const suite = {} as ServeSuite;
   let bundleCopy: ReturnType<typeof copyExampleBundle> | undefined;
   beforeAll(async () => {
-    suite.h = await startSessionHarness();
+    suite.h = await startSessionHarness(harness);
     bundleCopy = copyExampleBundle('lw-serve-');
     suite.bundle = bundleCopy.bundle;
     suite.loopwright = (await suite.h.startWorker()).loopwright;

@@ -40,10 +40,17 @@ export interface SessionHarness {
 
 let queueCounter = 0;
 
+/**
+ * Dynamic config for a test server whose sessions continue as new within a second of starting: the
+ * server otherwise holds a new run's first step until a second after the previous run started (its
+ * guard against workflows that continue as new in a tight loop), and a rewind's new run likewise.
+ */
+export const QUICK_CONTINUE_AS_NEW: readonly string[] = ['history.workflowIdReuseMinimalInterval="0s"'];
+
 /** Start the server, the fake model and bundle the workflow code (once per test file). */
-export async function startSessionHarness(options: { dbFile?: string } = {}): Promise<SessionHarness> {
+export async function startSessionHarness(options: { dbFile?: string; dynamicConfig?: readonly string[] } = {}): Promise<SessionHarness> {
   quietRuntime();
-  const [server, fake, workflowBundle] = await Promise.all([startTestTemporal({ dbFile: options.dbFile }), startFakeOpenAI(), testWorkflowBundle()]);
+  const [server, fake, workflowBundle] = await Promise.all([startTestTemporal({ dbFile: options.dbFile, dynamicConfig: options.dynamicConfig }), startFakeOpenAI(), testWorkflowBundle()]);
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
@@ -105,11 +112,11 @@ export interface SharedSession {
  * file, a fresh copy of the example bundle, and the fake model's script reset before each test.
  * Read the fields inside tests (they are set in `beforeAll`).
  */
-export function useSessionHarness(): SharedSession {
+export function useSessionHarness(options: { dynamicConfig?: readonly string[] } = {}): SharedSession {
   const shared = {} as SharedSession;
   let bundleCopy: ReturnType<typeof copyExampleBundle> | undefined;
   beforeAll(async () => {
-    shared.h = await startSessionHarness();
+    shared.h = await startSessionHarness(options);
     bundleCopy = copyExampleBundle();
     shared.bundle = bundleCopy.bundle;
     shared.loopwright = (await shared.h.startWorker()).loopwright;
