@@ -116,7 +116,8 @@ test('history: model calls name the transcript instead of carrying it, so histor
 
 test('continue-as-new: a session moves through several runs, mid-turn and between turns, a worker is killed between, and nothing is lost', async () => {
   const taskQueue = `long-can-${process.pid}`;
-  const env = { TEMPORAL_ADDRESS: h.server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: h.fake.baseURL, OPENAI_API_KEY: 'test-key' };
+  // The killed worker's session moves to the next one after 300 ms (the sticky timeout; 10 s by default).
+  const env = { TEMPORAL_ADDRESS: h.server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: h.fake.baseURL, OPENAI_API_KEY: 'test-key', LOOPWRIGHT_STICKY_TIMEOUT: '300ms' };
   const first = await startWorkerProcess(env);
   processes.push(first);
   const { LoopwrightClient } = await import('../../client/session-client');
