@@ -11,9 +11,17 @@ import { removeServerState, serverStateFile, terminateProcess, writeServerState 
  * the transfer queue at most 20 times a second (one shard), so every workflow task that follows an
  * activity waits for one of those reads: iterations stepped in multiples of 50 ms. Eager activity
  * execution hands an activity scheduled by a workflow task straight back to the worker that
- * completed it, skipping a round through matching.
+ * completed it, skipping a round through matching. A workflow id's minimal reuse interval of 0 lets
+ * a session that continues as new (a run's turn limit, a compaction's hand-over, a rewind) go on at
+ * once: by default the server holds the new run's first step until a second after the previous run
+ * started, a guard against workflows that continue as new in a tight loop on a shared cluster.
  */
-export const FAST_DYNAMIC_CONFIG: readonly string[] = ['history.transferProcessorMaxPollRPS=1000', 'history.timerProcessorMaxPollRPS=1000', 'system.enableActivityEagerExecution=true'];
+export const FAST_DYNAMIC_CONFIG: readonly string[] = [
+  'history.transferProcessorMaxPollRPS=1000',
+  'history.timerProcessorMaxPollRPS=1000',
+  'system.enableActivityEagerExecution=true',
+  'history.workflowIdReuseMinimalInterval="0s"',
+];
 
 /**
  * The `temporal server start-dev` arguments every server Loopwright starts gets (the embedded one,

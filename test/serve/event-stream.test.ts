@@ -11,13 +11,12 @@
  */
 import { text, toolCalls } from '../../fake-model/server';
 import { decodeCursor } from '../../serve/events/cursor';
-import { QUICK_CONTINUE_AS_NEW } from '../support/session-harness';
 import { api, useServeSuite } from './serve-harness';
 import { openEvents, replyTexts, type SseMessage, types } from './sse-reader';
 
 jest.setTimeout(120_000);
 
-const suite = useServeSuite({}, { dynamicConfig: QUICK_CONTINUE_AS_NEW });
+const suite = useServeSuite();
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i + 1}`).join(' ');
 const READ = { name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' };
 

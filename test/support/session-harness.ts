@@ -40,13 +40,6 @@ export interface SessionHarness {
 
 let queueCounter = 0;
 
-/**
- * Dynamic config for a test server whose sessions continue as new within a second of starting: the
- * server otherwise holds a new run's first step until a second after the previous run started (its
- * guard against workflows that continue as new in a tight loop), and a rewind's new run likewise.
- */
-export const QUICK_CONTINUE_AS_NEW: readonly string[] = ['history.workflowIdReuseMinimalInterval="0s"'];
-
 /** Start the server, the fake model and bundle the workflow code (once per test file). */
 export async function startSessionHarness(options: { dbFile?: string; dynamicConfig?: readonly string[] } = {}): Promise<SessionHarness> {
   quietRuntime();

@@ -14,7 +14,7 @@ import type { ChatMessage } from '../../common/messages';
 import { BatchInputError } from '../../client/batch-client';
 import type { LoopwrightClient } from '../../client/session-client';
 import { delay, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
-import { copyExampleBundle, QUICK_CONTINUE_AS_NEW, startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
 
 jest.setTimeout(90_000);
 
@@ -77,7 +77,7 @@ function start(loopwright: LoopwrightClient, inputPath: string, extra: Record<st
 }
 
 beforeAll(async () => {
-  h = await startSessionHarness({ dynamicConfig: QUICK_CONTINUE_AS_NEW });
+  h = await startSessionHarness();
   bundleCopy = copyExampleBundle();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-batch-'));
   ({ loopwright } = await h.startWorker());

@@ -12,7 +12,7 @@ import type { ChatMessage, ToolMessage } from '../../common/messages';
 import { isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { SKILL_INSTRUCTIONS_NOTE } from '../../common/model-view';
 import { CORPUS, corpusPresent } from '../support/corpus';
-import { QUICK_CONTINUE_AS_NEW, startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { startSessionHarness, type SessionHarness } from '../support/session-harness';
 import { writeSkillsProject } from '../support/skills-project';
 import { listProject } from '../../bundle/inspect';
 import type { LoopwrightClient } from '../../client/session-client';
@@ -45,7 +45,7 @@ let loopwright: LoopwrightClient;
 const copies: string[] = [];
 
 beforeAll(async () => {
-  h = await startSessionHarness({ dynamicConfig: QUICK_CONTINUE_AS_NEW });
+  h = await startSessionHarness();
   loopwright = (await h.startWorker()).loopwright;
 }, 120_000);
 

@@ -10,11 +10,11 @@ import type { ChatMessage } from '../../common/messages';
 import type { SessionInput } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
 import { fault, isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
-import { QUICK_CONTINUE_AS_NEW, useSessionHarness } from '../support/session-harness';
+import { useSessionHarness } from '../support/session-harness';
 
 jest.setTimeout(180_000);
 
-const shared = useSessionHarness({ dynamicConfig: QUICK_CONTINUE_AS_NEW });
+const shared = useSessionHarness();
 
 /** A text file of about `bytes` bytes inside the bundle copy; returns its tool path. */
 function makeFile(name: string, bytes: number): string {

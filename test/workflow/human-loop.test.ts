@@ -12,11 +12,11 @@ import type { SessionState } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
 import { type Step, text, toolCalls } from '../../fake-model/server';
 import { approveUpdate, denyUpdate, extendUpdate } from '../../common/contract/session-definitions';
-import { QUICK_CONTINUE_AS_NEW, useSessionHarness } from '../support/session-harness';
+import { useSessionHarness } from '../support/session-harness';
 
 jest.setTimeout(60_000);
 
-const shared = useSessionHarness({ dynamicConfig: QUICK_CONTINUE_AS_NEW });
+const shared = useSessionHarness();
 
 function startSession(extra: Partial<Parameters<typeof shared.loopwright.start>[0]> = {}): Promise<SessionHandle> {
   return shared.loopwright.start({ bundlePath: shared.bundle, agentId: 'facilitator', ...extra });

@@ -18,7 +18,7 @@ import type { ChatMessage, ToolMessage, ToolResult } from '../../common/messages
 import { SessionRejectedError, type SessionHandle } from '../../client/session-client';
 import { delay, fault, type Step, text, toolCalls } from '../../fake-model/server';
 import { sendUpdate } from '../../common/contract/session-definitions';
-import { copyExampleBundle, QUICK_CONTINUE_AS_NEW, type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
 import { createWorker } from '../../worker/create-worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
@@ -30,7 +30,7 @@ let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright']
 const processes: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  h = await startSessionHarness({ dynamicConfig: QUICK_CONTINUE_AS_NEW });
+  h = await startSessionHarness();
   bundleCopy = copyExampleBundle();
   ({ loopwright } = await h.startWorker());
 }, 120_000);

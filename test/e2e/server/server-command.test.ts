@@ -71,7 +71,14 @@ test('server: start --detach leaves a server with the Web UI running; status and
   expect(() => process.kill(-pid, 0)).not.toThrow();
   // It runs with the fast settings, our search attributes and the SQLite pragmas, and no news fetch.
   const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-  for (const arg of ['--ui-disable-news-fetch', 'history.transferProcessorMaxPollRPS=1000', 'system.enableActivityEagerExecution=true', 'LoopwrightAgent=Keyword', 'journal_mode=wal']) {
+  for (const arg of [
+    '--ui-disable-news-fetch',
+    'history.transferProcessorMaxPollRPS=1000',
+    'system.enableActivityEagerExecution=true',
+    'history.workflowIdReuseMinimalInterval="0s"',
+    'LoopwrightAgent=Keyword',
+    'journal_mode=wal',
+  ]) {
     expect(argv).toContain(arg);
   }
   expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
