@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { parseAgent } from './agent-parser';
 import type { AgentDefinition } from './agent-schema';
 import { compileAgentYaml, yamlAgentId } from './agent-yaml';
-import { findInstallerModels, type InstallerModels } from './agent-yaml-models';
+import { findInstallerModels, type InstallerModels, type TemplateReads } from './agent-yaml-models';
 import { readTextFile, readTextHead } from './text-content';
 import { parseYamlSafe } from './safe-yaml';
 
@@ -53,13 +53,14 @@ export interface ReadAgent {
  * Reads and parses the agent file `realPath` (already through the path guard) of the bundle whose
  * root is `root`: as text, regular files only, at most `MAX_AGENT_FILE_BYTES`; a source agent with
  * the installer's templates found inside `root`. `file` is the name errors and the definition give
- * (default `realPath`).
+ * (default `realPath`). `templates`: the installer's templates already read for other agents of the
+ * same load (see `TemplateReads`).
  */
-export async function readAgentFile(realPath: string, root: string, options: { allowHardLinks?: boolean; file?: string } = {}): Promise<ReadAgent> {
+export async function readAgentFile(realPath: string, root: string, options: { allowHardLinks?: boolean; file?: string; templates?: TemplateReads } = {}): Promise<ReadAgent> {
   const text = await readTextFile(realPath, MAX_AGENT_FILE_BYTES, undefined, { allowHardLinks: options.allowHardLinks === true });
   const file = options.file ?? realPath;
   if (!isYamlAgentFile(file)) return { agent: parseAgent(text.content, file), files: [realPath] };
-  const models = await findInstallerModels(realPath, root);
+  const models = await findInstallerModels(realPath, root, options.templates);
   return { agent: compileAgentYaml(text.content, file, models ? { models } : {}), files: [realPath, ...(models?.files ?? [])] };
 }
 

@@ -59,7 +59,8 @@ const HANDLER_KINDS: readonly CommandTargetKind[] = ['workflow', 'validate-workf
  * folder holding `activation-steps.xml`, looking in the agent's folder and each folder above it up
  * to `root` (the bundle root; never above it). `undefined` when there is none.
  */
-export async function findInstallerModels(agentFile: string, root: string): Promise<InstallerModels | undefined> {
+export async function findInstallerModels(agentFile: string, root: string, templates?: TemplateReads): Promise<InstallerModels | undefined> {
+  const readTemplate = templates === undefined ? readTemplateFile : (file: string, root: string) => templates.read(file, root);
   let current = path.dirname(agentFile);
   while (isInside(current, root)) {
     const folder = path.join(current, MODELS_FOLDER);
@@ -86,7 +87,29 @@ export async function findInstallerModels(agentFile: string, root: string): Prom
   return undefined;
 }
 
-async function readTemplate(file: string, root: string): Promise<{ file: string; content: string } | undefined> {
+/** A template read: its real path and content; `undefined` when the file is missing. */
+type TemplateRead = { file: string; content: string } | undefined;
+
+/**
+ * The template reads of one bundle load: every agent of a source tree finds the same templates, so
+ * the loader, which compiles every agent of the tree, reads each template once instead of once per
+ * agent. Only for reads made together (one session start's protected paths); never kept longer.
+ */
+export class TemplateReads {
+  private readonly reads = new Map<string, Promise<TemplateRead>>();
+
+  read(file: string, root: string): Promise<TemplateRead> {
+    const key = `${root}\0${file}`;
+    let read = this.reads.get(key);
+    if (read === undefined) {
+      read = readTemplateFile(file, root);
+      this.reads.set(key, read);
+    }
+    return read;
+  }
+}
+
+async function readTemplateFile(file: string, root: string): Promise<TemplateRead> {
   try {
     const real = await guardRead(file, [root]);
     return { file: real, content: (await readTextFile(real, MAX_TEMPLATE_BYTES)).content };

@@ -107,6 +107,8 @@ export interface InitializedAgent {
 export interface InspectedInitialization extends InitializedAgent {
   /** True when a session would not start: a problem in `warnings` throws in `initializeAgent`. */
   wouldStop: boolean;
+  /** The bundle the agent was found in, as `loadBundle` loaded it (inspect shows it too, without loading it again). */
+  bundle: BundleInfo;
 }
 
 /**
@@ -267,7 +269,7 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
   const centralLayers = central?.source === 'central' ? CENTRAL_CONFIG_LAYERS.map((layer) => path.join(bundle.projectRoot, '_bmad', ...layer.split('/'))) : (central?.files ?? []);
   const pinned = unique([...(found.skill ? skillPinFiles(found.skill, bundle.projectRoot) : []), ...agentFiles, ...centralLayers]);
   const pin = pinned.length > 0 ? { id: input.agentId, files: pinned, hash: await filesHash(pinned) } : undefined;
-  return { agent, messages, context, warnings, wouldStop, ...(pin ? { pin } : {}) };
+  return { agent, messages, context, warnings, wouldStop, bundle, ...(pin ? { pin } : {}) };
 }
 
 /**

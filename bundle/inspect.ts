@@ -83,8 +83,8 @@ export interface BundleInspection {
  * is listed in `warnings`.
  */
 export async function inspectBundle(bundlePath: string, agentId = '', skills: SkillOptions = {}): Promise<BundleInspection> {
-  const bundle = await loadBundle(bundlePath, skills);
-  const { agent, messages, context, warnings: initWarnings, wouldStop } = await initializeAgentForInspection({ bundlePath, agentId, ...skills });
+  // The bundle as the initialisation loaded it (the same options): loading it again would scan every agent twice.
+  const { agent, messages, context, warnings: initWarnings, wouldStop, bundle } = await initializeAgentForInspection({ bundlePath, agentId, ...skills });
   const warnings = [...initWarnings];
   const add = (line: string) => {
     if (!warnings.includes(line)) warnings.push(line);

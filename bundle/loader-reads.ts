@@ -13,6 +13,7 @@
  */
 import * as path from 'node:path';
 import { readAgentFile } from './agent-file';
+import { TemplateReads } from './agent-yaml-models';
 import type { AgentDefinition } from './agent-schema';
 import { type BundleInfo, loadBundle, type LoadBundleOptions } from './bundle-loader';
 import { fileLoadTargets, isFilePathValue } from './load-targets';
@@ -89,7 +90,8 @@ async function agentReads(input: LoaderReadsInput, covered: string[]): Promise<s
   const { bundle, variables } = input;
   const found: string[] = [];
   const workflows: string[] = [];
-  for (const agent of await inBatches(bundle.agents, (entry) => parsedAgent(entry.file, input))) {
+  const templates = new TemplateReads();
+  for (const agent of await inBatches(bundle.agents, (entry) => parsedAgent(entry.file, input, templates))) {
     if (agent === undefined) continue;
     const named: string[] = [];
     for (const action of agent.criticalActions) named.push(...attempt(() => fileLoadTargets(action, variables), []));
@@ -109,9 +111,9 @@ async function agentReads(input: LoaderReadsInput, covered: string[]): Promise<s
   return found.filter((p) => !covered.some((entry) => covers(entry, p)));
 }
 
-async function parsedAgent(file: string, input: LoaderReadsInput): Promise<AgentDefinition | undefined> {
+async function parsedAgent(file: string, input: LoaderReadsInput, templates: TemplateReads): Promise<AgentDefinition | undefined> {
   try {
-    return (await readAgentFile(file, input.bundle.bundleRoot, { allowHardLinks: input.allowHardLinks === true })).agent;
+    return (await readAgentFile(file, input.bundle.bundleRoot, { allowHardLinks: input.allowHardLinks === true, templates })).agent;
   } catch {
     return undefined;
   }
