@@ -29,6 +29,8 @@ let app: string;
 let home: string;
 let server: TestTemporal;
 let fake: FakeOpenAI;
+/** The consumer program's compile, started once the package is installed. */
+let compiled: Promise<unknown>;
 
 /** The fake model: `call shout` asks for the consumer's tool, then reports its result; anything else is echoed. */
 function reply(messages: ChatMessage[]): Step {
@@ -58,19 +60,44 @@ beforeAll(async () => {
   home = path.join(work, 'home');
   fs.mkdirSync(app);
   fs.mkdirSync(home);
-  [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: (request) => reply(request.body?.messages ?? []) })]);
-  // What `npm pack` ships is dist/ as built now: rebuild it when a source is newer.
-  await run(process.execPath, [path.join(REPO, 'scripts', 'build.js'), '--if-stale'], { cwd: REPO });
-  const packed = await run(NPM, ['pack', '--json', '--pack-destination', work], { cwd: REPO, maxBuffer: 64 * 1024 * 1024 });
-  const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
-  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-  await run(NPM, ['install', path.join(work, filename), '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd: app,
-    env: { ...process.env, HOME: process.env.HOME ?? home },
-  });
+  // The servers start while the package is packed and installed.
+  const servers = Promise.all([startTestTemporal(), startFakeOpenAI({ responder: (request) => reply(request.body?.messages ?? []) })]);
+  servers.catch(() => undefined);
+  try {
+    // What `npm pack` ships is dist/ as built now: rebuild it when a source is newer.
+    await run(process.execPath, [path.join(REPO, 'scripts', 'build.js'), '--if-stale'], { cwd: REPO });
+    const packed = await run(NPM, ['pack', '--json', '--pack-destination', work], { cwd: REPO, maxBuffer: 64 * 1024 * 1024 });
+    const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
+    await run(NPM, ['install', path.join(work, filename), '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: app,
+      env: { ...process.env, HOME: process.env.HOME ?? home },
+    });
+    // The consumer program compiles against the installed declarations while the command's tests run;
+    // its test awaits the outcome.
+    compiled = compileConsumer();
+    compiled.catch(() => undefined);
+  } finally {
+    [server, fake] = await servers;
+  }
 });
 
+/**
+ * Copies the consumer program into the app folder and compiles it there, checking it with Node's own
+ * resolution (exports; this run emits out/) and with the older one (typesVersions), side by side.
+ */
+function compileConsumer(): Promise<unknown> {
+  const consumer = path.join(__dirname, 'consumer');
+  for (const file of ['main.ts', 'workflows.ts', 'plugin.ts', 'tsconfig.json']) fs.copyFileSync(path.join(consumer, file), path.join(app, file));
+  const typeRoots = path.join(REPO, 'node_modules', '@types');
+  return Promise.all([
+    run(process.execPath, [TSC, '-p', 'tsconfig.json', '--typeRoots', typeRoots], { cwd: app }),
+    run(process.execPath, [TSC, '-p', 'tsconfig.json', '--noEmit', '--module', 'commonjs', '--moduleResolution', 'node10', '--typeRoots', typeRoots], { cwd: app }),
+  ]);
+}
+
 afterAll(async () => {
+  await compiled?.catch(() => undefined);
   await fake?.close();
   if (server) await stopTestTemporal(server);
   if (work) fs.rmSync(work, { recursive: true, force: true });
@@ -118,11 +145,8 @@ test('the installed demo finds its example bundle in the package and keeps its p
 });
 
 test('a consumer program registers Loopwright beside its own workflow and starts a session through the exported client', async () => {
-  const consumer = path.join(__dirname, 'consumer');
-  for (const file of ['main.ts', 'workflows.ts', 'plugin.ts', 'tsconfig.json']) fs.copyFileSync(path.join(consumer, file), path.join(app, file));
   // Node's own resolution (exports) and the older one (typesVersions) both find the types.
-  await run(process.execPath, [TSC, '-p', 'tsconfig.json', '--typeRoots', path.join(REPO, 'node_modules', '@types')], { cwd: app });
-  await run(process.execPath, [TSC, '-p', 'tsconfig.json', '--noEmit', '--module', 'commonjs', '--moduleResolution', 'node10', '--typeRoots', path.join(REPO, 'node_modules', '@types')], { cwd: app });
+  await compiled;
   const bundle = path.join(app, 'node_modules', 'loopwright', 'bundles', 'requirements-facilitator');
   const taskQueue = `pack-consumer-${process.pid}`;
   const { stdout } = await run(process.execPath, [path.join(app, 'out', 'main.js'), server.address, fake.baseURL, bundle, taskQueue], {
