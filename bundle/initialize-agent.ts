@@ -19,7 +19,7 @@ import { readSkillAgent } from './skills/skill-agent';
 import { BMAD_INSTALL_DEFAULTS, builtinSkillsAgent, configMessage, loadPersistentFacts } from './skills/skill-session';
 import { type CriticalActionResult, processCriticalActions } from './critical-actions';
 import { BundleError } from './errors';
-import { protectedPathsFor } from './loader-reads';
+import { type LoaderReadCache, protectedPathsFor } from './loader-reads';
 import { isInside, resolveRealPath, UnsafeRootError } from './sandbox/path-guard';
 import { protectingEntry } from './sandbox/protected-paths';
 import { loadSecretFileRules } from './sandbox/secret-file-overrides';
@@ -77,6 +77,11 @@ export interface InitializeAgentInput {
   subagent?: SubagentSpec;
   /** Value of `{date}` during initialisation (default today). */
   date?: string;
+  /**
+   * What earlier starts of the same run read for their protected paths (`validate` starts every
+   * agent of a bundle with one); a session never has one.
+   */
+  loaderCache?: LoaderReadCache;
   /**
    * Fail (`CriticalActionError`) when a file a critical action names does not exist or its path
    * does not resolve. By default the session starts without it: the model gets a
@@ -229,6 +234,7 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     read: [...agentFiles, ...(configPath ? [configPath] : []), ...critical.loadedFiles, ...(central?.files ?? [])],
     maxReadBytes,
     ...(input.allowHardLinks ? { allowHardLinks: true } : {}),
+    ...(input.loaderCache ? { cache: input.loaderCache } : {}),
   });
   let writeRoots: string[];
   try {

@@ -44,16 +44,73 @@ export interface LoaderReadsInput {
   read: string[];
   maxReadBytes: number;
   allowHardLinks?: boolean;
+  /** What other starts made together already read (see `LoaderReadCache`); none by default. */
+  cache?: LoaderReadCache;
+}
+
+/**
+ * What the loader read for session starts made together, from one look at the files: `validate`
+ * initialises every agent of a bundle in turn, and each start's protected paths would otherwise
+ * parse every agent of the bundle, read every workflow they name and load every start folder again
+ * (work growing with the square of the number of agents). Kept for one such run only; a session
+ * start on its own reads everything afresh.
+ */
+export class LoaderReadCache {
+  /** The installer's templates a source tree's agents are compiled with. */
+  readonly templates = new TemplateReads();
+  private readonly agents = new Map<string, Promise<AgentDefinition | undefined>>();
+  private readonly texts = new Map<string, Promise<string>>();
+  private readonly bundles = new Map<string, Promise<BundleInfo | undefined>>();
+  private readonly parsed = new Map<string, { value: unknown } | { error: unknown }>();
+
+  agent(key: string, read: () => Promise<AgentDefinition | undefined>): Promise<AgentDefinition | undefined> {
+    return remember(this.agents, key, read);
+  }
+
+  text(key: string, read: () => Promise<string>): Promise<string> {
+    return remember(this.texts, key, read);
+  }
+
+  bundle(key: string, load: () => Promise<BundleInfo | undefined>): Promise<BundleInfo | undefined> {
+    return remember(this.bundles, key, load);
+  }
+
+  /** `parseYamlSafe(text, file)` of the text read under `key` (the value is only read, never changed). */
+  yaml(key: string, text: string, file: string): unknown {
+    let result = this.parsed.get(key);
+    if (result === undefined) {
+      try {
+        result = { value: parseYamlSafe(text, file) };
+      } catch (error) {
+        result = { error };
+      }
+      this.parsed.set(key, result);
+    }
+    if ('error' in result) throw result.error;
+    return result.value;
+  }
+}
+
+function remember<T>(map: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
 }
 
 /** The session's protected paths, minimal, as written and as real paths (see the module comment). */
 export async function protectedPathsFor(input: LoaderReadsInput): Promise<string[]> {
   const { bundle } = input;
+  const cache = input.cache ?? new LoaderReadCache();
   const paths = [...layoutProtectedPaths(bundle), ...bundleReads(bundle, bundle), ...input.read];
   for (const folder of startFolders(bundle)) {
-    if (!sameBundle(folder, bundle)) paths.push(...bundleReads(await loadBundle(folder, input.options).catch(() => undefined), bundle));
+    if (sameBundle(folder, bundle)) continue;
+    const found = await cache.bundle(`${JSON.stringify(input.options)}\0${folder}`, () => loadBundle(folder, input.options).catch(() => undefined));
+    paths.push(...bundleReads(found, bundle));
   }
-  paths.push(...(await agentReads(input, minimalPaths(paths))));
+  paths.push(...(await agentReads(input, minimalPaths(paths), cache)));
   const written = minimalPaths(paths);
   return minimalPaths([...written, ...(await inBatches(written, resolveRealPath))]);
 }
@@ -86,12 +143,11 @@ function bundleReads(bundle: BundleInfo | undefined, session: BundleInfo): strin
 }
 
 /** The files every agent of the bundle names, and the files of the workflows they name, not yet covered by `covered`. */
-async function agentReads(input: LoaderReadsInput, covered: string[]): Promise<string[]> {
+async function agentReads(input: LoaderReadsInput, covered: string[], cache: LoaderReadCache): Promise<string[]> {
   const { bundle, variables } = input;
   const found: string[] = [];
   const workflows: string[] = [];
-  const templates = new TemplateReads();
-  for (const agent of await inBatches(bundle.agents, (entry) => parsedAgent(entry.file, input, templates))) {
+  for (const agent of await inBatches(bundle.agents, (entry) => parsedAgent(entry.file, input, cache))) {
     if (agent === undefined) continue;
     const named: string[] = [];
     for (const action of agent.criticalActions) named.push(...attempt(() => fileLoadTargets(action, variables), []));
@@ -107,16 +163,19 @@ async function agentReads(input: LoaderReadsInput, covered: string[]): Promise<s
     }
   }
   const named = workflows.slice(0, MAX_PROTECTED_WORKFLOWS);
-  for (const reads of await inBatches(named, (file) => workflowReads(file, input, covered))) found.push(...reads);
+  for (const reads of await inBatches(named, (file) => workflowReads(file, input, covered, cache))) found.push(...reads);
   return found.filter((p) => !covered.some((entry) => covers(entry, p)));
 }
 
-async function parsedAgent(file: string, input: LoaderReadsInput, templates: TemplateReads): Promise<AgentDefinition | undefined> {
-  try {
-    return (await readAgentFile(file, input.bundle.bundleRoot, { allowHardLinks: input.allowHardLinks === true, templates })).agent;
-  } catch {
-    return undefined;
-  }
+function parsedAgent(file: string, input: LoaderReadsInput, cache: LoaderReadCache): Promise<AgentDefinition | undefined> {
+  const allowHardLinks = input.allowHardLinks === true;
+  return cache.agent(`${input.bundle.bundleRoot}\0${allowHardLinks}\0${file}`, async () => {
+    try {
+      return (await readAgentFile(file, input.bundle.bundleRoot, { allowHardLinks, templates: cache.templates })).agent;
+    } catch {
+      return undefined;
+    }
+  });
 }
 
 /**
@@ -128,12 +187,13 @@ async function parsedAgent(file: string, input: LoaderReadsInput, templates: Tem
  * (`{project-root}/bmad/...`), in the core, or nothing, is not parsed: every real BMAD workflow is
  * such, and parsing them all made a session start of an installed tree ten times slower.
  */
-async function workflowReads(file: string, input: LoaderReadsInput, covered: readonly string[]): Promise<string[]> {
+async function workflowReads(file: string, input: LoaderReadsInput, covered: readonly string[], cache: LoaderReadCache): Promise<string[]> {
   const reads = [file];
   try {
-    const text = (await readTextFile(file, input.maxReadBytes)).content;
+    const key = `${input.maxReadBytes}\0${file}`;
+    const text = await cache.text(key, async () => (await readTextFile(file, input.maxReadBytes)).content);
     if (covered.some((entry) => covers(entry, file)) && namesOnlyProtectedFiles(text, input.bundle.bmadRoot !== undefined)) return reads;
-    const parsed = parseYamlSafe(text, file);
+    const parsed = cache.yaml(key, text, file);
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return reads;
     const base = { installed_path: path.dirname(file), ...input.variables };
     const config = resolveWithSiblings(parsed as Record<string, unknown>, base);

@@ -32,6 +32,7 @@ import { fileLoadTargets } from './critical-actions';
 import { BundleError, BundleLoadError, ConfigVariableNotFoundError, SecurityViolationError } from './errors';
 import { errorCode } from './file-errors';
 import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent, type InitializeAgentInput } from './initialize-agent';
+import { LoaderReadCache } from './loader-reads';
 import { guardRead, isInside, protectedPathsOf, secretOptionsOf, UnsafeRootError } from './sandbox/path-guard';
 import { protectingEntry } from './sandbox/protected-paths';
 import { SecretFileError, SecretFilesConfigError } from './sandbox/secret-files';
@@ -124,6 +125,8 @@ class Validation {
   readonly problems: Problem[] = [];
   readonly checked = { agents: 0, commands: 0, workflows: 0 };
   private readonly workflows = new Set<string>();
+  /** What one agent's start read for its protected paths, for the next agents' (the files are the same). */
+  private readonly loaderCache = new LoaderReadCache();
 
   constructor(
     private readonly bundle: BundleInfo,
@@ -150,7 +153,7 @@ class Validation {
     try {
       // Strict: a file a critical action names that is missing is a problem here, where a session
       // only warns about it.
-      ctx = (await initializeAgent({ ...this.options, bundlePath, agentId, strict: true })).context;
+      ctx = (await initializeAgent({ ...this.options, bundlePath, agentId, strict: true, loaderCache: this.loaderCache })).context;
     } catch (error) {
       // The agent file is where the fix goes, whatever file the failed action named; an unsafe
       // output folder is fixed in the config that sets it, a bad secret-file rule in its file.
@@ -174,7 +177,7 @@ class Validation {
    */
   private async skillAgent(bundlePath: string, entry: BundleAgent, file: string): Promise<RuntimeContext | undefined> {
     try {
-      const started = await initializeAgent({ ...this.options, bundlePath, agentId: listedId(this.bundle, entry), strict: true });
+      const started = await initializeAgent({ ...this.options, bundlePath, agentId: listedId(this.bundle, entry), strict: true, loaderCache: this.loaderCache });
       await this.outputHoldsBundle(started.context, file);
       await this.commands(started.agent, started.context, file);
       return started.context;
