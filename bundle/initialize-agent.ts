@@ -78,8 +78,8 @@ export interface InitializeAgentInput {
   /** Value of `{date}` during initialisation (default today). */
   date?: string;
   /**
-   * What earlier starts of the same run read for their protected paths (`validate` starts every
-   * agent of a bundle with one); a session never has one.
+   * What earlier starts of the same run read: the bundle, and what its protected paths need
+   * (`validate` starts every agent of a bundle with one); a session never has one.
    */
   loaderCache?: LoaderReadCache;
   /**
@@ -159,7 +159,8 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     ...(input.userSkills ? { userSkills: true } : {}),
     ...(input.skillFolders !== undefined ? { skillFolders: input.skillFolders } : {}),
   };
-  const bundle = await loadBundle(input.bundlePath, loadOptions);
+  const load = () => loadBundle(input.bundlePath, loadOptions);
+  const bundle = input.loaderCache ? await input.loaderCache.loaded(`${JSON.stringify(loadOptions)}\0${input.bundlePath}`, load) : await load();
   const found = await findAgent(bundle, input.agentId);
   // A source agent (`*.agent.yaml`) is compiled with the installer's templates of its tree, if
   // any; an agent skill from its SKILL.md and customization; a folder of skills runs our own agent.

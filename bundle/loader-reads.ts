@@ -50,9 +50,9 @@ export interface LoaderReadsInput {
 
 /**
  * What the loader read for session starts made together, from one look at the files: `validate`
- * initialises every agent of a bundle in turn, and each start's protected paths would otherwise
- * parse every agent of the bundle, read every workflow they name and load every start folder again
- * (work growing with the square of the number of agents). Kept for one such run only; a session
+ * initialises every agent of a bundle in turn, and each start would otherwise load the bundle
+ * again, and its protected paths parse every agent of the bundle, read every workflow they name
+ * and load every start folder again (work growing with the square of the number of agents). Kept for one such run only; a session
  * start on its own reads everything afresh.
  */
 export class LoaderReadCache {
@@ -61,6 +61,7 @@ export class LoaderReadCache {
   private readonly agents = new Map<string, Promise<AgentDefinition | undefined>>();
   private readonly texts = new Map<string, Promise<string>>();
   private readonly bundles = new Map<string, Promise<BundleInfo | undefined>>();
+  private readonly sessionBundles = new Map<string, Promise<BundleInfo>>();
   private readonly parsed = new Map<string, { value: unknown } | { error: unknown }>();
 
   agent(key: string, read: () => Promise<AgentDefinition | undefined>): Promise<AgentDefinition | undefined> {
@@ -73,6 +74,11 @@ export class LoaderReadCache {
 
   bundle(key: string, load: () => Promise<BundleInfo | undefined>): Promise<BundleInfo | undefined> {
     return remember(this.bundles, key, load);
+  }
+
+  /** The session's own bundle (`loadBundle`'s errors are thrown to every start that asks). */
+  loaded(key: string, load: () => Promise<BundleInfo>): Promise<BundleInfo> {
+    return remember(this.sessionBundles, key, load);
   }
 
   /** `parseYamlSafe(text, file)` of the text read under `key` (the value is only read, never changed). */
