@@ -4,7 +4,7 @@
  * skills era, the project's skill catalog and the skill tool; nothing that would stop a session.
  */
 import * as path from 'node:path';
-import { inspectBundle, listProject } from '../../bundle/inspect';
+import { inspectBundle, listProject, type ProjectListing } from '../../bundle/inspect';
 import { checkBundle } from '../../bundle/validate';
 import { CORPUS, corpusPresent } from '../support/corpus';
 
@@ -14,9 +14,13 @@ if (corpusPresent('corpus-installs', INSTALLS)) {
   describe.each(INSTALLS)('corpus install %s', (part) => {
     const root = path.join(CORPUS, part);
     const skillsEra = !part.includes('v6.0.');
+    // The project's listing, made once for the three tests (nothing here changes the install).
+    let listing: ProjectListing;
+    beforeAll(async () => {
+      listing = await listProject(root);
+    });
 
-    test('corpus install: the project lists its agents and, in the skills era, its skills', async () => {
-      const listing = await listProject(root);
+    test('corpus install: the project lists its agents and, in the skills era, its skills', () => {
       expect(listing.kind).toBe('installed');
       expect(listing.projectRoot).toBe(root);
       expect(listing.agents.length).toBeGreaterThanOrEqual(5);
@@ -33,11 +37,10 @@ if (corpusPresent('corpus-installs', INSTALLS)) {
     test("corpus install: validate finds no problem (config keys the install leaves out have the installer's defaults)", async () => {
       const report = await checkBundle(root);
       expect(report.problems).toEqual([]);
-      expect(report.checked.agents).toBe((await listProject(root)).agents.length);
+      expect(report.checked.agents).toBe(listing.agents.length);
     });
 
     test('corpus install: every agent inspects with its persona, its menu and nothing that stops a session', async () => {
-      const listing = await listProject(root);
       for (const listed of listing.agents) {
         const inspection = await inspectBundle(root, listed.id);
         const { agent } = inspection;
