@@ -118,12 +118,15 @@ test('the tarball holds the compiled code and the prebuilt workflow bundle, not 
 test('the installed command prints its version and runs a one-shot session, keeping no state in node_modules', async () => {
   const bin = path.join(app, 'node_modules', '.bin', 'loopwright');
   const expected = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
-  const version = await run(bin, ['--version'], { cwd: app, env: appEnv({}) });
-  expect(version.stdout.trim()).toBe(expected);
-
   const bundle = path.join(app, 'node_modules', 'loopwright', 'bundles', 'requirements-facilitator');
   const env = appEnv({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: `pack-cli-${process.pid}` });
-  const once = await run(bin, ['run', bundle, 'facilitator', 'hello from the installed command', '--once', '--json'], { cwd: app, env, timeout: 120_000 });
+  // Two independent runs of the command, side by side.
+  const [version, once] = await Promise.all([
+    run(bin, ['--version'], { cwd: app, env: appEnv({}) }),
+    run(bin, ['run', bundle, 'facilitator', 'hello from the installed command', '--once', '--json'], { cwd: app, env, timeout: 120_000 }),
+  ]);
+  expect(version.stdout.trim()).toBe(expected);
+
   const result = JSON.parse(once.stdout) as { status: string; response: string };
   expect(result).toMatchObject({ status: 'completed', response: 'echo: hello from the installed command' });
   // State and tools of an installed package live under ~/.loopwright, never inside node_modules.
