@@ -21,7 +21,7 @@ import { copyExampleBundle } from '../support/session-harness';
 import { type CliResult, cliEnvironment, describeRun, REPO_ROOT, runCli } from './cli-runner';
 import { verdict, writeVerifyBundle } from '../support/verify-bundle';
 import { writeSkillsProject } from '../support/skills-project';
-import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { startCliWorker, type WorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(90_000);
 
@@ -38,13 +38,7 @@ let shared: Promise<{ worker: WorkerProcess; env: NodeJS.ProcessEnv; taskQueue: 
 function sharedWorker(): Promise<{ worker: WorkerProcess; env: NodeJS.ProcessEnv; taskQueue: string }> {
   shared ??= (async () => {
     const { env, taskQueue } = freshEnv();
-    const worker = await startWorkerProcess({
-      TEMPORAL_ADDRESS: server.address,
-      OPENAI_BASE_URL: fake.baseURL,
-      OPENAI_API_KEY: 'test',
-      LOOPWRIGHT_TASK_QUEUE: taskQueue,
-      LOOPWRIGHT_STATE_DIR: stateDir,
-    });
+    const worker = await startCliWorker({ address: server.address, baseURL: fake.baseURL, taskQueue, stateDir });
     return { worker, env, taskQueue };
   })();
   return shared;

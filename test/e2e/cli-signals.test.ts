@@ -14,7 +14,7 @@ import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
 import { type FakeOpenAI, hang, type RecordedRequest, startFakeOpenAI, text } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
-import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { startCliWorker, type WorkerProcess } from '../support/worker-process';
 import { type CliResult, cliEnvironment, describeRun, type RunningCli, startCli } from './cli-runner';
 
 jest.setTimeout(120_000);
@@ -300,13 +300,7 @@ describe('loopwright commands on a signal (child processes)', () => {
     const statusArgs = ['status', 'no-such-session'];
     const statusStarted = Date.now();
     const status = start(statusArgs, { ...env, TEMPORAL_ADDRESS: '127.0.0.1:9' });
-    const worker = await startWorkerProcess({
-      TEMPORAL_ADDRESS: server.address,
-      OPENAI_BASE_URL: fake.baseURL,
-      OPENAI_API_KEY: 'test',
-      LOOPWRIGHT_TASK_QUEUE: taskQueue,
-      LOOPWRIGHT_STATE_DIR: stateDir,
-    });
+    const worker = await startCliWorker({ address: server.address, baseURL: fake.baseURL, taskQueue, stateDir });
     workers.push(worker);
     const started = Date.now();
     expect(await worker.kill('SIGINT')).toBe(0);

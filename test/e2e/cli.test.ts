@@ -16,7 +16,7 @@ import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
 import { type FakeOpenAI, hang, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
-import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { startCliWorker, startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { type CliResult, cliEnvironment, describeRun, runCli, startCli, type RunningCli } from './cli-runner';
 import { writeSkillsProject } from '../support/skills-project';
 
@@ -46,13 +46,7 @@ let shared: Promise<{ worker: WorkerProcess; env: NodeJS.ProcessEnv; taskQueue: 
 function sharedWorker(): Promise<{ worker: WorkerProcess; env: NodeJS.ProcessEnv; taskQueue: string }> {
   shared ??= (async () => {
     const { env, taskQueue } = freshEnv();
-    const worker = await startWorkerProcess({
-      TEMPORAL_ADDRESS: server.address,
-      OPENAI_BASE_URL: fake.baseURL,
-      OPENAI_API_KEY: 'test',
-      LOOPWRIGHT_TASK_QUEUE: taskQueue,
-      LOOPWRIGHT_STATE_DIR: stateDir,
-    });
+    const worker = await startCliWorker({ address: server.address, baseURL: fake.baseURL, taskQueue, stateDir });
     workers.push(worker);
     return { worker, env, taskQueue };
   })();

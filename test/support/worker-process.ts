@@ -49,6 +49,17 @@ export async function startWorkerProcess(env: Record<string, string>, timeoutMs 
   };
 }
 
+/** A `loopwright worker` of the end-to-end tests: the test server and fake model, a task queue and a state folder of its own. */
+export function startCliWorker(options: { address: string; baseURL: string; taskQueue: string; stateDir: string }): Promise<WorkerProcess> {
+  return startWorkerProcess({
+    TEMPORAL_ADDRESS: options.address,
+    OPENAI_BASE_URL: options.baseURL,
+    OPENAI_API_KEY: 'test',
+    LOOPWRIGHT_TASK_QUEUE: options.taskQueue,
+    LOOPWRIGHT_STATE_DIR: options.stateDir,
+  });
+}
+
 /**
  * A client interceptor giving the workflows a client starts a workflow task timeout of `seconds`
  * (the server's default is 10 s): a worker killed in the middle of a workflow task (a local activity
