@@ -52,8 +52,8 @@ export interface LoaderReadsInput {
  * What the loader read for session starts made together, from one look at the files: `validate`
  * initialises every agent of a bundle in turn, and each start would otherwise load the bundle
  * again, and its protected paths parse every agent of the bundle, read every workflow they name
- * and load every start folder again (work growing with the square of the number of agents). Kept for one such run only; a session
- * start on its own reads everything afresh.
+ * and load every start folder again (work growing with the square of the number of agents). Kept
+ * for one such run only; a session start on its own reads everything afresh.
  */
 export class LoaderReadCache {
   /** The installer's templates a source tree's agents are compiled with. */

@@ -18,7 +18,7 @@ import { contextErrorBody, exceedsWindow, mergeLimits, modelEntry, outputLimitOf
 import { sendBomb } from './bombs';
 import { buildCompletion, buildErrorBody, faultHeaders, RESPONSE_FORMAT_REFUSAL_BODY, type IdCounters } from './response-bodies';
 import type { Responder, Step } from './steps';
-import { checkStreaming, sendStream, STREAM_REFUSAL_BODY, wantsStream, type StreamingSetting } from './stream';
+import { checkStreaming, sendStream, STREAM_REFUSAL_BODY, StreamHolds, wantsStream, type StreamingSetting } from './stream';
 
 export type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
 export { isSummaryRequest } from './limits';
@@ -116,8 +116,7 @@ class FakeOpenAIServer implements FakeOpenAI {
   private responder: Responder | undefined;
   private currentLimits: FakeLimits = {};
   private streaming: StreamingSetting = {};
-  /** Streams waiting at their hold; `undefined` once released (held streams pass until the setting changes). */
-  private held: Set<() => void> | undefined = new Set();
+  private readonly holds = new StreamHolds();
   private responseFormat = true;
   private closing = false;
   private boundPort = 0;
@@ -182,30 +181,15 @@ class FakeOpenAIServer implements FakeOpenAI {
 
   setStreaming(setting: StreamingSetting): void {
     this.streaming = checkStreaming(setting);
-    this.held ??= new Set();
+    this.holds.arm();
   }
 
   releaseStreams(): void {
-    const waiting = this.held;
-    this.held = undefined;
-    for (const release of waiting ?? []) release();
+    this.holds.release();
   }
 
   heldStreams(): number {
-    return this.held?.size ?? 0;
-  }
-
-  /** What a stream at its hold waits for: the next `releaseStreams()` (at once when released already). */
-  private hold(): Promise<void> {
-    const held = this.held;
-    if (held === undefined) return Promise.resolve();
-    return new Promise((resolve) => {
-      const release = (): void => {
-        held.delete(release);
-        resolve();
-      };
-      held.add(release);
-    });
+    return this.holds.count();
   }
 
   setResponseFormat(accepted: boolean): void {
@@ -220,13 +204,13 @@ class FakeOpenAIServer implements FakeOpenAI {
     this.currentLimits = {};
     this.streaming = {};
     // Streams still held from before the reset go on; the next ones are held afresh.
-    this.releaseStreams();
-    this.held = new Set();
+    this.holds.release();
+    this.holds.arm();
   }
 
   async close(): Promise<void> {
     this.closing = true;
-    this.releaseStreams();
+    this.holds.release();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -345,7 +329,7 @@ class FakeOpenAIServer implements FakeOpenAI {
         const limit = outputLimitOf(this.currentLimits, record.body, record.promptTokens);
         const completion = buildCompletion(step, record.body, this.model, this.ids, record.receivedAt, record.promptTokens, limit);
         // A stream asked for while the server still streamed goes out even if refusal was set since.
-        if (wantsStream(record.body)) sendStream(res, record, completion, this.streaming || {}, this.requestIdHeader(record), () => this.hold());
+        if (wantsStream(record.body)) sendStream(res, record, completion, this.streaming || {}, this.requestIdHeader(record), () => this.holds.wait());
         else this.respondStatus(res, record, 200, completion);
         return;
       }

@@ -191,3 +191,38 @@ export function sendStream(
   });
   sendNext();
 }
+
+/**
+ * The streams waiting at their hold (`holdAfterChunks`): `wait()` resolves at the next `release()`,
+ * at once while released; `arm()` makes later streams wait again (a new setting, a reset).
+ */
+export class StreamHolds {
+  /** Waiting streams; `undefined` while released. */
+  private held: Set<() => void> | undefined = new Set();
+
+  wait(): Promise<void> {
+    const held = this.held;
+    if (held === undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      const release = (): void => {
+        held.delete(release);
+        resolve();
+      };
+      held.add(release);
+    });
+  }
+
+  release(): void {
+    const waiting = this.held;
+    this.held = undefined;
+    for (const release of waiting ?? []) release();
+  }
+
+  arm(): void {
+    this.held ??= new Set();
+  }
+
+  count(): number {
+    return this.held?.size ?? 0;
+  }
+}
