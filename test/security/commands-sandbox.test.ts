@@ -204,7 +204,9 @@ describe('command sandbox: limits', () => {
     const took = performance.now() - started;
     expect(result.timedOut).toBe(true);
     expect(result.killed).toBe(true);
-    expect(took).toBeLessThan(5_000);
+    // The shell would sleep 30 s: ending well before that shows the timeout killed it. The bound is
+    // loose on purpose (the bomb itself loads the machine; 5 s was once missed by 0.3 s).
+    expect(took).toBeLessThan(15_000);
     expect(await liveProcessesInNamespace(namespaceOf(result.stdout))).toEqual([]);
     expect(await processesWithMarker(marker)).toEqual([]);
   });
