@@ -31,12 +31,28 @@ const workers: WorkerProcess[] = [];
 
 /** In the repeatable command's line (a sleep of an odd length), so its processes can be found. */
 const REPEAT_MARKER = '1.5137';
-/** Both tests' sessions run on one task queue; the first test's replacement worker is the second test's first worker. */
-const TASK_QUEUE = 'command-crash';
-let spare: WorkerProcess | undefined;
+/**
+ * The test server fires timers on time: by default it fires none sooner than a second after it is
+ * set (`history.timerProcessorMaxTimeShift`), so a killed worker's 200 ms sticky timeout and the
+ * heartbeat timeout that notices it would each end up to a second late.
+ */
+const ON_TIME_TIMERS = ['history.timerProcessorMaxTimeShift="100ms"'];
 
-function workerEnv(): Record<string, string> {
-  return { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: TASK_QUEUE, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' };
+/**
+ * The two tests run at the same time (most of their time is spent waiting for the killed worker's
+ * heartbeat timeout), each on a task queue and workers of its own; the fake model answers each
+ * session by its request alone, and each command has its own marker. A killed worker holds its
+ * sessions' next steps for its sticky timeout before the replacement may take them: a short one
+ * here, as the 1 s of startWorkerProcess would be a good part of what the tests wait for.
+ */
+function workerEnv(taskQueue: string): Record<string, string> {
+  return { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key', LOOPWRIGHT_STICKY_TIMEOUT: '200ms' };
+}
+
+async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
+  const worker = await startWorkerProcess(env);
+  workers.push(worker);
+  return worker;
 }
 
 function scripted(req: { body: { messages?: ChatMessage[] } | null }): Step {
@@ -52,7 +68,7 @@ function scripted(req: { body: { messages?: ChatMessage[] } | null }): Step {
 }
 
 beforeAll(async () => {
-  [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: scripted })]);
+  [server, fake] = await Promise.all([startTestTemporal({ dynamicConfig: ON_TIME_TIMERS }), startFakeOpenAI({ responder: scripted })]);
   connection = await Connection.connect({ address: server.address });
   copy = copyExampleBundle('lw-command-crash-');
   fs.chmodSync(copy.root, 0o755);
@@ -94,11 +110,11 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, what: string): Pr
   throw new Error(`never: ${what}`);
 }
 
-test('crash: a worker killed mid-command takes the command with it; the call is not made again and says it may or may not have taken effect', async () => {
-  const env = workerEnv();
-  const lw = new LoopwrightClient(new Client({ connection }), TASK_QUEUE);
-  const first = await startWorkerProcess(env);
-  workers.push(first);
+test.concurrent('crash: a worker killed mid-command takes the command with it; the call is not made again and says it may or may not have taken effect', async () => {
+  const taskQueue = 'command-crash';
+  const env = workerEnv(taskQueue);
+  const lw = new LoopwrightClient(new Client({ connection }), taskQueue);
+  const first = await startWorker(env);
   const session = await lw.start({ bundlePath: copy.bundle, agentId: 'facilitator', commands: { enabled: true }, timeouts: { toolHeartbeat: '2 seconds' } });
   const turn = session.send('run the slow command');
   await waitFor(async () => ((await session.state()) as SessionState).pendingApprovals[0], 'the approval');
@@ -108,9 +124,7 @@ test('crash: a worker killed mid-command takes the command with it; the call is 
   await first.kill('SIGKILL');
   // The sandbox dies with the worker: nothing of the command is left.
   await waitFor(async () => ((await processesWithMarker(MARKER)).length === 0 ? true : undefined), 'the command gone');
-  const second = await startWorkerProcess(env);
-  workers.push(second);
-  spare = second;
+  await startWorker(env);
 
   await expect(turn).resolves.toMatchObject({ success: true, response: 'The command did not finish; I will not run it again blindly.' });
   const messages = await session.messages();
@@ -124,20 +138,18 @@ test('crash: a worker killed mid-command takes the command with it; the call is 
   await session.result();
 });
 
-test('crash: a command the rules mark safe to repeat is made again on the replacement worker and finishes', async () => {
-  const env = workerEnv();
-  const lw = new LoopwrightClient(new Client({ connection }), TASK_QUEUE);
-  // The worker left by the first test, if it ran; else a new one.
-  const first = spare ?? (await startWorkerProcess(env));
-  if (!spare) workers.push(first);
+test.concurrent('crash: a command the rules mark safe to repeat is made again on the replacement worker and finishes', async () => {
+  const taskQueue = 'command-crash-repeatable';
+  const env = workerEnv(taskQueue);
+  const lw = new LoopwrightClient(new Client({ connection }), taskQueue);
+  const first = await startWorker(env);
   const rules = ['sleep *', 'touch {output_folder}/*'];
   const session = await lw.start({ bundlePath: copy.bundle, agentId: 'facilitator', commands: { enabled: true, allow: rules, repeatable: rules }, timeouts: { toolHeartbeat: '2 seconds' } });
   const turn = session.send('run the repeatable command');
   await waitFor(async () => ((await commandShells(REPEAT_MARKER)).length > 0 ? true : undefined), 'the command running');
   await first.kill('SIGKILL');
   await waitFor(async () => ((await processesWithMarker(REPEAT_MARKER)).length === 0 ? true : undefined), 'the command gone');
-  const second = await startWorkerProcess(env);
-  workers.push(second);
+  await startWorker(env);
 
   await expect(turn).resolves.toMatchObject({ success: true, response: 'The command finished.' });
   const messages = await session.messages();

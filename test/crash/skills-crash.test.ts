@@ -24,6 +24,12 @@ let connection: Connection;
 let project: ReturnType<typeof writeSkillsProject>;
 const workers: WorkerProcess[] = [];
 let slowMs = 0;
+/**
+ * The test server fires timers on time: by default it fires none sooner than a second after it is
+ * set (`history.timerProcessorMaxTimeShift`), so a killed worker's 200 ms sticky timeout and the
+ * heartbeat timeout that notices it would each end up to a second late.
+ */
+const ON_TIME_TIMERS = ['history.timerProcessorMaxTimeShift="100ms"'];
 
 /** The script follows the request alone (assistant messages since the last user message), so a retried call gets the same answer. */
 function scripted(req: { body: { messages?: ChatMessage[] } | null }): Step {
@@ -39,7 +45,7 @@ function scripted(req: { body: { messages?: ChatMessage[] } | null }): Step {
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-skills-crash-'));
-  [server, fake] = await Promise.all([startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db') }), startFakeOpenAI({ responder: scripted })]);
+  [server, fake] = await Promise.all([startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db'), dynamicConfig: ON_TIME_TIMERS }), startFakeOpenAI({ responder: scripted })]);
   connection = await Connection.connect({ address: server.address });
   project = writeSkillsProject();
 }, 120_000);
@@ -55,13 +61,16 @@ afterAll(async () => {
 
 test('crash: a worker killed after a skill was activated is replaced; the bare path of the retried call resolves from the skill', async () => {
   const taskQueue = 'skills-crash';
-  const env = { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' };
+  // The killed worker holds the session's next steps (and the query that reads its transcript for the retried call) for its
+  // sticky timeout before the replacement may take them: a short one, as the 1 s of startWorkerProcess would be a good part of the wait.
+  const env = { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key', LOOPWRIGHT_STICKY_TIMEOUT: '200ms' };
   const lw = new LoopwrightClient(new Client({ connection }), taskQueue);
   const first = await startWorkerProcess(env);
   workers.push(first);
 
   slowMs = 5_000;
-  const session = await lw.start({ bundlePath: project.root, agentId: 'lw-agent-guide', timeouts: { modelHeartbeat: '2 seconds' } });
+  // A heartbeat timeout of 1 s (a beat every 500 ms): the killed call is given up a second after it started.
+  const session = await lw.start({ bundlePath: project.root, agentId: 'lw-agent-guide', timeouts: { modelHeartbeat: '1 second' } });
   const turn = session.send('TP');
   // The second model call (after the activation) is under way: kill its worker.
   await fake.waitForRequests(2, 60_000);

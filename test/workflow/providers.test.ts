@@ -17,7 +17,7 @@ import { streamProgress } from '../../client/session-events';
 import type { AssistantMessage, ChatMessage } from '../../common/messages';
 import { callCost } from '../../common/model-cost';
 import type { ModelStreamProgress } from '../../common/stream-types';
-import { text } from '../../fake-model/server';
+import { type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
 import { apiError, FAKE_ANTHROPIC_KEY, say, startFakeAnthropic, useTools, type FakeAnthropic } from '../support/fake-anthropic';
 import * as responsesFake from '../support/fake-responses';
 import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
@@ -40,16 +40,39 @@ const processes: WorkerProcess[] = [];
 /** The worker processes the crash tests kill, started with the file's other workers (their own task queues; idle until then). */
 let anthropicVictim: WorkerProcess;
 let responsesVictim: WorkerProcess;
+/**
+ * The crash tests' own model servers: those tests run concurrently with the others (most of their
+ * time is spent waiting for the killed call's heartbeat timeout and retry), so nothing they
+ * script or record is shared with, or reset by, another test.
+ */
+let crashAnthropic: FakeAnthropic;
+let crashResponses: responsesFake.FakeResponses;
+let crashChat: FakeOpenAI;
+/**
+ * A killed worker holds its sessions' next steps (and the queries that read their transcripts) for
+ * its sticky timeout before another worker may take them; the victims' is short, as the 1 s of
+ * startWorkerProcess would be most of what the crash tests wait for after the heartbeat timeout.
+ */
+const VICTIM_STICKY_TIMEOUT = '200ms';
+/**
+ * The test server fires timers on time: by default it fires none sooner than a second after it is
+ * set (`history.timerProcessorMaxTimeShift`), so a killed worker's sticky timeout and the
+ * heartbeat timeout that notices it would each end up to a second late.
+ */
+const ON_TIME_TIMERS = ['history.timerProcessorMaxTimeShift="100ms"'];
 
 beforeAll(async () => {
-  [h, anthropic, responses] = await Promise.all([
-    startSessionHarness(),
-    startFakeAnthropic({ keys: [FAKE_ANTHROPIC_KEY, KEY_A, KEY_B] }),
-    responsesFake.startFakeResponses({ keys: [responsesFake.FAKE_RESPONSES_KEY, RESPONSES_KEY_A, RESPONSES_KEY_B] }),
+  [h, anthropic, responses, crashAnthropic, crashResponses, crashChat] = await Promise.all([
+    startSessionHarness({ dynamicConfig: ON_TIME_TIMERS }),
+    startFakeAnthropic({ keys: [FAKE_ANTHROPIC_KEY] }),
+    responsesFake.startFakeResponses({ keys: [responsesFake.FAKE_RESPONSES_KEY] }),
+    startFakeAnthropic({ keys: [KEY_A, KEY_B] }),
+    responsesFake.startFakeResponses({ keys: [RESPONSES_KEY_A, RESPONSES_KEY_B] }),
+    startFakeOpenAI(),
   ]);
   bundleCopy = copyExampleBundle();
   const victim = (env: Record<string, string>) =>
-    startWorkerProcess({ TEMPORAL_ADDRESS: h.server.address, ...env }).then((p) => {
+    startWorkerProcess({ TEMPORAL_ADDRESS: h.server.address, LOOPWRIGHT_STICKY_TIMEOUT: VICTIM_STICKY_TIMEOUT, ...env }).then((p) => {
       processes.push(p);
       return p;
     });
@@ -60,13 +83,13 @@ beforeAll(async () => {
     // The first worker of the Anthropic crash test: a process of its own, so it can be killed; its key tells its calls apart.
     victim({
       LOOPWRIGHT_TASK_QUEUE: 'providers-crash',
-      OPENAI_BASE_URL: h.fake.baseURL,
+      OPENAI_BASE_URL: crashChat.baseURL,
       OPENAI_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: anthropic.baseURL,
+      ANTHROPIC_BASE_URL: crashAnthropic.baseURL,
       ANTHROPIC_API_KEY: KEY_A,
     }).then((p) => (anthropicVictim = p)),
     // And that of the Responses crash test.
-    victim({ LOOPWRIGHT_TASK_QUEUE: 'providers-crash-responses', OPENAI_BASE_URL: responses.baseURL, OPENAI_API_KEY: RESPONSES_KEY_A }).then((p) => (responsesVictim = p)),
+    victim({ LOOPWRIGHT_TASK_QUEUE: 'providers-crash-responses', OPENAI_BASE_URL: crashResponses.baseURL, OPENAI_API_KEY: RESPONSES_KEY_A }).then((p) => (responsesVictim = p)),
   ]);
   loopwright = worker.loopwright;
 }, 120_000);
@@ -76,6 +99,9 @@ afterAll(async () => {
   await h?.close();
   await anthropic?.close();
   await responses?.close();
+  await crashAnthropic?.close();
+  await crashResponses?.close();
+  await crashChat?.close();
   bundleCopy?.cleanup();
 });
 
@@ -188,10 +214,12 @@ test('provider switch: a turn whose Anthropic model is gone falls back to a Chat
   await session.end();
 });
 
-test('crash: a worker killed with SIGKILL during an Anthropic call is replaced; the call is made again and the turn completes once', async () => {
+test.concurrent('crash: a worker killed with SIGKILL during an Anthropic call is replaced; the call is made again and the turn completes once', async () => {
   const taskQueue = 'providers-crash';
   // The first worker is a process of its own (started before the file's tests), so it can be killed; its key tells its calls apart.
   const victim = anthropicVictim;
+  // This test's own server (the test runs concurrently with the others).
+  const anthropic = crashAnthropic;
   anthropic.enqueue({ kind: 'hang' }, say('Answered after the crash.'));
   const lw = new LoopwrightClient(h.client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'anthropic:claude-test-1', timeouts: { modelHeartbeat: '2 seconds' } });
@@ -201,7 +229,7 @@ test('crash: a worker killed with SIGKILL during an Anthropic call is replaced; 
   expect(keyOf(0)).toBe(KEY_A);
   await victim.kill('SIGKILL');
   // The replacement, in this process, with its own key.
-  await h.startWorker({ taskQueue, activities: { model: { baseURL: h.fake.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: KEY_B } } });
+  await h.startWorker({ taskQueue, activities: { model: { baseURL: crashChat.baseURL, apiKey: 'test-key', anthropicBaseURL: anthropic.baseURL, anthropicApiKey: KEY_B } } });
 
   const result = await turn;
   expect(result).toMatchObject({ success: true, response: 'Answered after the crash.' });
@@ -312,9 +340,10 @@ test('provider switch: a Responses session with an approved write falls back to 
   await session.end();
 });
 
-test('crash: a worker killed with SIGKILL during a Responses call is replaced; the call is made again and the turn completes once', async () => {
+test.concurrent('crash: a worker killed with SIGKILL during a Responses call is replaced; the call is made again and the turn completes once', async () => {
   const taskQueue = 'providers-crash-responses';
   const victim = responsesVictim;
+  const responses = crashResponses;
   responses.enqueue({ kind: 'hang' }, responsesFake.say('Answered after the crash.'));
   const lw = new LoopwrightClient(h.client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', model: 'responses:gpt-test-1', timeouts: { modelHeartbeat: '2 seconds' } });
