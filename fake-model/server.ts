@@ -18,7 +18,7 @@ import { contextErrorBody, exceedsWindow, mergeLimits, modelEntry, outputLimitOf
 import { sendBomb } from './bombs';
 import { buildCompletion, buildErrorBody, faultHeaders, RESPONSE_FORMAT_REFUSAL_BODY, type IdCounters } from './response-bodies';
 import type { Responder, Step } from './steps';
-import { checkStreaming, sendStream, STREAM_REFUSAL_BODY, StreamHolds, wantsStream, type StreamingSetting } from './stream';
+import { checkStreaming, sendStream, STREAM_REFUSAL_BODY, StreamHolds, wantsStream, type StreamingSetting, type StreamRate } from './stream';
 
 export type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
 export { isSummaryRequest } from './limits';
@@ -328,8 +328,10 @@ class FakeOpenAIServer implements FakeOpenAI {
       case 'tool_calls': {
         const limit = outputLimitOf(this.currentLimits, record.body, record.promptTokens);
         const completion = buildCompletion(step, record.body, this.model, this.ids, record.receivedAt, record.promptTokens, limit);
-        // A stream asked for while the server still streamed goes out even if refusal was set since.
-        if (wantsStream(record.body)) sendStream(res, record, completion, this.streaming || {}, this.requestIdHeader(record), () => this.holds.wait());
+        // A stream asked for while the server still streamed goes out even if refusal was set since;
+        // a reply with a rate of its own goes at that rate.
+        const rate = step.options.stream === undefined ? this.streaming || {} : (checkStreaming(step.options.stream) as StreamRate);
+        if (wantsStream(record.body)) sendStream(res, record, completion, rate, this.requestIdHeader(record), () => this.holds.wait());
         else this.respondStatus(res, record, 200, completion);
         return;
       }

@@ -3,6 +3,7 @@
  * them in order (`enqueue(toolCalls(...), text(...))`) or return them from a responder.
  */
 import type { RecordedRequest } from './recorded-request';
+import type { StreamRate } from './stream';
 
 /** Usage numbers that override the ones the server derives from the project's token estimate. */
 export interface UsageOverride {
@@ -26,6 +27,11 @@ export interface ReplyOptions {
    * the output limit.
    */
   reasoning?: string;
+  /**
+   * Streamed, this reply goes at this pace (and stops at this hold) instead of the server's
+   * streaming setting, so that tests running at the same time need not share one setting.
+   */
+  stream?: StreamRate;
 }
 
 /** A plain assistant reply. */

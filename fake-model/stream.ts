@@ -15,9 +15,11 @@
  * Text is cut into pieces of `chunkChars` characters (code points) and the events go out
  * `intervalMs` apart (`StreamRate`), so a test can watch a reply being written; with `holdAfterChunks`
  * a stream stops after that many chunks until the server's `releaseStreams()`, so a test can act
- * while a reply is certainly half written without writing it slowly from end to end. The request's
- * status is recorded once the last event was sent; a client that disconnects before that stops the
- * sending and counts as an abort, as it does for a reply not yet sent.
+ * while a reply is certainly half written without writing it slowly from end to end. A reply can
+ * carry a rate of its own (`stream` in ReplyOptions), with a `release` promise for its hold alone,
+ * so that tests running at the same time on one server each pace and hold their own replies. The
+ * request's status is recorded once the last event was sent; a client that disconnects before that
+ * stops the sending and counts as an abort, as it does for a reply not yet sent.
  */
 import type { ServerResponse } from 'node:http';
 import type { ChatCompletionRequestBody, RecordedRequest } from './recorded-request';
@@ -31,6 +33,11 @@ export interface StreamRate {
   intervalMs?: number;
   /** Stop after this many chunks (role chunk included) until the server releases its streams; default: never stop. */
   holdAfterChunks?: number;
+  /**
+   * With `holdAfterChunks`: go on once this settles instead of at the server's `releaseStreams()`,
+   * a hold of the streams given it alone (a reply's own `stream` rate, see ReplyOptions).
+   */
+  release?: PromiseLike<unknown>;
 }
 
 /** How the server treats `"stream": true`: streams at a `StreamRate`, or refuses with a 400 (false). */
@@ -131,7 +138,8 @@ function firstContentChunk(chunks: readonly WireChunk[]): number {
  * Send `completion` as a stream at `rate`. `record.streamedChunks` counts the chunks sent so far,
  * `record.firstChunkAt` says when the first content or tool-call chunk was written;
  * `record.status` is set to 200 once the stream has ended. A closed connection stops the sending.
- * With `rate.holdAfterChunks`, the stream waits for `hold()` (the server's release) after that many chunks.
+ * With `rate.holdAfterChunks`, the stream waits for `rate.release`, else for `hold()` (the server's
+ * release), after that many chunks.
  */
 export function sendStream(
   res: ServerResponse,
@@ -152,6 +160,15 @@ export function sendStream(
     record.status = 200;
   };
   const holdAt = rate.holdAfterChunks !== undefined && rate.holdAfterChunks < events.length ? rate.holdAfterChunks : undefined;
+  const { release } = rate;
+  const waitAtHold =
+    release === undefined
+      ? hold
+      : (): Promise<void> =>
+          Promise.resolve(release).then(
+            () => undefined,
+            () => undefined,
+          );
   if (intervalMs === 0 && holdAt === undefined) {
     record.streamedChunks = chunks.length;
     if (firstContent >= 0) record.firstChunkAt = Date.now();
@@ -173,7 +190,7 @@ export function sendStream(
     }
     res.write(event);
     if (next === holdAt) {
-      void hold().then(() => {
+      void waitAtHold().then(() => {
         if (!res.destroyed) schedule();
       });
       return;

@@ -290,6 +290,36 @@ describe('fake-openai streaming pace', () => {
     expect(() => fake.setStreaming({ holdAfterChunks: 0 })).toThrow('holdAfterChunks must be a whole number >= 1, got 0');
   });
 
+  it("fake-openai stream: a reply's own stream rate paces and holds it alone; its release lets it go, releaseStreams() does not", async () => {
+    const { fake, client } = await start();
+    // The server's setting holds after one chunk; the replies with a rate of their own ignore it.
+    fake.setStreaming({ chunkChars: 8, holdAfterChunks: 1 });
+    let letGo: () => void = () => undefined;
+    const release = new Promise<void>((resolve) => (letGo = resolve));
+    fake.enqueue(text('abcdefgh', { stream: { chunkChars: 2, holdAfterChunks: 3, release } }), text('ijklmn', { stream: { chunkChars: 3 } }));
+    const stream = await client.chat.completions.create({ ...PARAMS, stream: true });
+    const contents: string[] = [];
+    const reading = (async () => {
+      for await (const chunk of stream) if (chunk.choices[0]?.delta.content) contents.push(chunk.choices[0].delta.content);
+    })();
+    for (let i = 0; i < 200 && fake.requests[0]?.streamedChunks !== 3; i++) await new Promise((r) => setTimeout(r, 5));
+    // role + 'ab' + 'cd', held by its own hold: the server's holds do not count it, and their release does not let it go.
+    fake.releaseStreams();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(contents).toEqual(['ab', 'cd']);
+    expect([fake.requests[0]!.status, fake.requests[0]!.streamedChunks, fake.heldStreams()]).toEqual([null, 3, 0]);
+    // Another reply streams at its own pace meanwhile.
+    const other = await streamed(client, PARAMS);
+    expect(other.chunks.map((c) => c.choices[0]?.delta.content).filter(Boolean)).toEqual(['ijk', 'lmn']);
+    letGo();
+    await reading;
+    expect(contents).toEqual(['ab', 'cd', 'ef', 'gh']);
+    expect(fake.requests[0]!.status).toBe(200);
+    // A rate given with a reply is checked as the server's setting is: the request gets a 500.
+    fake.enqueue(text('x', { stream: { chunkChars: 0 } }));
+    await expect(streamed(client, PARAMS)).rejects.toThrow('chunkChars must be a whole number >= 1, got 0');
+  });
+
   it('fake-openai stream: setStreaming rejects a chunk size below 1 and a negative pause', async () => {
     const { fake } = await start();
     expect(() => fake.setStreaming({ chunkChars: 0 })).toThrow('chunkChars must be a whole number >= 1');
