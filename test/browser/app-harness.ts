@@ -26,6 +26,18 @@ export interface AppHarness {
   browser: Browser;
   /** Kill the serve process and start another on the same port. */
   restartServe(): Promise<ServeProcess>;
+  /**
+   * Start another serve process for the same server, worker and state folder, on a port of its own:
+   * a test can kill and restart it while the other tests go on with `serve`. Killed in `afterAll`.
+   */
+  startOwnServe(): Promise<OwnServe>;
+}
+
+/** A serve process of one test's own (see `AppHarness.startOwnServe`). */
+export interface OwnServe {
+  readonly url: string;
+  /** Kill it and start another on the same port. */
+  restart(): Promise<void>;
 }
 
 /**
@@ -38,6 +50,7 @@ export function useAppHarness(): AppHarness {
   let stateDir: string | undefined;
   let port = 0;
   let env: NodeJS.ProcessEnv = {};
+  const own: ServeProcess[] = [];
   beforeAll(async () => {
     stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-browser-state-'));
     bundleCopy = copyExampleBundle('lw-browser-bundle-');
@@ -56,10 +69,24 @@ export function useAppHarness(): AppHarness {
       shared.serve = await startServe(env, port);
       return shared.serve;
     };
+    shared.startOwnServe = async () => {
+      const ownPort = await findFreePort();
+      let current = await startServe(env, ownPort);
+      own.push(current);
+      return {
+        url: current.url,
+        restart: async () => {
+          await current.kill();
+          current = await startServe(env, ownPort);
+          own.push(current);
+        },
+      };
+    };
   }, 180_000);
   afterAll(async () => {
     await shared.browser?.close().catch(() => undefined);
     await shared.serve?.kill().catch(() => undefined);
+    await Promise.all(own.map((serve) => serve.kill().catch(() => undefined)));
     await shared.h?.close();
     bundleCopy?.cleanup();
     if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });

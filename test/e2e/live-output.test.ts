@@ -7,8 +7,10 @@
  * - a worker killed mid-stream: the call is made again on a new worker, the follower is told the
  *   reply starts over, and the final text is the one reply, once.
  * The fake model holds a stream half written (`holdAfterChunks`) while a test looks at the partial
- * reply, then lets it go (`releaseStreams`), instead of writing the whole reply slowly. The tests
- * that need no worker of their own share one worker process and its task queue.
+ * reply, then lets it go (the hold's `release`), instead of writing the whole reply slowly. The tests
+ * that need no worker of their own share one worker process and its task queue. The tests run at
+ * the same time (`test.concurrent`): each sends its own message, which the fake model streams at
+ * that test's pace and holds until that test lets it go.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,7 +20,7 @@ import { Client, Connection } from '@temporalio/client';
 import { LoopwrightClient } from '../../client/session-client';
 import type { SessionEvent } from '../../client/session-events';
 import type { ChatMessage } from '../../common/messages';
-import { type FakeOpenAI, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
+import { type FakeOpenAI, type RecordedRequest, type Step, type StreamRate, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { copyExampleBundle } from '../support/session-harness';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
@@ -42,14 +44,30 @@ const SHARED_QUEUE = 'live-shared';
 const CRASH_QUEUE = 'live-crash';
 let crashWorker: Promise<WorkerProcess>;
 
-/** `read then answer` reads the config first; anything else gets the forty words. */
-function respond(request: RecordedRequest): Step {
+/** Four characters every 20 ms: the forty words take about 1.2 s to write. */
+const PACE: StreamRate = { chunkChars: 4, intervalMs: 20 };
+
+/** The pace (and hold) of a test's message, where it is not PACE. */
+const rates = new Map<string, StreamRate>();
+
+/** The text of a request's last user message, and how many assistant replies followed it. */
+function lastUserMessage(request: RecordedRequest): { said: string; step: number } {
   const messages: ChatMessage[] = request.body?.messages ?? [];
   const lastUser = messages.map((m) => m.role).lastIndexOf('user');
-  const said = String(messages[lastUser]?.content ?? '');
-  const step = messages.slice(lastUser).filter((m) => m.role === 'assistant').length;
-  if (said === 'read then answer' && step === 0) return toolCalls([{ id: 'call_read', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]);
-  return text(WORDS);
+  return { said: String(messages[lastUser]?.content ?? ''), step: messages.slice(lastUser).filter((m) => m.role === 'assistant').length };
+}
+
+/** The model calls made for the message `said`. */
+function requestsSaying(said: string): RecordedRequest[] {
+  return fake.requests.filter((r) => lastUserMessage(r).said === said);
+}
+
+/** `read then answer` reads the config first; anything else gets the forty words; each at its message's pace. */
+function respond(request: RecordedRequest): Step {
+  const { said, step } = lastUserMessage(request);
+  const stream = rates.get(said) ?? PACE;
+  if (said === 'read then answer' && step === 0) return toolCalls([{ id: 'call_read', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }], { stream });
+  return text(WORDS, { stream });
 }
 
 beforeAll(async () => {
@@ -72,13 +90,6 @@ afterAll(async () => {
   fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
-beforeEach(() => {
-  fake.reset();
-  fake.setResponder(respond);
-  // Four characters every 20 ms: the forty words take about 1.2 s to write.
-  fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
-});
-
 function workerEnv(taskQueue: string): Record<string, string> {
   return { TEMPORAL_ADDRESS: server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: fake.baseURL, OPENAI_API_KEY: 'test-key' };
 }
@@ -98,8 +109,15 @@ async function until(ready: () => boolean, what: string, context: () => string =
   }
 }
 
-/** Streams stop after the role chunk and nine pieces of text (the first seven words) until `fake.releaseStreams()`. */
+/** Streams stop after the role chunk and nine pieces of text (the first seven words) until released. */
 const HALF_WRITTEN = { chunkChars: 4, intervalMs: 0, holdAfterChunks: 10 };
+
+/** Hold the streams of the message `said` half written until `release()`. */
+function holdHalfWritten(said: string): { release(): void } {
+  let release: () => void = () => undefined;
+  rates.set(said, { ...HALF_WRITTEN, release: new Promise<void>((resolve) => (release = resolve)) });
+  return { release: () => release() };
+}
 
 /** The follower process: its events as they come. */
 function follower(taskQueue: string, workflowId: string) {
@@ -126,7 +144,7 @@ function follower(taskQueue: string, workflowId: string) {
   return { events, isReady, exited, stderr: () => stderr, kill: () => child.kill('SIGKILL') };
 }
 
-test('a second process follows a streamed turn: tool events, the reply in pieces before the turn ends, joined exactly', async () => {
+test.concurrent('a second process follows a streamed turn: tool events, the reply in pieces before the turn ends, joined exactly', async () => {
   const lw = new LoopwrightClient(client, SHARED_QUEUE);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
   const follow = follower(SHARED_QUEUE, session.workflowId);
@@ -150,14 +168,15 @@ test('a second process follows a streamed turn: tool events, the reply in pieces
   const ended = follow.events.find((e) => e.type === 'turn_ended')!;
   expect(texts[0]!.at).toBeLessThan(ended.at);
   expect(texts[0]!.text.length).toBeLessThan(WORDS.length);
-  expect(fake.requests.at(-1)!.body!.stream).toBe(true);
+  expect(requestsSaying('read then answer').at(-1)!.body!.stream).toBe(true);
   await session.end();
 });
 
-test('chat on a pseudo-terminal shows the reply while it is being written, and once', async () => {
+test.concurrent('chat on a pseudo-terminal shows the reply while it is being written, and once', async () => {
   // On the shared worker's queue: the command shows what the session's model call streams, whichever worker runs it.
   const taskQueue = SHARED_QUEUE;
-  fake.setStreaming(HALF_WRITTEN);
+  const message = 'hello (chat)';
+  const hold = holdHalfWritten(message);
   const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
   const command = [process.execPath, BIN, 'chat', bundleCopy.bundle, 'facilitator'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   // util-linux script gives the command a terminal and copies what it shows to our pipe.
@@ -168,12 +187,12 @@ test('chat on a pseudo-terminal shows the reply while it is being written, and o
   const waitFor = (test: () => boolean, what: string): Promise<void> => until(test, what, () => `the screen:\n${screen}`);
   try {
     await waitFor(() => screen.includes('> '), 'the prompt');
-    child.stdin!.write('hello\r');
+    child.stdin!.write(`${message}\r`);
     // A few words are on the screen while the last one is not yet written (the stream is held).
     await waitFor(() => screen.includes('word3 '), 'the first words');
     const partial = screen;
     expect(partial).not.toContain('word40');
-    fake.releaseStreams();
+    hold.release();
     await waitFor(() => screen.includes('word40'), 'the last word');
     await waitFor(() => screen.lastIndexOf('> ') > screen.indexOf('word40'), 'the prompt after the reply');
     // The reply is shown once, not again when the turn ends.
@@ -185,12 +204,13 @@ test('chat on a pseudo-terminal shows the reply while it is being written, and o
   }
 });
 
-test('chat --id on a session whose turn is running follows that turn live, then prompts', async () => {
+test.concurrent('chat --id on a session whose turn is running follows that turn live, then prompts', async () => {
   // The reply stays half written until the chat process has joined the turn and shown part of it.
-  fake.setStreaming(HALF_WRITTEN);
+  const message = 'hello (chat --id)';
+  const hold = holdHalfWritten(message);
   const session = await new LoopwrightClient(client, SHARED_QUEUE).start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
-  const turn = session.send('hello');
-  await until(() => fake.heldStreams() === 1, 'the reply held half written');
+  const turn = session.send(message);
+  await until(() => requestsSaying(message)[0]?.streamedChunks === HALF_WRITTEN.holdAfterChunks, 'the reply held half written');
   const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: SHARED_QUEUE, LOOPWRIGHT_STATE_DIR: stateDir });
   const command = [process.execPath, BIN, 'chat', '--id', session.workflowId].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: stateDir, env: { ...env, TERM: 'dumb', COLUMNS: '200' }, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -207,7 +227,7 @@ test('chat --id on a session whose turn is running follows that turn live, then 
       'part of the reply on the screen',
       () => `the screen:\n${screen}`,
     );
-    fake.releaseStreams();
+    hold.release();
     await expect(turn).resolves.toMatchObject({ success: true, response: WORDS });
     for (let i = 0; i < 400 && !(screen.includes('word40') && screen.lastIndexOf('> ') > screen.indexOf('word40')); i++) await new Promise((r) => setTimeout(r, 25));
     // Part of the reply was on the screen before its end, then the prompt came; nothing was refused.
@@ -222,10 +242,11 @@ test('chat --id on a session whose turn is running follows that turn live, then 
   }
 });
 
-test('run on a pseudo-terminal prints the reply while it is being written, and once', async () => {
-  fake.setStreaming(HALF_WRITTEN);
+test.concurrent('run on a pseudo-terminal prints the reply while it is being written, and once', async () => {
+  const message = 'hello (run)';
+  const hold = holdHalfWritten(message);
   const env = cliEnvironment({ TEMPORAL_ADDRESS: server.address, OPENAI_BASE_URL: fake.baseURL, LOOPWRIGHT_TASK_QUEUE: SHARED_QUEUE, LOOPWRIGHT_STATE_DIR: stateDir });
-  const command = [process.execPath, BIN, 'run', bundleCopy.bundle, 'facilitator', 'hello', '--once'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  const command = [process.execPath, BIN, 'run', bundleCopy.bundle, 'facilitator', message, '--once'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: stateDir, env: { ...env, TERM: 'dumb', COLUMNS: '200' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let screen = '';
   let partial: string | undefined;
@@ -244,7 +265,7 @@ test('run on a pseudo-terminal prints the reply while it is being written, and o
     child.kill('SIGKILL');
     throw error;
   }
-  fake.releaseStreams();
+  hold.release();
   const code = await exited;
   expect(code).toBe(0);
   expect(partial).toBeDefined();
@@ -253,19 +274,25 @@ test('run on a pseudo-terminal prints the reply while it is being written, and o
   expect(screen.split('word20 ').length - 1).toBe(1);
 });
 
-test('a worker killed mid-stream: the call is made again, the follower is told the reply starts over, the final text comes once', async () => {
+test.concurrent('a worker killed mid-stream: the call is made again, the follower is told the reply starts over, the final text comes once', async () => {
   const taskQueue = CRASH_QUEUE;
   const first = await crashWorker;
-  fake.setStreaming(HALF_WRITTEN);
+  const message = 'hello (crash)';
+  const hold = holdHalfWritten(message);
   const lw = new LoopwrightClient(client, taskQueue);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true }, timeouts: { modelHeartbeat: '2 seconds' } });
   const events: SessionEvent[] = [];
   const following = (async () => {
     for await (const event of session.follow({ intervalMs: 25 })) events.push(event);
   })();
-  const turn = session.send('hello');
+  const turn = session.send(message);
   // The model call runs on the first worker; the second one starts meanwhile.
-  await fake.waitForRequests(1, 20_000);
+  await until(
+    () => requestsSaying(message).length >= 1,
+    'the model call',
+    () => '',
+    20_000,
+  );
   const second = worker(taskQueue);
   // Kill the worker once some of the reply was shown (the stream is held half written).
   for (let i = 0; i < 800 && !events.some((e) => e.type === 'text'); i++) await new Promise((r) => setTimeout(r, 25));
@@ -273,13 +300,13 @@ test('a worker killed mid-stream: the call is made again, the follower is told t
   await first.kill('SIGKILL');
   await second;
   // The call made again (after the heartbeat timeout) is held too, until the follower was told the reply starts over.
-  await fake.waitForRequests(2, 30_000);
+  await until(() => requestsSaying(message).length >= 2, 'the call made again');
   await until(
     () => events.some((e) => e.type === 'restart'),
     'the restart event',
     () => JSON.stringify(events),
   );
-  fake.releaseStreams();
+  hold.release();
   await expect(turn).resolves.toMatchObject({ success: true, response: WORDS });
   await following;
   const restart = events.findIndex((e) => e.type === 'restart');
@@ -288,28 +315,35 @@ test('a worker killed mid-stream: the call is made again, the follower is told t
   const after = events.slice(restart + 1).filter((e): e is Extract<SessionEvent, { type: 'text' }> => e.type === 'text');
   expect(after[0]!.offset).toBe(0);
   expect(after.map((e) => e.text).join('')).toBe(WORDS);
-  expect(fake.requests.length).toBe(2);
+  expect(requestsSaying(message).length).toBe(2);
   await session.end();
 });
 
-test('an interrupt stops a stream at once: the HTTP request is cancelled and the next message works', async () => {
-  // Held after the role chunk and four pieces of two characters: the stream cannot end before the interrupt.
-  fake.setStreaming({ chunkChars: 2, intervalMs: 0, holdAfterChunks: 5 });
+test.concurrent('an interrupt stops a stream at once: the HTTP request is cancelled and the next message works', async () => {
+  // Held after the role chunk and four pieces of two characters, never released: the stream cannot end before the interrupt.
+  const message = 'hello (interrupt)';
+  const again = 'again (interrupt)';
+  rates.set(message, { chunkChars: 2, intervalMs: 0, holdAfterChunks: 5, release: new Promise<void>(() => undefined) });
+  rates.set(again, { chunkChars: 64, intervalMs: 0 });
   const lw = new LoopwrightClient(client, SHARED_QUEUE);
   const session = await lw.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', modelSettings: { stream: true } });
   const events: SessionEvent[] = [];
   const following = (async () => {
     for await (const event of session.follow({ intervalMs: 25 })) events.push(event);
   })();
-  const turn = session.send('hello');
+  const turn = session.send(message);
   for (let i = 0; i < 800 && !events.some((e) => e.type === 'text'); i++) await new Promise((r) => setTimeout(r, 25));
   await session.interrupt('enough');
   await expect(turn).resolves.toMatchObject({ status: 'interrupted' });
-  await fake.waitForAborts(1, 10_000);
+  await until(
+    () => requestsSaying(message)[0]?.aborted === true,
+    'the model call aborted',
+    () => '',
+    10_000,
+  );
   await following;
   // The stream had not ended when it was stopped.
-  expect(fake.requests[0]!.streamedChunks ?? 0).toBeLessThan(WORDS.length / 2);
-  fake.setStreaming({ chunkChars: 64, intervalMs: 0 });
-  await expect(session.send('again')).resolves.toMatchObject({ success: true, response: WORDS });
+  expect(requestsSaying(message)[0]!.streamedChunks ?? 0).toBeLessThan(WORDS.length / 2);
+  await expect(session.send(again)).resolves.toMatchObject({ success: true, response: WORDS });
   await session.end();
 });

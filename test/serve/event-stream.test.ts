@@ -8,17 +8,40 @@
  * - twelve clients on one session share one follower and all get the whole turn;
  * - a connection without an id joins the running turn from its start; one on a finished session
  *   gets 204; a bad id is 400; a client that asks for JSON gets 406.
+ * The tests run at the same time (`test.concurrent`), each on its own sessions: the fake model
+ * answers each test's messages from that test's script, at that test's pace.
  */
-import { text, toolCalls } from '../../fake-model/server';
+import type { ChatMessage } from '../../common/messages';
+import { fault, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { decodeCursor } from '../../serve/events/cursor';
 import { api, useServeSuite } from './serve-harness';
 import { openEvents, replyTexts, type SseMessage, types } from './sse-reader';
 
 jest.setTimeout(120_000);
 
-const suite = useServeSuite();
+const suite = useServeSuite({}, { resetFake: false });
 const WORDS = Array.from({ length: 40 }, (_, i) => `word${i + 1}`).join(' ');
 const READ = { name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' };
+/** Four characters every 20 ms: the forty words take about 1.2 s to write. */
+const PACE = { chunkChars: 4, intervalMs: 20 };
+
+/** Each test's replies, in order, by the tag its messages start with. */
+const scripts = new Map<string, Step[]>();
+
+/** Script the replies to the messages of `tag`; returns what makes a message of it. */
+function script(tag: string, ...steps: Step[]): (said: string) => string {
+  scripts.set(tag, steps);
+  return (said) => `${tag} ${said}`;
+}
+
+/** The next reply of the test whose tag starts the request's last user message. */
+function respond(request: RecordedRequest): Step {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  const said = String(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+  return scripts.get(said.split(' ')[0]!)?.shift() ?? fault(500, { message: `no reply scripted for "${said}"` });
+}
+
+beforeAll(() => suite.h.fake.setResponder(respond));
 
 async function readySession(): Promise<string> {
   const { base } = suite.serve;
@@ -36,14 +59,13 @@ const finished = (messages: SseMessage[]) => messages.some((m) => m.event.type =
 /** Every event but the text deltas and usage, which may be split or joined differently after a resume. */
 const structure = (messages: readonly SseMessage[]) => types(messages).filter((t) => t !== 'TEXT_MESSAGE_CONTENT' && t !== 'CUSTOM:loopwright.usage');
 
-test('events: a streamed turn arrives as it is written, with ids, joined exactly into the reply', async () => {
+test.concurrent('events: a streamed turn arrives as it is written, with ids, joined exactly into the reply', async () => {
   const { base } = suite.serve;
-  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
-  suite.h.fake.enqueue(toolCalls([READ]), text(WORDS));
+  const say = script('[written]', toolCalls([READ], { stream: PACE }), text(WORDS, { stream: PACE }));
   const id = await readySession();
   const events = await openEvents(`${base}/api/sessions/${id}/events`);
   expect(events.status).toBe(200);
-  expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'read then answer' })).status).toBe(202);
+  expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: say('read then answer') })).status).toBe(202);
   await events.waitFor(finished, 60_000, 'RUN_FINISHED');
   events.close();
   const got = events.messages;
@@ -77,14 +99,13 @@ test('events: a streamed turn arrives as it is written, with ids, joined exactly
   await api(base, 'POST', `/api/sessions/${id}/end`, {});
 });
 
-test('events: a dropped connection resumed with Last-Event-ID gets exactly what it missed, also with ?lastEventId=', async () => {
+test.concurrent('events: a dropped connection resumed with Last-Event-ID gets exactly what it missed, also with ?lastEventId=', async () => {
   const { base } = suite.serve;
-  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
-  suite.h.fake.enqueue(toolCalls([READ]), text(WORDS));
+  const say = script('[resumed]', toolCalls([READ], { stream: PACE }), text(WORDS, { stream: PACE }));
   const id = await readySession();
   const stayed = await openEvents(`${base}/api/sessions/${id}/events`);
   const first = await openEvents(`${base}/api/sessions/${id}/events`);
-  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'read then answer' });
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: say('read then answer') });
   // Drop it in the middle of the streamed reply.
   await first.waitFor((m) => m.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= 3, 60_000, 'some text');
   first.close();
@@ -109,15 +130,15 @@ test('events: a dropped connection resumed with Last-Event-ID gets exactly what 
   await api(base, 'POST', `/api/sessions/${id}/end`, {});
 });
 
-test('events: twelve clients on one session share one follower and each gets the whole turn', async () => {
+test.concurrent('events: twelve clients on one session share one follower and each gets the whole turn', async () => {
   const { base, context } = suite.serve;
-  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
-  suite.h.fake.enqueue(text(WORDS));
+  const say = script('[twelve]', text(WORDS, { stream: PACE }));
   const id = await readySession();
   const readers = await Promise.all(Array.from({ length: 12 }, () => openEvents(`${base}/api/sessions/${id}/events`)));
-  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: say('hello') });
   await readers[0]!.waitFor((m) => m.some((e) => e.event.type === 'TEXT_MESSAGE_CONTENT'), 60_000, 'text');
-  expect(context.feeds.watchers).toBe(12);
+  // The session's one feed has the twelve (the other tests' sessions have feeds of their own).
+  expect(context.feeds.feed(id).size).toBe(12);
   await Promise.all(readers.map((r) => r.waitFor(finished, 60_000, 'RUN_FINISHED')));
   for (const reader of readers) {
     expect(replyTexts(reader.messages).get(`${id}:t1:r1`)).toBe(WORDS);
@@ -127,17 +148,16 @@ test('events: twelve clients on one session share one follower and each gets the
   await api(base, 'POST', `/api/sessions/${id}/end`, {});
 });
 
-test('events: joining late starts at the running turn from its start; the stream goes on with the next turn', async () => {
+test.concurrent('events: joining late starts at the running turn from its start; the stream goes on with the next turn', async () => {
   const { base } = suite.serve;
-  suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
-  suite.h.fake.enqueue(text(WORDS), text('the second turn'));
+  const say = script('[late]', text(WORDS, { stream: PACE }), text('the second turn', { stream: PACE }));
   const id = await readySession();
-  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: say('hello') });
   const late = await openEvents(`${base}/api/sessions/${id}/events`);
   await late.waitFor(finished, 60_000, 'RUN_FINISHED');
   expect(types(late.messages).slice(0, 2)).toEqual(['RUN_STARTED', 'CUSTOM:loopwright.user_message']);
   expect(replyTexts(late.messages).get(`${id}:t1:r1`)).toBe(WORDS);
-  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'more' });
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: say('more') });
   await late.waitFor((m) => m.filter((e) => e.event.type === 'RUN_FINISHED').length === 2, 60_000, 'the second run');
   expect(replyTexts(late.messages).get(`${id}:t2:r1`)).toBe('the second turn');
   // Ended: the stream closes, and a new connection gets 204.
@@ -147,17 +167,18 @@ test('events: joining late starts at the running turn from its start; the stream
   expect((await openEvents(`${base}/api/sessions/${id}/events`)).status).toBe(204);
 });
 
-test('events: a session that continues as new in the middle of turns and between them: the stream goes on, every turn whole', async () => {
+test.concurrent('events: a session that continues as new in the middle of turns and between them: the stream goes on, every turn whole', async () => {
   const { base } = suite.serve;
-  suite.h.fake.setStreaming({ chunkChars: 16, intervalMs: 5 });
+  const stream = { chunkChars: 16, intervalMs: 5 };
   const read = (id: string) => ({ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id });
-  for (let t = 1; t <= 3; t++) suite.h.fake.enqueue(toolCalls([read(`c${t}a`)]), toolCalls([read(`c${t}b`)]), toolCalls([read(`c${t}c`)]), text(`done ${t}`));
+  const steps = [1, 2, 3].flatMap((t) => [toolCalls([read(`c${t}a`)], { stream }), toolCalls([read(`c${t}b`)], { stream }), toolCalls([read(`c${t}c`)], { stream }), text(`done ${t}`, { stream })]);
+  const say = script('[continued]', ...steps);
   const created = await api(base, 'POST', '/api/sessions', { bundlePath: suite.bundle, agentId: 'facilitator', modelSettings: { stream: true }, continueAsNew: { maxHistoryEvents: 40 } });
   const id = String(created.body.id);
   for (let i = 0; i < 200 && (await api(base, 'GET', `/api/sessions/${id}`)).body.status !== 'waiting_for_user'; i++) await new Promise((r) => setTimeout(r, 50));
   const reader = await openEvents(`${base}/api/sessions/${id}/events`);
   for (let t = 1; t <= 3; t++) {
-    expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: `go ${t}` })).body).toEqual({ turn: t });
+    expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: say(`go ${t}`) })).body).toEqual({ turn: t });
     await reader.waitFor((m) => m.filter((e) => e.event.type === 'RUN_FINISHED').length === t, 60_000, `RUN_FINISHED ${t}`);
   }
   reader.close();
@@ -171,18 +192,18 @@ test('events: a session that continues as new in the middle of turns and between
   await api(base, 'POST', `/api/sessions/${id}/end`, {});
 });
 
-test("events: after a rewind the stream goes on with the session's next turn", async () => {
+test.concurrent("events: after a rewind the stream goes on with the session's next turn", async () => {
   const { base } = suite.serve;
-  suite.h.fake.enqueue(text('one'), text('two'), text('after the rewind'));
+  const say = script('[rewound]', text('one'), text('two'), text('after the rewind'));
   const id = await readySession();
   const reader = await openEvents(`${base}/api/sessions/${id}/events`);
   for (let t = 1; t <= 2; t++) {
-    await api(base, 'POST', `/api/sessions/${id}/messages`, { text: `message ${t}` });
+    await api(base, 'POST', `/api/sessions/${id}/messages`, { text: say(`message ${t}`) });
     await reader.waitFor((m) => m.filter((e) => e.event.type === 'RUN_FINISHED').length === t, 60_000, `RUN_FINISHED ${t}`);
   }
   expect((await api(base, 'POST', `/api/sessions/${id}/rewind`, { turn: 1 })).status).toBe(200);
   for (let i = 0; i < 200 && (await api(base, 'GET', `/api/sessions/${id}`)).body.turn !== 1; i++) await new Promise((r) => setTimeout(r, 50));
-  expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'again' })).body).toEqual({ turn: 2 });
+  expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: say('again') })).body).toEqual({ turn: 2 });
   await reader.waitFor((m) => m.filter((e) => e.event.type === 'RUN_FINISHED').length === 3, 60_000, 'the run after the rewind');
   reader.close();
   expect(replyTexts(reader.messages).get(`${id}:t2:r1`)).toBe('twoafter the rewind');
@@ -191,7 +212,7 @@ test("events: after a rewind the stream goes on with the session's next turn", a
   await api(base, 'POST', `/api/sessions/${id}/end`, {});
 });
 
-test('events: a bad event id is 400, an unknown session 404, a client that wants JSON 406', async () => {
+test.concurrent('events: a bad event id is 400, an unknown session 404, a client that wants JSON 406', async () => {
   const { base } = suite.serve;
   const id = await readySession();
   expect((await openEvents(`${base}/api/sessions/${id}/events`, { lastEventId: 'not-an-id!' })).status).toBe(400);

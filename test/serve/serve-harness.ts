@@ -41,8 +41,12 @@ export interface ServeSuite {
   serve: ServeUnderTest;
 }
 
-/** Register the usual set-up with Jest: harness, worker, bundle copy, serve server; the fake model reset before each test. */
-export function useServeSuite(options: Partial<ServerOptions> = {}, harness: { dynamicConfig?: readonly string[] } = {}): ServeSuite {
+/**
+ * Register the usual set-up with Jest: harness, worker, bundle copy, serve server; the fake model
+ * reset before each test, unless `harness.resetFake` is false (tests that run at the same time,
+ * which a reset in the middle of theirs would disturb).
+ */
+export function useServeSuite(options: Partial<ServerOptions> = {}, harness: { dynamicConfig?: readonly string[]; resetFake?: boolean } = {}): ServeSuite {
   const suite = {} as ServeSuite;
   let bundleCopy: ReturnType<typeof copyExampleBundle> | undefined;
   beforeAll(async () => {
@@ -57,7 +61,7 @@ export function useServeSuite(options: Partial<ServerOptions> = {}, harness: { d
     await suite.h?.close();
     bundleCopy?.cleanup();
   });
-  beforeEach(() => suite.h.fake.reset());
+  if (harness.resetFake !== false) beforeEach(() => suite.h.fake.reset());
   return suite;
 }
 

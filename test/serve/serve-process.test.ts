@@ -7,6 +7,8 @@
  *   over, and the text a reader keeps is the reply once;
  * - no environment value, key or token is in any answer;
  * - any host but a loopback address needs a token; the printed link carries it.
+ * The tests run at the same time (`test.concurrent`), each with its own message, which the fake
+ * model answers at that test's pace, and its own serve process.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,17 +34,47 @@ let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let stateDir: string;
 const workers: WorkerProcess[] = [];
 const serves: RunningCli[] = [];
+/** The task queue of the worker process the tests share (the one that kills its worker has its own). */
+const SHARED_QUEUE = 'serve-shared';
+/** That worker, started with the file and awaited by the tests that need it, beside their serve process. */
+let sharedWorker: Promise<WorkerProcess>;
 
-/** A user message gets the forty words; nothing else is asked. */
+/** The text of a request's last user message. */
+function lastUserMessage(request: RecordedRequest): string {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  return String(messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+}
+
+/** The model calls made for the message `said`. */
+function requestsSaying(said: string): RecordedRequest[] {
+  return fake.requests.filter((r) => lastUserMessage(r) === said);
+}
+
+/** A test's own message and how its calls are answered (`attempt` counts them from 1). */
+const replies = new Map<string, (attempt: number) => Step>();
+
+/** A user message gets the forty words, at the pace its test set; nothing else is asked. */
 function respond(request: RecordedRequest): Step {
   const messages: ChatMessage[] = request.body?.messages ?? [];
+  const said = lastUserMessage(request);
+  const reply = replies.get(said);
+  if (reply) return reply(requestsSaying(said).length);
   return messages.length > 0 ? text(WORDS) : text('');
+}
+
+/** A promise and what settles it: a stream held until the test lets it go. */
+function gate(): { promise: Promise<void>; open(): void } {
+  let open: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
 }
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-serve-proc-'));
   [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: respond })]);
   bundleCopy = copyExampleBundle('lw-serve-proc-bundle-');
+  sharedWorker = worker(SHARED_QUEUE);
+  sharedWorker.catch(() => undefined);
 }, 120_000);
 
 afterAll(async () => {
@@ -52,11 +84,6 @@ afterAll(async () => {
   await server?.stop();
   bundleCopy?.cleanup();
   fs.rmSync(stateDir, { recursive: true, force: true });
-});
-
-beforeEach(() => {
-  fake.reset();
-  fake.setResponder(respond);
 });
 
 function env(taskQueue: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -102,19 +129,29 @@ async function readySession(base: string, settings: Record<string, unknown> = {}
 
 const finished = (messages: SseMessage[]) => messages.some((m) => m.event.type === 'RUN_FINISHED');
 
-test('serve process: killed mid-turn and started again, the stream resumes from the last event id with nothing lost or repeated', async () => {
-  const taskQueue = 'serve-restart';
+/** Resolves once the fake model got a call for `said`. */
+async function waitForRequest(said: string, timeoutMs = 60_000): Promise<void> {
+  const started = Date.now();
+  while (requestsSaying(said).length === 0) {
+    if (Date.now() - started > timeoutMs) throw new Error(`the fake model saw no request saying "${said}" within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test.concurrent('serve process: killed mid-turn and started again, the stream resumes from the last event id with nothing lost or repeated', async () => {
+  const taskQueue = SHARED_QUEUE;
   // The reply stops after 40 of its 68 chunks until released: the turn is still writing when the
   // serve process is back.
-  fake.setStreaming({ chunkChars: 4, intervalMs: 20, holdAfterChunks: 40 });
+  const message = 'hello (restart)';
+  const held = gate();
+  replies.set(message, () => text(WORDS, { stream: { chunkChars: 4, intervalMs: 20, holdAfterChunks: 40, release: held.promise } }));
   const port = await findFreePort();
-  await worker(taskQueue);
-  const first = await serve(['--port', String(port)], taskQueue);
+  const [, first] = await Promise.all([sharedWorker, serve(['--port', String(port)], taskQueue)]);
   const base = `http://127.0.0.1:${port}`;
   expect(first.link).toBe(`${base}/`);
   const id = await readySession(base);
   const before = await openEvents(`${base}/api/sessions/${id}/events`);
-  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: message });
   await before.waitFor((m) => m.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= 3, 60_000, 'some text');
   first.process.child.kill('SIGKILL');
   await first.process.done;
@@ -123,7 +160,7 @@ test('serve process: killed mid-turn and started again, the stream resumes from 
   expect(finished(before.messages)).toBe(false);
   await serve(['--port', String(port)], taskQueue);
   const after = await openEvents(`${base}/api/sessions/${id}/events`, { lastEventId: lastId });
-  fake.releaseStreams();
+  held.open();
   await after.waitFor(finished, 60_000, 'RUN_FINISHED');
   after.close();
   const joined = [...before.messages, ...after.messages];
@@ -139,21 +176,23 @@ test('serve process: killed mid-turn and started again, the stream resumes from 
   await api(base, 'POST', `/api/sessions/${id}/end`, {});
 });
 
-test('serve process: a worker killed mid-stream: the call is made again, readers drop the old text, the reply is kept once', async () => {
+test.concurrent('serve process: a worker killed mid-stream: the call is made again, readers drop the old text, the reply is kept once', async () => {
   const taskQueue = 'serve-retry';
-  fake.setStreaming({ chunkChars: 4, intervalMs: 60 });
+  // The call made again streams faster (in about a second): what is proven is that it starts over.
+  const message = 'hello (retry)';
+  replies.set(message, (attempt) => text(WORDS, { stream: { chunkChars: 4, intervalMs: attempt === 1 ? 60 : 15 } }));
   const port = await findFreePort();
-  const doomed = await worker(taskQueue);
-  await serve(['--port', String(port)], taskQueue);
+  const [doomed] = await Promise.all([worker(taskQueue), serve(['--port', String(port)], taskQueue)]);
   const base = `http://127.0.0.1:${port}`;
   const id = await readySession(base, { timeouts: { modelHeartbeat: '2 seconds' } });
   const events = await openEvents(`${base}/api/sessions/${id}/events`);
-  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: message });
+  // The model call runs on the first worker; the second one starts meanwhile.
+  await waitForRequest(message);
+  const second = worker(taskQueue);
   await events.waitFor((m) => m.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= 2, 60_000, 'some text');
   await doomed.kill('SIGKILL');
-  // The call made again streams faster (in about a second): what is proven is that it starts over.
-  fake.setStreaming({ chunkChars: 4, intervalMs: 15 });
-  await worker(taskQueue);
+  await second;
   await events.waitFor(finished, 90_000, 'RUN_FINISHED');
   events.close();
   const all = types(events.messages);
@@ -162,20 +201,20 @@ test('serve process: a worker killed mid-stream: the call is made again, readers
   // What an AG-UI reader keeps: the reply once, not the old attempt's words before it.
   expect(replyTexts(events.messages).get(`${id}:t1:r1`)).toBe(WORDS);
   expect(all.filter((t) => t === 'TEXT_MESSAGE_START')).toHaveLength(1);
-  expect(fake.requests.length).toBe(2);
+  expect(requestsSaying(message).length).toBe(2);
   await api(base, 'POST', `/api/sessions/${id}/end`, {});
 });
 
-test('serve process: no environment value, API key or token appears in any answer', async () => {
-  // The worker of the first test serves this one's sessions too.
-  const taskQueue = 'serve-restart';
+test.concurrent('serve process: no environment value, API key or token appears in any answer', async () => {
+  const taskQueue = SHARED_QUEUE;
+  const message = 'hello (secrets)';
   const port = await findFreePort();
-  await serve(['--port', String(port), '--token', TOKEN], taskQueue, { MY_SECRET_SETTING: 'env-value-SECRET-33' });
+  await Promise.all([sharedWorker, serve(['--port', String(port), '--token', TOKEN], taskQueue, { MY_SECRET_SETTING: 'env-value-SECRET-33' })]);
   const base = `http://127.0.0.1:${port}`;
   const auth = { authorization: `Bearer ${TOKEN}` };
   const id = await readySession(base, {}, auth);
   const events = await openEvents(`${base}/api/sessions/${id}/events`, { headers: auth });
-  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' }, auth);
+  await api(base, 'POST', `/api/sessions/${id}/messages`, { text: message }, auth);
   await events.waitFor(finished, 60_000, 'RUN_FINISHED');
   events.close();
   const answers: string[] = [JSON.stringify(events.messages)];
@@ -205,7 +244,7 @@ test('serve process: no environment value, API key or token appears in any answe
   await api(base, 'POST', `/api/sessions/${id}/end`, {}, auth);
 });
 
-test('serve process: another host than loopback refuses to start without a token; with one, the link carries it', async () => {
+test.concurrent('serve process: another host than loopback refuses to start without a token; with one, the link carries it', async () => {
   const refused = await runCli(['serve', '--host', '0.0.0.0', '--port', '0', '--no-worker'], env('serve-host'));
   expect(refused.code).toBe(2);
   expect(refused.stderr).toContain('without a token');
