@@ -2,13 +2,16 @@
  * Ctrl-C and SIGTERM end a `loopwright` command within seconds, whatever it is waiting for, and the
  * session stays on the server. The commands run as child processes (`node bin/loopwright.js ...`)
  * against a dev server on a free port and a fake model that never answers, so without the handler
- * in cli/exit-on-signal.ts they would wait forever.
+ * in cli/exit-on-signal.ts they would wait forever. Those commands' tests run at the same time
+ * (`test.concurrent`), each on its own task queue with its own message. Jest starts concurrent tests
+ * right after the file's own `beforeAll`, before a `describe`'s, so the dev server and the fake
+ * model are started at file level.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { installExitOnSignal, onExitCleanup, onSignalGracefully, setRejoinHint, stopLine } from '../../cli/exit-on-signal';
+import { DEFAULT_EXIT_GRACE_MS, EXIT_GRACE_ENV, installExitOnSignal, onExitCleanup, onSignalGracefully, setRejoinHint, stopLine } from '../../cli/exit-on-signal';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ChatMessage } from '../../common/messages';
@@ -22,9 +25,45 @@ jest.setTimeout(120_000);
 /** User messages containing this word get no answer from the model, ever. */
 const HANG = 'never-answered';
 
+let server: TestTemporal;
+let fake: FakeOpenAI;
+let connection: Connection;
+let client: Client;
+let bundleCopy: ReturnType<typeof copyExampleBundle>;
+let stateDir: string;
+let counter = 0;
+const background: RunningCli[] = [];
+const workers: WorkerProcess[] = [];
+const timings: string[] = [];
+
+function lastUserMessage(request: RecordedRequest): string {
+  const messages: ChatMessage[] = request.body?.messages ?? [];
+  const user = messages.filter((m) => m.role === 'user');
+  return user.length ? String(user[user.length - 1].content) : '';
+}
+
+beforeAll(async () => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-e2e-signals-'));
+  [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: (request) => (lastUserMessage(request).includes(HANG) ? hang() : text('ok')) })]);
+  connection = await Connection.connect({ address: server.address });
+  client = new Client({ connection });
+  bundleCopy = copyExampleBundle('lw-e2e-signals-bundle-');
+}, 120_000);
+
+afterAll(async () => {
+  for (const run of background) if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+  await connection?.close();
+  await fake?.close();
+  await server?.stop();
+  bundleCopy?.cleanup();
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+  if (timings.length) process.stderr.write(`Exit after the signal:\n  ${timings.join('\n  ')}\n`);
+});
+
 describe('exit-on-signal handler (in this process)', () => {
-  /** Install the handler with a fake exit and return the listeners it added, to call directly. */
-  function install(graceMs = 200): {
+  /** Install the handler with a fake exit (and a grace period, or the environment to read it from) and return the listeners it added, to call directly. */
+  function install(grace: number | NodeJS.ProcessEnv = 200): {
     signal: (name: 'SIGINT' | 'SIGTERM') => void;
     lines: string[];
     exits: number[];
@@ -37,7 +76,7 @@ describe('exit-on-signal handler (in this process)', () => {
     let resolveExit: (code: number) => void = () => undefined;
     const exited = new Promise<number>((resolve) => (resolveExit = resolve));
     const uninstall = installExitOnSignal({
-      graceMs,
+      ...(typeof grace === 'number' ? { graceMs: grace } : { env: grace }),
       write: (line) => lines.push(line),
       exit: (code) => {
         exits.push(code);
@@ -105,6 +144,39 @@ describe('exit-on-signal handler (in this process)', () => {
     }
   });
 
+  test(`without ${EXIT_GRACE_ENV} the first signal gives a clean-up that hangs 3 s, the default; the setting changes it`, async () => {
+    // The commands' tests below shorten the grace with the setting; what a user gets without it is
+    // proven here without waiting: the grace timer the signal sets, and the exit once it fires
+    // (fired by hand). Fake timers would stop the timers of the commands' tests, which run meanwhile.
+    expect(DEFAULT_EXIT_GRACE_MS).toBe(3_000);
+    const timers = jest.spyOn(global, 'setTimeout');
+    try {
+      for (const [env, graceMs] of [
+        [{}, 3_000],
+        [{ [EXIT_GRACE_ENV]: '' }, 3_000],
+        [{ [EXIT_GRACE_ENV]: '250' }, 250],
+      ] as const) {
+        const h = install(env);
+        try {
+          onExitCleanup(() => new Promise(() => undefined));
+          const before = timers.mock.calls.length;
+          h.signal('SIGTERM');
+          // The timers the signal set: synchronously, so no other code's.
+          const set = timers.mock.calls.slice(before);
+          expect(set.map(([, ms]) => ms)).toEqual([graceMs]);
+          await new Promise((r) => setImmediate(r));
+          expect(h.exits).toEqual([]);
+          (set[0]![0] as () => void)();
+          expect(await h.exited).toBe(143);
+        } finally {
+          h.uninstall();
+        }
+      }
+    } finally {
+      timers.mockRestore();
+    }
+  });
+
   test('a graceful command gets the first signal and does not exit; the second exits', () => {
     const h = install();
     try {
@@ -139,23 +211,6 @@ describe('exit-on-signal handler (in this process)', () => {
 });
 
 describe('loopwright commands on a signal (child processes)', () => {
-  let server: TestTemporal;
-  let fake: FakeOpenAI;
-  let connection: Connection;
-  let client: Client;
-  let bundleCopy: ReturnType<typeof copyExampleBundle>;
-  let stateDir: string;
-  let counter = 0;
-  const background: RunningCli[] = [];
-  const workers: WorkerProcess[] = [];
-  const timings: string[] = [];
-
-  function lastUserMessage(request: RecordedRequest): string {
-    const messages: ChatMessage[] = request.body?.messages ?? [];
-    const user = messages.filter((m) => m.role === 'user');
-    return user.length ? String(user[user.length - 1].content) : '';
-  }
-
   /** Resolves with the first request whose last user message contains `words`; `run`'s output explains a failure. */
   function requestSaying(words: string, run: RunningCli, timeoutMs = 60_000): Promise<RecordedRequest> {
     return new Promise((resolve, reject) => {
@@ -220,27 +275,10 @@ describe('loopwright commands on a signal (child processes)', () => {
     if (result.code !== code) throw new Error(`expected exit ${code}\n${describeRun(args, result)}`);
   }
 
-  beforeAll(async () => {
-    stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-e2e-signals-'));
-    [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: (request) => (lastUserMessage(request).includes(HANG) ? hang() : text('ok')) })]);
-    connection = await Connection.connect({ address: server.address });
-    client = new Client({ connection });
-    bundleCopy = copyExampleBundle('lw-e2e-signals-bundle-');
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const run of background) if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
-    await Promise.all(workers.map((w) => w.kill('SIGKILL')));
-    await connection?.close();
-    await fake?.close();
-    await server?.stop();
-    bundleCopy?.cleanup();
-    if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
-    if (timings.length) process.stderr.write(`Exit after the signal:\n  ${timings.join('\n  ')}\n`);
-  });
-
-  test('SIGTERM while `run` waits on a model call that never returns: exit 143 within 5 s; the session stays and can be rejoined', async () => {
-    const { env, message } = freshEnv();
+  test.concurrent('SIGTERM while `run` waits on a model call that never returns: exit 143 within 5 s; the session stays and can be rejoined', async () => {
+    // The in-process worker never stops (its model call never ends), so the exit comes when the
+    // grace period is over: 3 s by default (proven in process above), a short one here.
+    const { env, message } = freshEnv({ [EXIT_GRACE_ENV]: '300' });
     const args = ['run', bundleCopy.bundle, 'facilitator', message];
     const run = start(args, env);
     const id = (await waitForStderr(run, /Session (\S+) started/))[1];
@@ -263,7 +301,7 @@ describe('loopwright commands on a signal (child processes)', () => {
     expect(statusResult.stdout).toContain(`Session ${id}: workflow running`);
   });
 
-  test('SIGINT right after `run` started its session: exit 130 within 5 s, naming the session given with --id', async () => {
+  test.concurrent('SIGINT right after `run` started its session: exit 130 within 5 s, naming the session given with --id', async () => {
     const { env, message } = freshEnv();
     const id = `e2e-sigint-${process.pid}-${counter}`;
     const args = ['run', bundleCopy.bundle, 'facilitator', message, '--id', id];
@@ -276,7 +314,7 @@ describe('loopwright commands on a signal (child processes)', () => {
     expect((await client.workflow.getHandle(id).describe()).status.name).toBe('RUNNING');
   });
 
-  test('a second signal exits at once while the first still waits for the in-process worker to stop', async () => {
+  test.concurrent('a second signal exits at once while the first still waits for the in-process worker to stop', async () => {
     // A long grace period, so the first signal waits for the worker, whose model call never ends.
     const { env, taskQueue, message } = freshEnv({ LOOPWRIGHT_EXIT_GRACE_MS: '60000' });
     const session = await new LoopwrightClient(client, taskQueue).start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator' });
@@ -293,13 +331,19 @@ describe('loopwright commands on a signal (child processes)', () => {
     expect(result.stderr).toContain(`Stopped waiting (SIGTERM). The session stays on the server: loopwright status ${session.workflowId}\n`);
   });
 
-  test('`loopwright worker` still stops gracefully on SIGINT (exit 0); commands without a session exit too', async () => {
+  test.concurrent('`loopwright worker` still stops gracefully on SIGINT (exit 0); commands without a session exit too', async () => {
     const { env, taskQueue } = freshEnv();
     // `status` against an address where nothing answers keeps trying to connect for about 10 s; a
-    // signal ends it at once. It starts now and is signalled after the worker's part.
+    // signal ends it at once. It runs beside the worker's part, each on its own clock.
     const statusArgs = ['status', 'no-such-session'];
-    const statusStarted = Date.now();
     const status = start(statusArgs, { ...env, TEMPORAL_ADDRESS: '127.0.0.1:9' });
+    const statusPart = (async () => {
+      // Still trying 2.5 s after it started.
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(status.child.exitCode).toBeNull();
+      return signalAndWait(status, 'SIGTERM');
+    })();
+    statusPart.catch(() => undefined);
     const worker = await startCliWorker({ address: server.address, baseURL: fake.baseURL, taskQueue, stateDir });
     workers.push(worker);
     const started = Date.now();
@@ -308,10 +352,7 @@ describe('loopwright commands on a signal (child processes)', () => {
     expect(worker.output()).toContain('SIGINT: stopping the worker');
     expect(worker.output()).toContain('Worker stopped');
 
-    // Still trying 2.5 s after it started.
-    await new Promise((r) => setTimeout(r, Math.max(0, 2_500 - (Date.now() - statusStarted))));
-    expect(status.child.exitCode).toBeNull();
-    const { result, afterSignalMs } = await signalAndWait(status, 'SIGTERM');
+    const { result, afterSignalMs } = await statusPart;
     expectExit(statusArgs, result, 143);
     expect(afterSignalMs).toBeLessThan(5_000);
     expect(result.stderr).toContain('Stopped waiting (SIGTERM). The session stays on the server: loopwright status no-such-session\n');
