@@ -122,7 +122,8 @@ async function setUpToolsTest(): Promise<typeof toolsTest> {
   const { fake } = await scriptedModel();
   const marks = path.join(stateDir, 'tool-marks');
   fs.mkdirSync(marks, { recursive: true });
-  // A custom tool from a module, as `loopwright worker --tool-module` loads it: it notes each start, then takes 1 s.
+  // A custom tool from a module, as `loopwright worker --tool-module` loads it: it notes each start; the first takes 1 s (the
+  // worker is killed meanwhile), a later one answers at once.
   const module = path.join(stateDir, 'slow-tools.js');
   fs.writeFileSync(
     module,
@@ -131,8 +132,8 @@ async function setUpToolsTest(): Promise<typeof toolsTest> {
       `const { defineTool } = require(${JSON.stringify(path.resolve(__dirname, '../../dist/activities/tools/custom-tool.js'))});`,
       `const fs = require('node:fs');`,
       `exports.slow = defineTool({ name: 'slow_count', description: 'Counts slowly', parameters: z.object({ to: z.number() }), access: 'read',`,
-      `  run: async ({ to }, { signal }) => { fs.appendFileSync(${JSON.stringify(path.join(marks, 'starts'))}, 'x');`,
-      `    await new Promise((r) => setTimeout(r, 1000)); return 'counted to ' + to; } });`,
+      `  run: async ({ to }, { signal }) => { const starts = ${JSON.stringify(path.join(marks, 'starts'))}; const first = !fs.existsSync(starts);`,
+      `    fs.appendFileSync(starts, 'x'); if (first) await new Promise((r) => setTimeout(r, 1000)); return 'counted to ' + to; } });`,
     ].join('\n'),
   );
   const env = { ...workerEnv(taskQueue, fake), LOOPWRIGHT_TOOL_MODULES: module };
