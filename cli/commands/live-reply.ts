@@ -96,7 +96,11 @@ export function startLiveReply(session: LiveSession, io: { write(text: string): 
       return false;
     },
     async stop(graceMs = 3000) {
-      if (!ended) await Promise.race([done, new Promise((resolve) => setTimeout(resolve, graceMs))]);
+      // The grace timer is cleared once the follower ends first: left running, it would keep the
+      // command's process alive for the rest of the grace after its work was done.
+      let grace: NodeJS.Timeout | undefined;
+      if (!ended) await Promise.race([done, new Promise((resolve) => (grace = setTimeout(resolve, graceMs)))]);
+      clearTimeout(grace);
       abort.abort();
       await done;
     },
