@@ -32,13 +32,6 @@ const workers: WorkerProcess[] = [];
 /** In the repeatable command's line (a sleep of an odd length), so its processes can be found. */
 const REPEAT_MARKER = '1.5137';
 /**
- * The test server fires timers on time: by default it fires none sooner than a second after it is
- * set (`history.timerProcessorMaxTimeShift`), so a killed worker's 200 ms sticky timeout and the
- * heartbeat timeout that notices it would each end up to a second late.
- */
-const ON_TIME_TIMERS = ['history.timerProcessorMaxTimeShift="100ms"'];
-
-/**
  * The two tests run at the same time (most of their time is spent waiting for the killed worker's
  * heartbeat timeout), each on a task queue and workers of its own; the fake model answers each
  * session by its request alone, and each command has its own marker. A killed worker holds its
@@ -68,7 +61,7 @@ function scripted(req: { body: { messages?: ChatMessage[] } | null }): Step {
 }
 
 beforeAll(async () => {
-  [server, fake] = await Promise.all([startTestTemporal({ dynamicConfig: ON_TIME_TIMERS }), startFakeOpenAI({ responder: scripted })]);
+  [server, fake] = await Promise.all([startTestTemporal(), startFakeOpenAI({ responder: scripted })]);
   connection = await Connection.connect({ address: server.address });
   copy = copyExampleBundle('lw-command-crash-');
   fs.chmodSync(copy.root, 0o755);

@@ -30,13 +30,6 @@ let restartServer: TestTemporal;
 const workers: WorkerProcess[] = [];
 const fakes: FakeOpenAI[] = [];
 const bundleCopies: ReturnType<typeof copyExampleBundle>[] = [];
-/**
- * The test server fires timers on time: by default it fires none sooner than a second after it is
- * set (`history.timerProcessorMaxTimeShift`), so a killed worker's 200 ms sticky timeout and the
- * heartbeat timeout that notices it would each end up to a second late.
- */
-const ON_TIME_TIMERS = ['history.timerProcessorMaxTimeShift="100ms"'];
-
 /** The fake model of one test; `slowMs` delays the last answer of the script. */
 interface ScriptedModel {
   fake: FakeOpenAI;
@@ -142,7 +135,7 @@ async function setUpToolsTest(): Promise<typeof toolsTest> {
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-crash-'));
-  [server, restartServer] = await Promise.all([startTestTemporal({ dynamicConfig: ON_TIME_TIMERS }), startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db') })]);
+  [server, restartServer] = await Promise.all([startTestTemporal(), startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db') })]);
   connection = await Connection.connect({ address: server.address });
   toolsTest = await setUpToolsTest();
 }, 120_000);

@@ -24,13 +24,6 @@ let connection: Connection;
 let project: ReturnType<typeof writeSkillsProject>;
 const workers: WorkerProcess[] = [];
 let slowMs = 0;
-/**
- * The test server fires timers on time: by default it fires none sooner than a second after it is
- * set (`history.timerProcessorMaxTimeShift`), so a killed worker's 200 ms sticky timeout and the
- * heartbeat timeout that notices it would each end up to a second late.
- */
-const ON_TIME_TIMERS = ['history.timerProcessorMaxTimeShift="100ms"'];
-
 /** The script follows the request alone (assistant messages since the last user message), so a retried call gets the same answer. */
 function scripted(req: { body: { messages?: ChatMessage[] } | null }): Step {
   const messages = req.body?.messages ?? [];
@@ -45,7 +38,7 @@ function scripted(req: { body: { messages?: ChatMessage[] } | null }): Step {
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-skills-crash-'));
-  [server, fake] = await Promise.all([startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db'), dynamicConfig: ON_TIME_TIMERS }), startFakeOpenAI({ responder: scripted })]);
+  [server, fake] = await Promise.all([startTestTemporal({ dbFile: path.join(stateDir, 'temporal.db') }), startFakeOpenAI({ responder: scripted })]);
   connection = await Connection.connect({ address: server.address });
   project = writeSkillsProject();
 }, 120_000);

@@ -54,16 +54,9 @@ let crashChat: FakeOpenAI;
  * startWorkerProcess would be most of what the crash tests wait for after the heartbeat timeout.
  */
 const VICTIM_STICKY_TIMEOUT = '200ms';
-/**
- * The test server fires timers on time: by default it fires none sooner than a second after it is
- * set (`history.timerProcessorMaxTimeShift`), so a killed worker's sticky timeout and the
- * heartbeat timeout that notices it would each end up to a second late.
- */
-const ON_TIME_TIMERS = ['history.timerProcessorMaxTimeShift="100ms"'];
-
 beforeAll(async () => {
   [h, anthropic, responses, crashAnthropic, crashResponses, crashChat] = await Promise.all([
-    startSessionHarness({ dynamicConfig: ON_TIME_TIMERS }),
+    startSessionHarness(),
     startFakeAnthropic({ keys: [FAKE_ANTHROPIC_KEY] }),
     responsesFake.startFakeResponses({ keys: [responsesFake.FAKE_RESPONSES_KEY] }),
     startFakeAnthropic({ keys: [KEY_A, KEY_B] }),

@@ -76,6 +76,7 @@ test('server: start --detach leaves a server with the Web UI running; status and
     'history.transferProcessorMaxPollRPS=1000',
     'system.enableActivityEagerExecution=true',
     'history.workflowIdReuseMinimalInterval="0s"',
+    'history.timerProcessorMaxTimeShift="100ms"',
     'LoopwrightAgent=Keyword',
     'journal_mode=wal',
   ]) {
