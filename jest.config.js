@@ -1,6 +1,8 @@
 /** Jest runs TypeScript through ts-jest as CommonJS; type checking is `npm run typecheck`. */
 module.exports = {
-  testEnvironment: 'node',
+  // Node's environment with the clean-ups that keep files run in band from slowing later ones.
+  testEnvironment: '<rootDir>/test/support/jest-environment.js',
+  setupFilesAfterEnv: ['<rootDir>/test/support/jest-after-env.ts'],
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // The real-model suite builds and starts llama-server: `npm run test:real-model` runs it. The docs site's

@@ -9,7 +9,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { ActivitiesOptions } from '../activities/session-activities';
 import { onExitCleanup } from './exit-on-signal';
-import type { TemporalSession } from './temporal-session';
+import { closeNativeConnection, type TemporalSession } from './temporal-session';
 
 /** Identity prefix of workers that live only as long as one command; they do not count as "a worker is polling". */
 export const EPHEMERAL_WORKER_PREFIX = 'loopwright-cli-';
@@ -87,7 +87,7 @@ export async function startInProcessWorker(session: TemporalSession, activityOpt
       } finally {
         unregister();
         await closeDefaultMcpPool();
-        await connection.close();
+        await closeNativeConnection(connection);
         // The worker's last spans leave now, not when the batch timer would have sent them.
         await flushTracing();
       }

@@ -66,6 +66,19 @@ export async function openTemporal(out: CommandOutput, options: { env?: NodeJS.P
 }
 
 /**
+ * Closes a worker's connection, and takes its call-context AsyncLocalStorage off Node's list of live
+ * ones, which the SDK's close leaves it on: every async step of the process after it would pass
+ * through it, so a process that opens many connections (serve, tests) would slow down.
+ */
+export async function closeNativeConnection(connection: NativeConnection): Promise<void> {
+  try {
+    await connection.close();
+  } finally {
+    connection.callContextStorage.disable();
+  }
+}
+
+/**
  * `LOOPWRIGHT_CONNECT_TIMEOUT`: how long a command tries to reach the server before it says it
  * cannot (milliseconds, or a duration such as `3s`; the SDK's 10 s when unset). Scripts that probe a
  * server that may be down set it short.

@@ -165,6 +165,7 @@ export function tracingFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<Re
 interface Installed {
   provider: { forceFlush(): Promise<void>; shutdown(): Promise<void> };
   hub: FanOutProcessor;
+  contextManager: ContextManager;
 }
 
 let installed: Installed | undefined;
@@ -187,13 +188,14 @@ export async function installTracing(options: TracingOptions): Promise<void> {
     const hub = new FanOutProcessor([options.spanProcessor]);
     const provider = new BasicTracerProvider({ resource: options.resource ?? (await tracingResource()), spanProcessors: [hub] });
     installErrorLogger();
-    provider.register({ contextManager: new AsyncLocalStorageContextManager() });
+    const contextManager = new AsyncLocalStorageContextManager();
+    provider.register({ contextManager });
     // An application that registered a provider of its own keeps it: Loopwright's process spans go there.
     const global = trace.getTracerProvider() as { getDelegate?: () => unknown };
     if (global !== provider && global.getDelegate?.() !== provider) {
       diag.warn('Loopwright: a global OpenTelemetry tracer provider was already registered; activity and client spans go to it, workflow spans to the span processor given');
     }
-    installed = { provider, hub };
+    installed = { provider, hub, contextManager };
     return installed;
   })();
   await installing;
@@ -217,6 +219,9 @@ export async function shutdownTracing(timeoutMs = 5_000): Promise<void> {
   installed = undefined;
   installing = undefined;
   await bounded(current.provider.shutdown(), timeoutMs);
+  // Its AsyncLocalStorage leaves Node's list of live ones, which every later async step of the
+  // process would otherwise pass through (an installTracing after this makes a new one).
+  current.contextManager.disable();
 }
 
 async function bounded(work: Promise<void>, timeoutMs: number): Promise<void> {

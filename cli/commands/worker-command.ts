@@ -8,7 +8,7 @@ import { createWorker } from '../../worker/create-worker';
 import { onSignalGracefully } from '../exit-on-signal';
 import type { CommandOutput } from '../output';
 import { installRuntimeLogging } from '../runtime-logging';
-import { openTemporal } from '../temporal-session';
+import { closeNativeConnection, openTemporal } from '../temporal-session';
 import { shutdownTracing } from '../../worker/tracing';
 import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
 import { CustomToolError } from '../../activities/tools/custom-tool';
@@ -118,7 +118,7 @@ export async function workerCommand(options: WorkerOptions, out: CommandOutput):
     return 0;
   } finally {
     await closeDefaultMcpPool();
-    await connection.close();
+    await closeNativeConnection(connection);
     await temporal.close();
     // Send the spans still waiting in the batch (when OTEL_* turned tracing on).
     await shutdownTracing();

@@ -17,6 +17,7 @@ import { startTestTemporal, type TestTemporal } from '../support/temporal-server
 import { LoopwrightClient } from '../../client/session-client';
 import { type FakeOpenAI, startFakeOpenAI, text } from '../../fake-model/server';
 import { createWorker } from '../../worker/create-worker';
+import { closeNativeConnection } from '../../cli/temporal-session';
 import { copyExampleBundle, quietRuntime } from '../support/session-harness';
 
 jest.setTimeout(120_000);
@@ -111,7 +112,7 @@ test('codec: no plaintext in history or database; the codec server decodes it; w
   } finally {
     worker.shutdown();
     await running;
-    await nativeConnection.close();
+    await closeNativeConnection(nativeConnection);
     await connection.close();
   }
 

@@ -15,6 +15,7 @@ import { createWorker } from '../../worker/create-worker';
 import { provisionClusterTools, TemporalCluster } from '../../scripts/cluster/temporal-cluster';
 import type { ClusterProcess } from '../../scripts/cluster/cluster-config';
 import { quietRuntime } from './session-harness';
+import { closeNativeConnection } from '../../cli/temporal-session';
 import { testWorkflowBundle } from './workflow-bundle';
 
 /** What a cluster test file has once `startClusterHarness` resolved. */
@@ -105,7 +106,7 @@ export async function startClusterHarness(): Promise<ClusterHarness> {
     },
     async close() {
       await Promise.all(workers.map((w) => w.stop().catch(() => undefined)));
-      await nativeConnection.close();
+      await closeNativeConnection(nativeConnection);
       await connection.close();
       await fake.close();
       // LOOPWRIGHT_KEEP_CLUSTER=1 leaves the state folder (logs, configs, data) to read after a failure.

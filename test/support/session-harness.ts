@@ -12,6 +12,7 @@ import { startTestTemporal, type TestTemporal } from './temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
 import type { ActivitiesOptions } from '../../activities/session-activities';
 import { createWorker } from '../../worker/create-worker';
+import { closeNativeConnection } from '../../cli/temporal-session';
 import { type FakeOpenAI, startFakeOpenAI } from '../../fake-model/server';
 
 /** Folder of the example bundle in the repository. */
@@ -76,7 +77,7 @@ export async function startSessionHarness(options: { dbFile?: string; dynamicCon
     },
     async close() {
       await Promise.all(workers.map((w) => w.stop().catch(() => undefined)));
-      await nativeConnection.close();
+      await closeNativeConnection(nativeConnection);
       await connection.close();
       await fake.close();
       await server.stop();

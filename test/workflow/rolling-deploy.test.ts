@@ -17,6 +17,7 @@ import { makeBuildCurrent } from '../../worker/current-build';
 import { copyExampleBundle, quietRuntime } from '../support/session-harness';
 import { startTestTemporal, type TestTemporal } from '../support/temporal-server';
 import { testWorkflowBundle } from '../support/workflow-bundle';
+import { closeNativeConnection } from '../../cli/temporal-session';
 
 jest.setTimeout(120_000);
 
@@ -49,7 +50,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const { worker } of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
   await Promise.all(workers.map(({ running }) => running.catch(() => undefined)));
-  await nativeConnection?.close();
+  if (nativeConnection) await closeNativeConnection(nativeConnection);
   await connection?.close();
   await fake?.close();
   await server?.stop();
