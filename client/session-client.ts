@@ -238,8 +238,9 @@ export class SessionHandle {
    * the server answered with its deadline is made again to the same run under the same id. Any other
    * failure is thrown as it came.
    */
-  private async updateOneRun<R, A extends unknown[]>(definition: UpdateDefinition<R, A>, args: A, updateId: string, deadline: number): Promise<R> {
+  private async updateOneRun<R, A extends unknown[]>(definition: UpdateDefinition<R, A>, args: A, firstUpdateId: string, deadline: number): Promise<R> {
     let runId = (await this.workflow.describe()).runId;
+    let updateId = firstUpdateId;
     for (;;) {
       try {
         // The overloads of executeUpdate split on whether there are arguments; both take this shape.
@@ -249,6 +250,14 @@ export class SessionHandle {
         // A server too busy to answer within its deadline may hold the update already: ask the same run
         // again under the same id, which answers for that update rather than making another.
         if (serverDeadline(err)) continue;
+        // The server answered for the session that no worker processed the update (it came in a
+        // workflow task the worker completed without it): nothing was applied, and that answer is
+        // final for this id, so the update is made again under a new one.
+        if (unprocessedUpdate(err)) {
+          updateId = randomUUID();
+          await sleep(100);
+          continue;
+        }
         if (err instanceof WorkflowNotFoundError) {
           const newest = (await this.workflow.describe()).runId;
           if (newest !== runId) {
@@ -432,6 +441,18 @@ function continuedTurn(err: unknown): { turn?: number } | undefined {
 /** An update call the server answered with DEADLINE_EXCEEDED (not one this process cancelled). */
 function serverDeadline(err: unknown): boolean {
   return err instanceof WorkflowUpdateRPCTimeoutOrCancelledError && (err.cause as { code?: unknown } | undefined)?.code === GRPC_DEADLINE_EXCEEDED;
+}
+
+/**
+ * The server's rejection of an update that reached a worker in a workflow task the worker completed
+ * without answering it (its text, from the server's update registry: it has no type). The workflow
+ * never ran the update, so making it again cannot apply it twice. Seen rarely, when the first
+ * workflow task after a worker change carried the update.
+ */
+const UNPROCESSED_UPDATE = "wasn't processed by worker";
+
+function unprocessedUpdate(err: unknown): boolean {
+  return err instanceof WorkflowUpdateFailedError && (err.cause?.message ?? '').includes(UNPROCESSED_UPDATE);
 }
 
 /** An update's refusal (`busy`, empty message, ...) as a SessionRejectedError; other errors as they are. */

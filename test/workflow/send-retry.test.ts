@@ -17,6 +17,8 @@ import { useSessionHarness } from '../support/session-harness';
 jest.setTimeout(60_000);
 
 const DescribeResponse = temporal.api.workflowservice.v1.DescribeWorkflowExecutionResponse;
+const UpdateRequest = temporal.api.workflowservice.v1.UpdateWorkflowExecutionRequest;
+const UpdateResponse = temporal.api.workflowservice.v1.UpdateWorkflowExecutionResponse;
 
 const s = useSessionHarness();
 
@@ -127,6 +129,56 @@ test('send: an update call the server answered with a deadline (a loaded server)
     expect(result).toMatchObject({ success: true, turn: 1, iterations: 3, response: 'done after 3 calls' });
     expect((await session.state()).turn).toBe(1);
     expect(s.h.fake.requests).toHaveLength(3);
+  } finally {
+    await connection.close();
+  }
+  await session.end();
+});
+
+test('send: an update the server answers "wasn\'t processed by worker" (no worker ran it) is made again under a new id: the turn runs once', async () => {
+  s.h.fake.setResponder(loop);
+  const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator' });
+  // The first UpdateWorkflowExecution reaches the worker under a name it has no handler for, so the
+  // workflow rejects it without running anything; its answer is given the text of the server's own
+  // rejection of an update no worker processed.
+  const ids: string[] = [];
+  let rejected = 0;
+  const unprocessedOnce: Interceptor = (options, nextCall) => {
+    if (!options.method_definition.path.endsWith('/UpdateWorkflowExecution')) return new InterceptingCall(nextCall(options));
+    const first = ids.length === 0;
+    return new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        next(metadata, {
+          onReceiveMetadata: (value, forward) => forward(value),
+          onReceiveMessage: (message: Uint8Array, forward) => {
+            const answer = UpdateResponse.decode(message);
+            if (!first || !answer.outcome?.failure) return forward(message);
+            rejected += 1;
+            answer.outcome.failure = { message: "Workflow Update is rejected because it wasn't processed by worker. Probably, Workflow Update is not supported by the worker." };
+            forward(Buffer.from(UpdateResponse.encode(answer).finish()));
+          },
+          onReceiveStatus: (status, forward) => forward(status),
+        });
+      },
+      sendMessage(message: Uint8Array, next) {
+        const request = UpdateRequest.decode(message);
+        ids.push(String(request.request?.meta?.updateId));
+        if (!first || !request.request?.input) return next(message);
+        request.request.input.name = 'noSuchUpdate';
+        next(Buffer.from(UpdateRequest.encode(request).finish()));
+      },
+    });
+  };
+  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [unprocessedOnce] });
+  try {
+    const client = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+    const result = await client.session(session.workflowId).send('iterations=2');
+    expect(rejected).toBe(1);
+    expect(ids).toHaveLength(2);
+    expect(ids[1]).not.toBe(ids[0]);
+    expect(result).toMatchObject({ success: true, turn: 1, iterations: 2, response: 'done after 2 calls' });
+    expect((await session.state()).turn).toBe(1);
+    expect(s.h.fake.requests).toHaveLength(2);
   } finally {
     await connection.close();
   }
