@@ -159,8 +159,7 @@ async function initialize(input: InitializeAgentInput, keepGoing: boolean): Prom
     ...(input.userSkills ? { userSkills: true } : {}),
     ...(input.skillFolders !== undefined ? { skillFolders: input.skillFolders } : {}),
   };
-  const load = () => loadBundle(input.bundlePath, loadOptions);
-  const bundle = input.loaderCache ? await input.loaderCache.loaded(`${JSON.stringify(loadOptions)}\0${input.bundlePath}`, load) : await load();
+  const bundle = await (input.loaderCache ? input.loaderCache.bundle(input.bundlePath, loadOptions) : loadBundle(input.bundlePath, loadOptions));
   const found = await findAgent(bundle, input.agentId);
   // A source agent (`*.agent.yaml`) is compiled with the installer's templates of its tree, if
   // any; an agent skill from its SKILL.md and customization; a folder of skills runs our own agent.

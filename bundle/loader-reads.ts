@@ -60,8 +60,7 @@ export class LoaderReadCache {
   readonly templates = new TemplateReads();
   private readonly agents = new Map<string, Promise<AgentDefinition | undefined>>();
   private readonly texts = new Map<string, Promise<string>>();
-  private readonly bundles = new Map<string, Promise<BundleInfo | undefined>>();
-  private readonly sessionBundles = new Map<string, Promise<BundleInfo>>();
+  private readonly bundles = new Map<string, Promise<BundleInfo>>();
   private readonly parsed = new Map<string, { value: unknown } | { error: unknown }>();
 
   agent(key: string, read: () => Promise<AgentDefinition | undefined>): Promise<AgentDefinition | undefined> {
@@ -72,13 +71,9 @@ export class LoaderReadCache {
     return remember(this.texts, key, read);
   }
 
-  bundle(key: string, load: () => Promise<BundleInfo | undefined>): Promise<BundleInfo | undefined> {
-    return remember(this.bundles, key, load);
-  }
-
-  /** The session's own bundle (`loadBundle`'s errors are thrown to every start that asks). */
-  loaded(key: string, load: () => Promise<BundleInfo>): Promise<BundleInfo> {
-    return remember(this.sessionBundles, key, load);
+  /** `loadBundle(folder, options)`, once per folder and options (its errors go to every caller). */
+  bundle(folder: string, options: LoadBundleOptions): Promise<BundleInfo> {
+    return remember(this.bundles, `${JSON.stringify(options)}\0${folder}`, () => loadBundle(folder, options));
   }
 
   /** `parseYamlSafe(text, file)` of the text read under `key` (the value is only read, never changed). */
@@ -113,7 +108,7 @@ export async function protectedPathsFor(input: LoaderReadsInput): Promise<string
   const paths = [...layoutProtectedPaths(bundle), ...bundleReads(bundle, bundle), ...input.read];
   for (const folder of startFolders(bundle)) {
     if (sameBundle(folder, bundle)) continue;
-    const found = await cache.bundle(`${JSON.stringify(input.options)}\0${folder}`, () => loadBundle(folder, input.options).catch(() => undefined));
+    const found = await cache.bundle(folder, input.options).catch(() => undefined);
     paths.push(...bundleReads(found, bundle));
   }
   paths.push(...(await agentReads(input, minimalPaths(paths), cache)));

@@ -24,8 +24,6 @@ export interface AppHarness {
   bundle: string;
   serve: ServeProcess;
   browser: Browser;
-  /** Kill the serve process and start another on the same port. */
-  restartServe(): Promise<ServeProcess>;
   /**
    * Start another serve process for the same server, worker and state folder, on a port of its own:
    * a test can kill and restart it while the other tests go on with `serve`. Killed in `afterAll`.
@@ -48,7 +46,6 @@ export function useAppHarness(): AppHarness {
   const shared = {} as AppHarness;
   let bundleCopy: ReturnType<typeof copyExampleBundle> | undefined;
   let stateDir: string | undefined;
-  let port = 0;
   let env: NodeJS.ProcessEnv = {};
   const own: ServeProcess[] = [];
   beforeAll(async () => {
@@ -61,14 +58,9 @@ export function useAppHarness(): AppHarness {
     const worker = await h.startWorker();
     shared.loopwright = worker.loopwright;
     shared.taskQueue = worker.taskQueue;
-    port = await findFreePort();
+    const port = await findFreePort();
     env = cliEnvironment({ TEMPORAL_ADDRESS: h.server.address, OPENAI_BASE_URL: h.fake.baseURL, LOOPWRIGHT_TASK_QUEUE: worker.taskQueue, LOOPWRIGHT_STATE_DIR: stateDir });
     shared.serve = await startServe(env, port);
-    shared.restartServe = async () => {
-      await shared.serve.kill();
-      shared.serve = await startServe(env, port);
-      return shared.serve;
-    };
     shared.startOwnServe = async () => {
       const ownPort = await findFreePort();
       let current = await startServe(env, ownPort);
