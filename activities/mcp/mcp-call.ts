@@ -5,7 +5,7 @@
  * the call took effect is then unknown. Cancellation goes to the server as `notifications/cancelled`
  * and ends the call with the signal's reason.
  */
-import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../../common/messages';
 import { errorText, type McpConnection, withStderr } from './mcp-connection';
 import { toToolResult } from './mcp-result';
@@ -61,7 +61,10 @@ export async function callOnConnection(connection: McpConnection, tool: string, 
     return { kind: 'result', result: redactError(connection, toToolResult(result as CallToolResult)) };
   } catch (error) {
     if (options.signal?.aborted) throw abortReason(options.signal);
-    if (connection.closed || isTransportFailure(connection, error)) {
+    // Loaded already: the connection's client loaded the SDK (mcp-connection.ts).
+    const { ErrorCode, McpError } = await import('@modelcontextprotocol/sdk/types.js');
+    const mcpError = error instanceof McpError;
+    if (connection.closed || isTransportFailure(connection, error, mcpError)) {
       // Whatever is left of the connection is of no use: the pool drops it when it closes.
       if (!connection.closed) void connection.close();
       const stderr = connection.stderr();
@@ -84,8 +87,8 @@ export async function callOnConnection(connection: McpConnection, tool: string, 
  * Whether `error` says the connection itself failed rather than the server answering: over HTTP a
  * request that could not be sent or whose answer broke off (not an MCP error, not a bad result).
  */
-function isTransportFailure(connection: McpConnection, error: unknown): boolean {
-  if (connection.kind !== 'http' || error instanceof McpError) return false;
+function isTransportFailure(connection: McpConnection, error: unknown, mcpError: boolean): boolean {
+  if (connection.kind !== 'http' || mcpError) return false;
   return (error as { name?: unknown } | undefined)?.name !== 'ZodError';
 }
 

@@ -5,9 +5,10 @@
  * rest as for Chat Completions (completion.ts `runModelRequest`): heartbeats, cancellation, the
  * bounded fetch, redaction, size checks and the same typed failures. The client's own retries are
  * off (Temporal's retry policy decides, honouring `retry-after`), its key comes from the worker's
- * settings only (ANTHROPIC_API_KEY), and it is made on first use.
+ * settings only (ANTHROPIC_API_KEY), and it is made on first use: the SDK itself is loaded then, so a
+ * worker that never calls Anthropic does not load it (about 50 ms of every worker's start).
  */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParams } from '@anthropic-ai/sdk/resources/messages/messages';
 import { ApplicationFailure } from '@temporalio/common';
 import { MODEL_AUTH_ERROR } from '../../../common/model-call';
@@ -85,7 +86,10 @@ export function anthropicProvider(config: ResolvedModelConfig, client?: Messages
 
 /** The official client: no retries of its own, the bounded fetch, a logger that redacts, the key from the settings only. */
 function officialClient(config: ResolvedModelConfig, baseURL: string): MessagesClient {
-  return new Anthropic({
+  // Loaded here, on the first call to Anthropic, not with the worker (see the header).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { default: AnthropicClient } = require('@anthropic-ai/sdk') as { default: typeof Anthropic };
+  return new AnthropicClient({
     apiKey: config.anthropic.apiKey ?? PLACEHOLDER_API_KEY,
     // Never a token or profile from the worker's environment or disk: the key above is the only credential.
     authToken: null,
