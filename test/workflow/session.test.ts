@@ -11,14 +11,18 @@ import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { TurnResult } from '../../common/session-types';
 import { SessionRejectedError } from '../../client/session-client';
 import { fault, hang, text, toolCalls } from '../../fake-model/server';
+import { FakeLanes, type FakeLane } from '../support/fake-lanes';
 import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
 
 let h: SessionHarness;
+/** Each test's own script and requests on the shared fake model (the tests run side by side). */
+let lanes: FakeLanes;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
 
 beforeAll(async () => {
   h = await startSessionHarness();
+  lanes = new FakeLanes(h.fake);
   bundleCopy = copyExampleBundle();
   ({ loopwright } = await h.startWorker());
 }, 120_000);
@@ -26,9 +30,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
   bundleCopy?.cleanup();
+  lanes?.close();
 });
-
-beforeEach(() => h.fake.reset());
 
 const WORKFLOW_PATH = '{bundle-root}/workflows/intake/workflow.yaml';
 
@@ -36,18 +39,20 @@ function toolResults(messages: ChatMessage[]): { id: string; result: Record<stri
   return messages.filter((m): m is ToolMessage => m.role === 'tool').map((m) => ({ id: m.tool_call_id, result: JSON.parse(m.content) as Record<string, unknown> }));
 }
 
-function startSession(extra: Partial<Parameters<typeof loopwright.start>[0]> = {}) {
-  return loopwright.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', ...extra });
+/** A session on `lane`'s copy of the example bundle. */
+function startSession(lane: FakeLane, extra: Partial<Parameters<typeof loopwright.start>[0]> = {}) {
+  return loopwright.start({ bundlePath: lane.bundle, agentId: 'facilitator', ...extra });
 }
 
-test('session: several iterations load a workflow, save its output and answer', async () => {
-  h.fake.enqueue(
+test.concurrent('session: several iterations load a workflow, save its output and answer', async () => {
+  const m = lanes.open();
+  m.enqueue(
     toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: WORKFLOW_PATH }, id: 'call_wf' }]),
     toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/template.md' }, id: 'call_read' }]),
     toolCalls([{ name: 'save_output', arguments: { file_path: '{output_folder}/requirements-test.md', content: '# Requirements\n\nA tool library.\n' }, id: 'call_save' }]),
     text('Saved your requirements.'),
   );
-  const session = await startSession();
+  const session = await startSession(m);
   const result = await session.send('*intake');
 
   expect(result).toMatchObject({ success: true, status: 'completed', iterations: 4, response: 'Saved your requirements.' });
@@ -59,17 +64,17 @@ test('session: several iterations load a workflow, save its output and answer', 
   expect(String(tools[0].result.instructions)).toContain('<step');
   const saved = String(tools[2].result.path);
   // Started without projectRoot, a stand-alone bundle is its own project root: the output lands in the copy's docs/.
-  expect(saved).toBe(path.join(fs.realpathSync(bundleCopy.bundle), 'docs', 'requirements-test.md'));
+  expect(saved).toBe(path.join(fs.realpathSync(m.bundle), 'docs', 'requirements-test.md'));
   expect(fs.readFileSync(saved, 'utf8')).toBe('# Requirements\n\nA tool library.\n');
 
   // Every model call saw the whole transcript so far, tools included.
-  expect(h.fake.requests).toHaveLength(4);
-  const last = h.fake.requests[3].body!;
+  expect(m.requests).toHaveLength(4);
+  const last = m.requests[3].body!;
   expect(last.messages!.filter((m) => m.role === 'tool')).toHaveLength(3);
   expect(last.tools!.map((t) => t.function.name).sort()).toEqual(['ask_question', 'edit_file', 'execute_workflow', 'read_file', 'save_output', 'task_completion']);
   expect(last.tool_choice).toBe('auto');
   // The first messages are the system prompt and the critical actions, then the user's message.
-  const first = h.fake.requests[0].body!.messages!;
+  const first = m.requests[0].body!.messages!;
   expect(first[0].role).toBe('system');
   expect(first.some((m) => m.role === 'system' && m.content.includes("[Critical Instruction] Remember the user's name is Sam"))).toBe(true);
   expect(first[first.length - 1]).toEqual({ role: 'user', content: '*intake' });
@@ -87,8 +92,9 @@ test('session: several iterations load a workflow, save its output and answer', 
   await expect(session.result()).resolves.toMatchObject({ turns: 1, endedBy: 'end_signal' });
 });
 
-test('session: parallel tool calls run together and their results are appended in call order', async () => {
-  h.fake.enqueue(
+test.concurrent('session: parallel tool calls run together and their results are appended in call order', async () => {
+  const m = lanes.open();
+  m.enqueue(
     toolCalls([
       { name: 'read_file', arguments: { file_path: '{bundle-root}/workflows/intake/instructions.md' }, id: 'call_a' },
       { name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_b' },
@@ -97,12 +103,12 @@ test('session: parallel tool calls run together and their results are appended i
     text('All three loaded.'),
   );
   // Reads as local activities (inline reads, the default, run them in the model call: inline-reads.test.ts).
-  const session = await startSession({ inlineReads: false });
+  const session = await startSession(m, { inlineReads: false });
   const result = await session.send('load three things');
   expect(result.success).toBe(true);
   expect(toolResults(await session.turnMessages(result)).map((t) => t.id)).toEqual(['call_a', 'call_b', 'call_c']);
   // The second model call came only after all three results were in.
-  const second = h.fake.requests[1].body!.messages!;
+  const second = m.requests[1].body!.messages!;
   expect(second.slice(-3).map((m) => (m as ToolMessage).tool_call_id)).toEqual(['call_a', 'call_b', 'call_c']);
 
   // Reads run as local activities: all three results were recorded by one workflow task, so they
@@ -118,8 +124,9 @@ test('session: parallel tool calls run together and their results are appended i
   await session.end();
 });
 
-test('session: bad tool calls come back to the model as errors and the loop goes on', async () => {
-  h.fake.enqueue(
+test.concurrent('session: bad tool calls come back to the model as errors and the loop goes on', async () => {
+  const m = lanes.open();
+  m.enqueue(
     toolCalls([
       { name: 'delete_everything', arguments: {}, id: 'call_unknown' },
       { name: 'read_file', arguments: '{"file_path": ', id: 'call_badjson' },
@@ -129,7 +136,7 @@ test('session: bad tool calls come back to the model as errors and the loop goes
     ]),
     text('I could not load those.'),
   );
-  const session = await startSession();
+  const session = await startSession(m);
   const result = await session.send('try some things');
   expect(result).toMatchObject({ success: true, iterations: 2, response: 'I could not load those.' });
   const byId = Object.fromEntries(toolResults(await session.turnMessages(result)).map((t) => [t.id, t.result]));
@@ -144,12 +151,13 @@ test('session: bad tool calls come back to the model as errors and the loop goes
   await session.end();
 });
 
-test('session: a turn past maxIterations ends unsuccessfully and keeps the partial transcript', async () => {
-  h.fake.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]));
-  const session = await startSession({ maxIterations: 3 });
+test.concurrent('session: a turn past maxIterations ends unsuccessfully and keeps the partial transcript', async () => {
+  const m = lanes.open();
+  m.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]));
+  const session = await startSession(m, { maxIterations: 3 });
   const result = await session.send('loop forever');
   expect(result).toMatchObject({ success: false, status: 'max_iterations', iterations: 3, error: 'Agent execution exceeded maximum iterations (3)' });
-  expect(h.fake.requests).toHaveLength(3);
+  expect(m.requests).toHaveLength(3);
   // user + 3 × (assistant + tool)
   expect(result.messageRange.to - result.messageRange.from).toBe(7);
   expect(await session.turnMessages(result)).toHaveLength(7);
@@ -157,9 +165,10 @@ test('session: a turn past maxIterations ends unsuccessfully and keeps the parti
   await session.end();
 });
 
-test('session: a one-shot run past the limit fails with a stable type carrying the partial result', async () => {
-  h.fake.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]));
-  const session = await startSession({ maxIterations: 2, firstMessage: 'loop', oneShot: true });
+test.concurrent('session: a one-shot run past the limit fails with a stable type carrying the partial result', async () => {
+  const m = lanes.open();
+  m.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]));
+  const session = await startSession(m, { maxIterations: 2, firstMessage: 'loop', oneShot: true });
   const error = await session.result().then(
     () => undefined,
     (err: unknown) => err,
@@ -175,11 +184,12 @@ test('session: a one-shot run past the limit fails with a stable type carrying t
   expect(await session.turnMessages(partial)).toHaveLength(5);
 });
 
-test('session: interrupt aborts a slow model call, keeps the transcript, and the next message resumes', async () => {
-  h.fake.enqueue(hang());
-  const session = await startSession();
+test.concurrent('session: interrupt aborts a slow model call, keeps the transcript, and the next message resumes', async () => {
+  const m = lanes.open();
+  m.enqueue(hang());
+  const session = await startSession(m);
   const turn = session.send('take your time');
-  await h.fake.waitForRequests(1, 20_000);
+  await m.waitForRequests(1, 20_000);
   expect((await session.state()).status).toBe('thinking');
 
   // A second message while the turn runs is refused.
@@ -189,24 +199,25 @@ test('session: interrupt aborts a slow model call, keeps the transcript, and the
   await session.interrupt('changed my mind');
   const interrupted = await turn;
   expect(interrupted).toMatchObject({ success: false, status: 'interrupted' });
-  await h.fake.waitForAborts(1, 10_000);
-  expect(h.fake.requests[0].aborted).toBe(true);
+  await m.waitForAborts(1, 10_000);
+  expect(m.requests[0].aborted).toBe(true);
   expect((await session.state()).status).toBe('interrupted');
 
-  h.fake.enqueue(text('Back again.'));
+  m.enqueue(text('Back again.'));
   const resumed = await session.send('go on');
   expect(resumed).toMatchObject({ success: true, response: 'Back again.', turn: 2 });
   // Both messages reach the model in order; two user messages in a row are sent as one, which strict chat templates need.
-  const seen = h.fake.requests[1].body!.messages!.filter((m) => m.role === 'user').map((m) => m.content);
+  const seen = m.requests[1].body!.messages!.filter((m) => m.role === 'user').map((m) => m.content);
   expect(seen).toEqual(['take your time\n\ngo on']);
   await session.end();
 });
 
-test('session: interrupt while tools run answers every tool call so the transcript stays valid', async () => {
-  h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_ok' }]), hang());
-  const session = await startSession();
+test.concurrent('session: interrupt while tools run answers every tool call so the transcript stays valid', async () => {
+  const m = lanes.open();
+  m.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_ok' }]), hang());
+  const session = await startSession(m);
   const turn = session.send('read then think');
-  await h.fake.waitForRequests(2, 20_000);
+  await m.waitForRequests(2, 20_000);
   await session.interrupt();
   const result = await turn;
   expect(result.status).toBe('interrupted');
@@ -214,36 +225,40 @@ test('session: interrupt while tools run answers every tool call so the transcri
   await session.end();
 });
 
-test('session: the send validator rejects an empty message', async () => {
-  const session = await startSession();
+test.concurrent('session: the send validator rejects an empty message', async () => {
+  const m = lanes.open();
+  const session = await startSession(m);
   await expect(session.send('   ')).rejects.toThrow(/non-empty/);
   await session.end();
 });
 
-test('session: a 429 with Retry-After is retried after the delay and the turn succeeds', async () => {
-  h.fake.enqueue(fault(429, { retryAfter: 1 }), text('Worth the wait.'));
-  const session = await startSession();
+test.concurrent('session: a 429 with Retry-After is retried after the delay and the turn succeeds', async () => {
+  const m = lanes.open();
+  m.enqueue(fault(429, { retryAfter: 1 }), text('Worth the wait.'));
+  const session = await startSession(m);
   const result = await session.send('hello');
   expect(result).toMatchObject({ success: true, response: 'Worth the wait.', iterations: 1 });
-  expect(h.fake.requests).toHaveLength(2);
-  expect(h.fake.requests[1].receivedAt - h.fake.requests[0].receivedAt).toBeGreaterThanOrEqual(900);
+  expect(m.requests).toHaveLength(2);
+  expect(m.requests[1].receivedAt - m.requests[0].receivedAt).toBeGreaterThanOrEqual(900);
   await session.end();
 });
 
-test('session: a 401 fails the turn at once with a message that says what to fix', async () => {
-  h.fake.enqueue(fault(401, { body: { error: { message: 'Incorrect API key provided: sk-secret', type: 'invalid_request_error', code: 'invalid_api_key' } } }));
-  const session = await startSession();
+test.concurrent('session: a 401 fails the turn at once with a message that says what to fix', async () => {
+  const m = lanes.open();
+  m.enqueue(fault(401, { body: { error: { message: 'Incorrect API key provided: sk-secret', type: 'invalid_request_error', code: 'invalid_api_key' } } }));
+  const session = await startSession(m);
   const result = await session.send('hello');
   expect(result.success).toBe(false);
   expect(result.status).toBe('failed');
   expect(result.error).toMatch(/OPENAI_API_KEY/);
   expect(result.error).not.toContain('sk-secret');
-  expect(h.fake.requests).toHaveLength(1);
+  expect(m.requests).toHaveLength(1);
   await session.end();
 });
 
-test('session: a missing agent fails initialisation with a clear, non-retried error', async () => {
-  const session = await startSession({ agentId: 'nobody' });
+test.concurrent('session: a missing agent fails initialisation with a clear, non-retried error', async () => {
+  const m = lanes.open();
+  const session = await startSession(m, { agentId: 'nobody' });
   const error = await session.result().then(
     () => undefined,
     (err: unknown) => err,
@@ -252,7 +267,7 @@ test('session: a missing agent fails initialisation with a clear, non-retried er
   expect(String((error as WorkflowFailedError).cause?.message)).toMatch(/nobody/);
 });
 
-test('session: a mistyped input ends the session at once with LoopwrightBadInput naming the field', async () => {
+test.concurrent('session: a mistyped input ends the session at once with LoopwrightBadInput naming the field', async () => {
   const bad = [
     [{ bundlePath: bundleCopy.bundle }, /agentId/],
     [{ bundlePath: bundleCopy.bundle, agentId: 'facilitator', maxIterations: 'many' }, /maxIterations/],
@@ -272,11 +287,12 @@ test('session: a mistyped input ends the session at once with LoopwrightBadInput
   }
 });
 
-test('session: refusals of send carry stable types a client in any language can match', async () => {
-  h.fake.enqueue(hang());
-  const session = await startSession();
+test.concurrent('session: refusals of send carry stable types a client in any language can match', async () => {
+  const m = lanes.open();
+  m.enqueue(hang());
+  const session = await startSession(m);
   const turn = session.send('take your time');
-  await h.fake.waitForRequests(1, 20_000);
+  await m.waitForRequests(1, 20_000);
   const busy = await session.send('another').catch((e: unknown) => e);
   expect(busy).toBeInstanceOf(SessionRejectedError);
   expect((busy as SessionRejectedError).type).toBe(BUSY);
@@ -290,7 +306,7 @@ test('session: refusals of send carry stable types a client in any language can 
   await turn;
   await expect(session.result()).resolves.toMatchObject({ endedBy: 'end_signal' });
 
-  const failed = await startSession({ agentId: 'nobody' });
+  const failed = await startSession(m, { agentId: 'nobody' });
   await failed.result().catch(() => undefined);
   const refused = await failed.send('hello').catch((e: unknown) => e);
   expect(String(refused)).toMatch(/completed|failed/i);
