@@ -16,7 +16,7 @@ import { fault, type Responder, type Step } from '../../fake-model/steps';
 
 /** One test's view of the shared fake model. */
 export interface FakeLane {
-  /** The lane's copy of the example bundle (start its sessions on this). */
+  /** The lane's copy of the example bundle (start its sessions on this), or the folder it was opened on. */
   readonly bundle: string;
   /** Requests of the lane's sessions, in arrival order. */
   readonly requests: RecordedRequest[];
@@ -55,9 +55,13 @@ export class FakeLanes {
     fake.events.on('aborted', wake);
   }
 
-  /** A new lane with its own copy of the example bundle. */
-  open(): FakeLane {
-    const copy = copyExampleBundle('lw-lane-');
+  /**
+   * A new lane with its own copy of the example bundle; or, given `folder`, a lane on a folder of the
+   * test's own (no other lane's) holding the bundle or project its sessions run on, so that their
+   * prompts name paths inside it; the test removes it.
+   */
+  open(folder?: string): FakeLane {
+    const copy = folder === undefined ? copyExampleBundle('lw-lane-') : { root: folder.replace(/\/+$/, ''), bundle: folder, cleanup: () => undefined };
     this.cleanups.push(copy.cleanup);
     const requests: RecordedRequest[] = [];
     const waiters = new Set<() => void>();
