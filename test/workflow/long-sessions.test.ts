@@ -18,35 +18,35 @@ import type { ChatMessage, ToolMessage, ToolResult } from '../../common/messages
 import { SessionRejectedError, type SessionHandle } from '../../client/session-client';
 import { delay, fault, type Step, text, toolCalls } from '../../fake-model/server';
 import { sendUpdate } from '../../common/contract/session-definitions';
-import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { FakeLanes, type FakeLane } from '../support/fake-lanes';
+import { type SessionHarness, startSessionHarness } from '../support/session-harness';
 import { createWorker } from '../../worker/create-worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(120_000);
 
 let h: SessionHarness;
-let bundleCopy: ReturnType<typeof copyExampleBundle>;
+/** Each test's own bundle copy, script and requests on the shared fake model (the tests run side by side). */
+let lanes: FakeLanes;
 let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
 const processes: WorkerProcess[] = [];
 
 beforeAll(async () => {
   h = await startSessionHarness();
-  bundleCopy = copyExampleBundle();
+  lanes = new FakeLanes(h.fake);
   ({ loopwright } = await h.startWorker());
 }, 120_000);
 
 afterAll(async () => {
   await Promise.all(processes.map((p) => p.kill('SIGKILL')));
   await h?.close();
-  bundleCopy?.cleanup();
+  lanes?.close();
 });
 
-beforeEach(() => h.fake.reset());
-
-/** A text file of about `bytes` bytes inside the bundle copy; returns its tool path. */
-function makeFile(name: string, bytes: number): string {
+/** A text file of about `bytes` bytes inside `lane`'s bundle copy; returns its tool path. */
+function makeFile(lane: FakeLane, name: string, bytes: number): string {
   const line = 'Requirements are gathered one question at a time, and every answer is kept.\n';
-  fs.writeFileSync(path.join(bundleCopy.bundle, name), line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes));
+  fs.writeFileSync(path.join(lane.bundle, name), line.repeat(Math.ceil(bytes / line.length)).slice(0, bytes));
   return `{bundle-root}/${name}`;
 }
 
@@ -85,15 +85,17 @@ function payloadBytes(event: temporal.api.history.v1.IHistoryEvent): number {
   return (event.activityTaskScheduledEventAttributes?.input?.payloads ?? []).reduce((n, p) => n + (p.data?.length ?? 0), 0);
 }
 
-function startSession(extra: Partial<Parameters<typeof loopwright.start>[0]> = {}, client = loopwright): Promise<SessionHandle> {
-  return client.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', ...extra });
+/** A session on `lane`'s bundle copy. */
+function startSession(lane: FakeLane, extra: Partial<Parameters<typeof loopwright.start>[0]> = {}, client = loopwright): Promise<SessionHandle> {
+  return client.start({ bundlePath: lane.bundle, agentId: 'facilitator', ...extra });
 }
 
-test('history: model calls name the transcript instead of carrying it, so history grows with the transcript', async () => {
-  const file = makeFile('ten-kb.md', 10_000);
-  h.fake.setResponder(loopResponder);
+test.concurrent('history: model calls name the transcript instead of carrying it, so history grows with the transcript', async () => {
+  const m = lanes.open();
+  const file = makeFile(m, 'ten-kb.md', 10_000);
+  m.setResponder(loopResponder);
   // A window the 200 KB turn fits in: this is about history, not about the model's window.
-  const session = await startSession({ context: { window: 1_000_000 } });
+  const session = await startSession(m, { context: { window: 1_000_000 } });
   const result = await session.send(`iterations=20 file=${file}`);
   expect(result).toMatchObject({ success: true, iterations: 20, toolCalls: 19 });
 
@@ -106,7 +108,7 @@ test('history: model calls name the transcript instead of carrying it, so histor
 
   // Every request still carried the whole transcript to the model.
   const transcript = await session.messages();
-  const last = h.fake.requests.at(-1)!.body!.messages!;
+  const last = m.requests.at(-1)!.body!.messages!;
   expect(last).toEqual(asSent(transcript, last.length));
   const transcriptBytes = Buffer.byteLength(JSON.stringify(transcript));
   const historyBytes = temporal.api.history.v1.History.encode(history).finish().length;
@@ -114,7 +116,8 @@ test('history: model calls name the transcript instead of carrying it, so histor
   await session.end();
 });
 
-test('continue-as-new: a session moves through several runs, mid-turn and between turns, a worker is killed between, and nothing is lost', async () => {
+test.concurrent('continue-as-new: a session moves through several runs, mid-turn and between turns, a worker is killed between, and nothing is lost', async () => {
+  const m = lanes.open();
   const taskQueue = `long-can-${process.pid}`;
   // The killed worker's session moves to the next one after 300 ms (the sticky timeout; 10 s by default).
   const env = { TEMPORAL_ADDRESS: h.server.address, LOOPWRIGHT_TASK_QUEUE: taskQueue, OPENAI_BASE_URL: h.fake.baseURL, OPENAI_API_KEY: 'test-key', LOOPWRIGHT_STICKY_TIMEOUT: '300ms' };
@@ -122,12 +125,12 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
   processes.push(first);
   const { LoopwrightClient } = await import('../../client/session-client');
   const lw = new LoopwrightClient(h.client, taskQueue);
-  const file = makeFile('small.md', 300);
+  const file = makeFile(m, 'small.md', 300);
   // Once asked to, the model holds its next reply: the worker is killed while that call is in flight.
   let held: (() => void) | undefined;
   const callHeld = new Promise<void>((resolve) => (held = resolve));
   let holding = false;
-  h.fake.setResponder((request) => {
+  m.setResponder((request) => {
     if (!holding) return loopResponder(request);
     holding = false;
     held!();
@@ -135,7 +138,7 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
   });
 
   // A worker killed during a model call is noticed within the heartbeat timeout (30 s by default).
-  const session = await startSession({ continueAsNew: { maxHistoryEvents: 40 }, timeouts: { modelHeartbeat: '2 seconds', toolHeartbeat: '2 seconds' } }, lw);
+  const session = await startSession(m, { continueAsNew: { maxHistoryEvents: 40 }, timeouts: { modelHeartbeat: '2 seconds', toolHeartbeat: '2 seconds' } }, lw);
   const firstRunId = (await session.workflow.describe()).runId;
   const turn1 = session.send(`iterations=12 file=${file}`);
   // Kill the worker once the session has moved to a second run, in the middle of the turn.
@@ -175,7 +178,7 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
   ]);
   expect(transcript.slice(result1.messageRange.from, result1.messageRange.to)[0]).toEqual({ role: 'user', content: `iterations=12 file=${file}` });
   // Every model request, in whichever run and on whichever worker, saw exactly the transcript so far.
-  for (const request of h.fake.requests) {
+  for (const request of m.requests) {
     const sent = request.body!.messages!;
     expect(sent).toEqual(asSent(transcript, sent.length));
   }
@@ -194,15 +197,16 @@ test('continue-as-new: a session moves through several runs, mid-turn and betwee
   await expect(session.result()).resolves.toMatchObject({ turns: 3, endedBy: 'end_signal' });
 });
 
-test('limits: three reads of a 700 KB file in one turn complete, and the turn result stays small', async () => {
-  const big = makeFile('big.md', 700_000);
-  h.fake.enqueue(toolCalls([1, 2, 3].map((i) => ({ id: `call_big_${i}`, name: 'read_file', arguments: { file_path: big } }))), text('Read it three times.'));
+test.concurrent('limits: three reads of a 700 KB file in one turn complete, and the turn result stays small', async () => {
+  const m = lanes.open();
+  const big = makeFile(m, 'big.md', 700_000);
+  m.enqueue(toolCalls([1, 2, 3].map((i) => ({ id: `call_big_${i}`, name: 'read_file', arguments: { file_path: big } }))), text('Read it three times.'));
   // A window large enough for 2.1 MB of results: this is about payloads, not the model's window.
-  const session = await startSession({ context: { window: 2_000_000 } });
+  const session = await startSession(m, { context: { window: 2_000_000 } });
   const result = await session.send('read the big file three times');
   expect(result).toMatchObject({ success: true, response: 'Read it three times.', iterations: 2 });
   expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThan(2_000);
-  const second = h.fake.requests[1].body!.messages!;
+  const second = m.requests[1].body!.messages!;
   const tools = second.filter((m): m is ToolMessage => m.role === 'tool');
   expect(tools.map((t) => t.tool_call_id)).toEqual(['call_big_1', 'call_big_2', 'call_big_3']);
   for (const tool of tools) expect((JSON.parse(tool.content) as { content: string }).content.length).toBe(700_000);
@@ -210,8 +214,9 @@ test('limits: three reads of a 700 KB file in one turn complete, and the turn re
   await session.end();
 });
 
-test('limits: a 5 MB user message is refused with a clear error, and nothing reaches the session', async () => {
-  const session = await startSession();
+test.concurrent('limits: a 5 MB user message is refused with a clear error, and nothing reaches the session', async () => {
+  const m = lanes.open();
+  const session = await startSession(m);
   const error = await session.send('x'.repeat(5 * 1024 * 1024)).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(SessionRejectedError);
   expect((error as SessionRejectedError).type).toBe(TOO_LARGE);
@@ -221,41 +226,44 @@ test('limits: a 5 MB user message is refused with a clear error, and nothing rea
   expect(raw).toBeInstanceOf(WorkflowUpdateFailedError);
   expect(((raw as WorkflowUpdateFailedError).cause as ApplicationFailure).type).toBe(TOO_LARGE);
   expect((await session.state()).turn).toBe(0);
-  h.fake.enqueue(text('Still here.'));
+  m.enqueue(text('Still here.'));
   await expect(session.send('hello')).resolves.toMatchObject({ success: true, response: 'Still here.' });
   await session.end();
 });
 
-test('limits: a model reply over the limit fails the turn at once without asking again', async () => {
-  h.fake.enqueue(text('z'.repeat(1_200_000)));
+test.concurrent('limits: a model reply over the limit fails the turn at once without asking again', async () => {
+  const m = lanes.open();
+  m.enqueue(text('z'.repeat(1_200_000)));
   // An output limit the reply fits in: a server that ignores the limit, as far as the loop can tell.
-  const session = await startSession({ modelSettings: { maxOutputTokens: 1_000_000 } });
+  const session = await startSession(m, { modelSettings: { maxOutputTokens: 1_000_000 } });
   const result = await session.send('say a lot');
   expect(result).toMatchObject({ success: false, status: 'failed' });
   expect(result.error).toMatch(/over the limit of 1000000 bytes/);
-  expect(h.fake.requests).toHaveLength(1);
-  h.fake.enqueue(text('Shorter now.'));
+  expect(m.requests).toHaveLength(1);
+  m.enqueue(text('Shorter now.'));
   await expect(session.send('again, briefly')).resolves.toMatchObject({ success: true, response: 'Shorter now.' });
   await session.end();
 });
 
-test('limits: a context-length error from the model server is a typed failure, compacted for and asked again once, not retried', async () => {
+test.concurrent('limits: a context-length error from the model server is a typed failure, compacted for and asked again once, not retried', async () => {
+  const m = lanes.open();
   const tooLong = fault(400, {
     body: { error: { message: "This model's maximum context length is 8192 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded' } },
   });
-  h.fake.enqueue(tooLong, tooLong);
-  const session = await startSession();
+  m.enqueue(tooLong, tooLong);
+  const session = await startSession(m);
   const result = await session.send('hello');
   expect(result).toMatchObject({ success: false, status: 'failed' });
   expect(result.error).toMatch(/too long for the model/);
   // Once as sent, once after compacting; Temporal's retries are not used on it.
-  expect(h.fake.requests).toHaveLength(2);
-  h.fake.enqueue(text('Fits now.'));
+  expect(m.requests).toHaveLength(2);
+  m.enqueue(text('Fits now.'));
   await expect(session.send('hello again')).resolves.toMatchObject({ success: true, response: 'Fits now.' });
   await session.end();
 });
 
-test('interrupt: a tool that blocks is cancelled on the worker, the turn ends at once, results stay in call order', async () => {
+test.concurrent('interrupt: a tool that blocks is cancelled on the worker, the turn ends at once, results stay in call order', async () => {
+  const m = lanes.open();
   // A worker whose save_output never finishes its write (a hung disk or network mount), wrapped
   // like every tool activity; reads are the real ones.
   const taskQueue = `long-blocking-${process.pid}`;
@@ -271,13 +279,13 @@ test('interrupt: a tool that blocks is cancelled on the worker, the turn ends at
   try {
     const { LoopwrightClient } = await import('../../client/session-client');
     const lw = new LoopwrightClient(h.client, taskQueue);
-    h.fake.enqueue(
+    m.enqueue(
       toolCalls([
         { id: 'call_save', name: 'save_output', arguments: { file_path: '{output_folder}/never.md', content: 'x' } },
         { id: 'call_config', name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } },
       ]),
     );
-    const session = await startSession({}, lw);
+    const session = await startSession(m, {}, lw);
     const turn = session.send('save and read');
     for (let i = 0; i < 200; i++) {
       if ((await session.state()).status === 'executing_tool') break;
