@@ -16,7 +16,8 @@ import { defineTool, ToolError } from '../../activities/tools/custom-tool';
 import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
 import { hang, text, toolCalls } from '../../fake-model/server';
 import { approveUpdate } from '../../common/contract/session-definitions';
-import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { FakeLanes, type FakeLane } from '../support/fake-lanes';
 import { startEverythingHttp } from '../mcp/mcp-helpers';
 import type { LoopwrightClient } from '../../client/session-client';
 
@@ -41,15 +42,14 @@ const weather = defineTool({
 });
 
 let h: SessionHarness;
+/** Each test's own copy of the example bundle, script and requests on the shared fake model (the tests run side by side). */
+let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
-let bundle: string;
-let project: { root: string; cleanup(): void };
 let files: string;
 
 beforeAll(async () => {
   h = await startSessionHarness();
-  project = copyExampleBundle('lw-tools-');
-  bundle = path.join(project.root, 'requirements-facilitator');
+  lanes = new FakeLanes(h.fake);
   files = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-mcp-files-'));
   fs.writeFileSync(path.join(files, 'notes.txt'), 'MCP notes: hello from the filesystem server\n');
   fs.writeFileSync(path.join(files, '.env'), 'TOKEN=do-not-read\n');
@@ -59,14 +59,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
   await closeDefaultMcpPool();
-  project?.cleanup();
+  lanes?.close();
   fs.rmSync(files, { recursive: true, force: true });
 });
 
-beforeEach(() => h.fake.reset());
-
-function start(extra: Partial<Parameters<LoopwrightClient['start']>[0]> = {}): Promise<SessionHandle> {
-  return loopwright.start({ bundlePath: bundle, agentId: 'facilitator', ...extra });
+/** A session on `lane`'s copy of the example bundle. */
+function start(lane: FakeLane, extra: Partial<Parameters<LoopwrightClient['start']>[0]> = {}): Promise<SessionHandle> {
+  return loopwright.start({ bundlePath: lane.bundle, agentId: 'facilitator', ...extra });
 }
 
 function toolResult(messages: ChatMessage[], id: string): Record<string, unknown> {
@@ -100,10 +99,11 @@ function decodedPayloads(history: unknown): string {
   return parts.join('\n');
 }
 
-const offeredNames = (index: number): string[] => (h.fake.requests[index]!.body!.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
+const offeredNames = (lane: FakeLane, index: number): string[] => (lane.requests[index]!.body!.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
 
-test('a custom tool is offered, called as its own activity with a summary, and its ToolError reaches the model', async () => {
-  h.fake.enqueue(
+test.concurrent('a custom tool is offered, called as its own activity with a summary, and its ToolError reaches the model', async () => {
+  const m = lanes.open();
+  m.enqueue(
     toolCalls([
       { id: 'c1', name: 'get_weather', arguments: { city: 'Lisbon' } },
       { id: 'c2', name: 'get_weather', arguments: { city: 'Atlantis' } },
@@ -111,10 +111,10 @@ test('a custom tool is offered, called as its own activity with a summary, and i
     ]),
     text('Lisbon is sunny.'),
   );
-  const session = await start();
+  const session = await start(m);
   const result = await session.send('weather?');
   expect(result).toMatchObject({ success: true, response: 'Lisbon is sunny.' });
-  expect(offeredNames(0)).toEqual(expect.arrayContaining(['read_file', 'execute_workflow', 'save_output', 'get_weather']));
+  expect(offeredNames(m, 0)).toEqual(expect.arrayContaining(['read_file', 'execute_workflow', 'save_output', 'get_weather']));
   const messages = await session.turnMessages(result);
   expect(toolResult(messages, 'c1')).toEqual({ success: true, content: 'Sunny in Lisbon, 21 °C' });
   expect(toolResult(messages, 'c2')).toEqual({ success: false, error: 'No weather station in Atlantis' });
@@ -138,17 +138,19 @@ test('a custom tool is offered, called as its own activity with a summary, and i
   await session.end();
 });
 
-test('allow-lists: the session names the tools the model is offered', async () => {
-  h.fake.enqueue(toolCalls([{ id: 'w', name: 'save_output', arguments: { file_path: '{output_folder}/x.md', content: 'x' } }]), text('done'));
-  const session = await start({ tools: ['read_file', 'get_*'] });
+test.concurrent('allow-lists: the session names the tools the model is offered', async () => {
+  const m = lanes.open();
+  m.enqueue(toolCalls([{ id: 'w', name: 'save_output', arguments: { file_path: '{output_folder}/x.md', content: 'x' } }]), text('done'));
+  const session = await start(m, { tools: ['read_file', 'get_*'] });
   const result = await session.send('go');
-  expect(offeredNames(0).filter((n) => !['ask_question', 'task_completion'].includes(n))).toEqual(['read_file', 'get_weather']);
+  expect(offeredNames(m, 0).filter((n) => !['ask_question', 'task_completion'].includes(n))).toEqual(['read_file', 'get_weather']);
   expect(toolResult(await session.turnMessages(result), 'w')).toEqual({ success: false, error: 'Unknown tool: save_output' });
   await session.end();
 });
 
-test('MCP: tools of two real servers are listed, read-only ones run at once, a write waits for approval, a secret path is refused', async () => {
-  h.fake.enqueue(
+test.concurrent('MCP: tools of two real servers are listed, read-only ones run at once, a write waits for approval, a secret path is refused', async () => {
+  const m = lanes.open();
+  m.enqueue(
     toolCalls([
       { id: 'r', name: 'fs__read_text_file', arguments: { path: path.join(files, 'notes.txt') } },
       { id: 'e', name: 'everything__echo', arguments: { message: 'ping' } },
@@ -158,7 +160,7 @@ test('MCP: tools of two real servers are listed, read-only ones run at once, a w
     toolCalls([{ id: 'w', name: 'fs__write_file', arguments: { path: path.join(files, 'out.md'), content: '# written by MCP\n' } }]),
     text('All done.'),
   );
-  const session = await start({ mcpServers: { fs: filesystemServer(files), everything: everythingServer }, allowTools: ['everything__*'] });
+  const session = await start(m, { mcpServers: { fs: filesystemServer(files), everything: everythingServer }, allowTools: ['everything__*'] });
   const turn = session.send('use the servers');
   const waiting = await waitForState(session, (s) => s.pendingApprovals.length > 0);
   expect(waiting.pendingApprovals).toEqual([expect.objectContaining({ callId: 'w', tool: 'fs__write_file', path: path.join(files, 'out.md') })]);
@@ -166,7 +168,7 @@ test('MCP: tools of two real servers are listed, read-only ones run at once, a w
   await session.workflow.executeUpdate(approveUpdate, { args: ['w'] });
   const result = await turn;
   expect(result).toMatchObject({ success: true, response: 'All done.' });
-  const names = offeredNames(0);
+  const names = offeredNames(m, 0);
   expect(names).toEqual(expect.arrayContaining(['get_weather', 'fs__read_text_file', 'fs__write_file', 'everything__echo']));
   const messages = await session.turnMessages(result);
   expect(toolResult(messages, 'r')).toMatchObject({ success: true, content: expect.stringContaining('hello from the filesystem server') });
@@ -186,36 +188,39 @@ test('MCP: tools of two real servers are listed, read-only ones run at once, a w
   await session.end();
 });
 
-test('MCP: a server that does not start is a warning; the session offers the rest and goes on', async () => {
-  h.fake.enqueue(text('fine'));
-  const session = await start({ mcpServers: { broken: { command: process.execPath, args: ['-e', 'process.exit(3)'] } } });
+test.concurrent('MCP: a server that does not start is a warning; the session offers the rest and goes on', async () => {
+  const m = lanes.open();
+  m.enqueue(text('fine'));
+  const session = await start(m, { mcpServers: { broken: { command: process.execPath, args: ['-e', 'process.exit(3)'] } } });
   await expect(session.send('hi')).resolves.toMatchObject({ success: true, response: 'fine' });
   const state = await session.state();
   expect(state.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^Tools: MCP server broken: /)]));
-  expect(offeredNames(0)).toContain('get_weather');
+  expect(offeredNames(m, 0)).toContain('get_weather');
   await session.end();
 });
 
-test('an interrupt stops a running MCP call and the session takes the next message', async () => {
-  h.fake.enqueue(toolCalls([{ id: 'long', name: 'everything__trigger-long-running-operation', arguments: { duration: 30, steps: 30 } }]));
-  const session = await start({ mcpServers: { everything: everythingServer }, allowTools: ['everything__*'] });
+test.concurrent('an interrupt stops a running MCP call and the session takes the next message', async () => {
+  const m = lanes.open();
+  m.enqueue(toolCalls([{ id: 'long', name: 'everything__trigger-long-running-operation', arguments: { duration: 30, steps: 30 } }]));
+  const session = await start(m, { mcpServers: { everything: everythingServer }, allowTools: ['everything__*'] });
   const turn = session.send('take long');
   await waitForState(session, (s) => s.runningTools.some((t) => t.name === 'everything__trigger-long-running-operation'));
   await session.interrupt();
   await expect(turn).resolves.toMatchObject({ status: 'interrupted' });
-  h.fake.enqueue(text('back'));
+  m.enqueue(text('back'));
   await expect(session.send('again')).resolves.toMatchObject({ success: true, response: 'back' });
   await session.end();
 });
 
-test('a call that lands on a worker without the tool fails at once with a typed result, not a hang', async () => {
+test.concurrent('a call that lands on a worker without the tool fails at once with a typed result, not a hang', async () => {
+  const m = lanes.open();
   const queue = `tools-missing-${process.pid}`;
   const withTool = await h.startWorker({ taskQueue: queue, activities: { tools: [weather] } });
-  const session = await withTool.loopwright.start({ bundlePath: bundle, agentId: 'facilitator' });
+  const session = await withTool.loopwright.start({ bundlePath: m.bundle, agentId: 'facilitator' });
   await waitForState(session, (s) => s.status === 'waiting_for_user');
   await withTool.stop();
   const without = await h.startWorker({ taskQueue: queue });
-  h.fake.enqueue(toolCalls([{ id: 'x', name: 'get_weather', arguments: { city: 'Oslo' } }]), text('No weather.'));
+  m.enqueue(toolCalls([{ id: 'x', name: 'get_weather', arguments: { city: 'Oslo' } }]), text('No weather.'));
   const result = await session.send('weather in Oslo?');
   expect(result).toMatchObject({ success: true, response: 'No weather.' });
   expect(toolResult(await session.turnMessages(result), 'x')).toMatchObject({
@@ -227,19 +232,23 @@ test('a call that lands on a worker without the tool fails at once with a typed 
   await without.stop();
 });
 
-test('a session waits for the hanging model while listing never blocks it: the tool list is there before the first call', async () => {
-  h.fake.enqueue(hang());
-  const session = await start();
+test.concurrent('a session waits for the hanging model while listing never blocks it: the tool list is there before the first call', async () => {
+  const m = lanes.open();
+  m.enqueue(hang());
+  const session = await start(m);
   const state = await waitForState(session, (s) => s.status === 'waiting_for_user');
   expect(state.tools?.map((t) => t.name)).toEqual(expect.arrayContaining(['read_file', 'get_weather']));
   await session.end();
 });
 
-test("the project's .mcp.json is read at start, and refreshTools lists again after it changes", async () => {
-  const config = path.join(project.root, '.mcp.json');
+test.concurrent("the project's .mcp.json is read at start, and refreshTools lists again after it changes", async () => {
+  const m = lanes.open();
+  // The lane's copy of the bundle lies in a folder of its own: that folder is the project.
+  const projectRoot = path.dirname(m.bundle);
+  const config = path.join(projectRoot, '.mcp.json');
   fs.writeFileSync(config, JSON.stringify({ mcpServers: { everything: everythingServer } }));
   try {
-    const session = await start({ projectRoot: project.root });
+    const session = await start(m, { projectRoot });
     const first = await waitForState(session, (s) => s.status === 'waiting_for_user');
     expect(first.tools?.map((t) => t.name)).toContain('everything__echo');
     expect(first.tools?.some((t) => t.server === 'fs')).toBe(false);
@@ -247,22 +256,23 @@ test("the project's .mcp.json is read at start, and refreshTools lists again aft
     const tools = await session.refreshTools();
     expect(tools.map((t) => t.name)).toContain('fs__read_text_file');
     expect(tools.some((t) => t.server === 'everything')).toBe(false);
-    h.fake.enqueue(text('ok'));
+    m.enqueue(text('ok'));
     await session.send('hi');
-    expect(offeredNames(0)).toContain('fs__read_text_file');
-    expect(offeredNames(0)).not.toContain('everything__echo');
+    expect(offeredNames(m, 0)).toContain('fs__read_text_file');
+    expect(offeredNames(m, 0)).not.toContain('everything__echo');
     await session.end();
   } finally {
     fs.rmSync(config, { force: true });
   }
 });
 
-test('MCP over streamable HTTP: a server given by URL with a header from the environment is listed and called', async () => {
+test.concurrent('MCP over streamable HTTP: a server given by URL with a header from the environment is listed and called', async () => {
+  const m = lanes.open();
   const server = await startEverythingHttp();
   process.env.LW_TEST_MCP_TOKEN = 'token-from-the-environment-1234';
   try {
-    h.fake.enqueue(toolCalls([{ id: 'sum', name: 'web__get-sum', arguments: { a: 2, b: 40 } }]), text('42'));
-    const session = await start({ mcpServers: { web: { ...server.config, headers: { Authorization: 'Bearer ${LW_TEST_MCP_TOKEN}' } } } });
+    m.enqueue(toolCalls([{ id: 'sum', name: 'web__get-sum', arguments: { a: 2, b: 40 } }]), text('42'));
+    const session = await start(m, { mcpServers: { web: { ...server.config, headers: { Authorization: 'Bearer ${LW_TEST_MCP_TOKEN}' } } } });
     const result = await session.send('add');
     expect(result).toMatchObject({ success: true, response: '42' });
     expect(toolResult(await session.turnMessages(result), 'sum')).toMatchObject({ success: true, content: expect.stringContaining('42') });
@@ -297,15 +307,16 @@ describe('writing a document step by step', () => {
       .map((e) => decodedPayloads(e.markerRecordedEventAttributes!.details))
       .filter((text) => text.includes('loopwright-serial-writes'));
 
-  test('tools workflow: a scripted model saves a document, appends a section, then edits its front matter in place', async () => {
+  test.concurrent('tools workflow: a scripted model saves a document, appends a section, then edits its front matter in place', async () => {
+    const m = lanes.open();
     const file = '{output_folder}/step-doc.md';
-    h.fake.enqueue(
+    m.enqueue(
       toolCalls([{ id: 's1', name: 'save_output', arguments: { file_path: file, content: '---\nstepsCompleted: []\n---\n\n# Tool library\n' } }]),
       toolCalls([{ id: 's2', name: 'save_output', arguments: { file_path: file, content: '\n## Goals\n\nLend tools to neighbours.\n', mode: 'append' } }]),
       toolCalls([{ id: 's3', name: 'edit_file', arguments: { file_path: file, old_text: 'stepsCompleted: []', new_text: 'stepsCompleted: [1, 2]' } }]),
       text('Steps 1 and 2 are saved.'),
     );
-    const session = await start();
+    const session = await start(m);
     const result = await session.send('run the steps');
     expect(result).toMatchObject({ success: true, response: 'Steps 1 and 2 are saved.' });
     const messages = await session.turnMessages(result);
@@ -319,9 +330,10 @@ describe('writing a document step by step', () => {
     await session.end();
   });
 
-  test('tools workflow: writes to one file in one reply run one after the other, in reply order; other calls stay parallel', async () => {
+  test.concurrent('tools workflow: writes to one file in one reply run one after the other, in reply order; other calls stay parallel', async () => {
+    const m = lanes.open();
     const file = '{output_folder}/one-reply.md';
-    h.fake.enqueue(
+    m.enqueue(
       toolCalls([{ id: 'w0', name: 'save_output', arguments: { file_path: file, content: '---\nstepsCompleted: []\n---\n' } }]),
       toolCalls([
         { id: 'a1', name: 'save_output', arguments: { file_path: file, content: '\n## Step 1\n', mode: 'append' } },
@@ -331,7 +343,7 @@ describe('writing a document step by step', () => {
       ]),
       text('Both steps are in.'),
     );
-    const session = await start();
+    const session = await start(m);
     const result = await session.send('two steps at once');
     expect(result).toMatchObject({ success: true, response: 'Both steps are in.' });
     const messages = await session.turnMessages(result);
