@@ -12,14 +12,30 @@ import type { SessionState } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
 import { type Step, text, toolCalls } from '../../fake-model/server';
 import { approveUpdate, denyUpdate, extendUpdate } from '../../common/contract/session-definitions';
-import { useSessionHarness } from '../support/session-harness';
+import { type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { FakeLanes, type FakeLane } from '../support/fake-lanes';
 
 jest.setTimeout(60_000);
 
-const shared = useSessionHarness();
+let h: SessionHarness;
+/** Each test's own copy of the example bundle, script and requests on the shared fake model (the tests run side by side). */
+let lanes: FakeLanes;
+let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
 
-function startSession(extra: Partial<Parameters<typeof shared.loopwright.start>[0]> = {}): Promise<SessionHandle> {
-  return shared.loopwright.start({ bundlePath: shared.bundle, agentId: 'facilitator', ...extra });
+beforeAll(async () => {
+  h = await startSessionHarness();
+  lanes = new FakeLanes(h.fake);
+  ({ loopwright } = await h.startWorker());
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  lanes?.close();
+});
+
+/** A session on `lane`'s copy of the example bundle. */
+function startSession(lane: FakeLane, extra: Partial<Parameters<typeof loopwright.start>[0]> = {}): Promise<SessionHandle> {
+  return loopwright.start({ bundlePath: lane.bundle, agentId: 'facilitator', ...extra });
 }
 
 async function waitForState(session: SessionHandle, test: (s: SessionState) => boolean): Promise<SessionState> {
@@ -39,16 +55,17 @@ function toolResult(messages: ChatMessage[], id: string): Record<string, unknown
 
 const SAVE = { name: 'save_output', arguments: { file_path: '{output_folder}/approved.md', content: '# Approved\n' } };
 
-test('approvals: a write waits for a human yes, listed in state with its path and a preview; approved, it runs', async () => {
-  shared.h.fake.enqueue(toolCalls([{ ...SAVE, id: 'call_save' }]), text('Saved.'));
-  const session = await startSession({ approval: { policy: 'writes' } });
+test.concurrent('approvals: a write waits for a human yes, listed in state with its path and a preview; approved, it runs', async () => {
+  const m = lanes.open();
+  m.enqueue(toolCalls([{ ...SAVE, id: 'call_save' }]), text('Saved.'));
+  const session = await startSession(m, { approval: { policy: 'writes' } });
   const turn = session.send('save it');
   const waiting = await waitForState(session, (s) => s.pendingApprovals.length > 0);
   expect(waiting.status).toBe('waiting_for_approval');
   expect(waiting.pendingApprovals).toEqual([expect.objectContaining({ callId: 'call_save', tool: 'save_output', preview: expect.stringContaining('# Approved') })]);
   expect(waiting.pendingApprovals[0]!.path).toMatch(/approved\.md$/);
   expect(waiting.pendingApprovals[0]!.path).not.toContain('{output_folder}');
-  const saved = path.join(shared.bundle, 'docs', 'approved.md');
+  const saved = path.join(m.bundle, 'docs', 'approved.md');
   expect(fs.existsSync(saved)).toBe(false);
   // Nothing is pending under another id.
   await expect(session.workflow.executeUpdate(approveUpdate, { args: ['call_other'] })).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
@@ -59,9 +76,10 @@ test('approvals: a write waits for a human yes, listed in state with its path an
   await session.end();
 });
 
-test('approvals: a denied call becomes a result saying the user declined, and the model goes on; a timeout decides by default', async () => {
-  shared.h.fake.enqueue(toolCalls([{ ...SAVE, id: 'call_save' }]), text('Understood, not saved.'));
-  const session = await startSession({ approval: { policy: 'all' } });
+test.concurrent('approvals: a denied call becomes a result saying the user declined, and the model goes on; a timeout decides by default', async () => {
+  const m = lanes.open();
+  m.enqueue(toolCalls([{ ...SAVE, id: 'call_save' }]), text('Understood, not saved.'));
+  const session = await startSession(m, { approval: { policy: 'all' } });
   const turn = session.send('save it');
   await waitForState(session, (s) => s.pendingApprovals.length > 0);
   await session.workflow.executeUpdate(denyUpdate, { args: [null, 'not in that folder'] });
@@ -69,42 +87,44 @@ test('approvals: a denied call becomes a result saying the user declined, and th
   expect(result).toMatchObject({ success: true, response: 'Understood, not saved.' });
   const messages = await session.turnMessages(result);
   expect(toolResult(messages, 'call_save')).toEqual({ success: false, declined: true, error: 'The user declined this call: not in that folder' });
-  expect(shared.h.fake.requests[1]!.body!.messages!.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_save' });
+  expect(m.requests[1]!.body!.messages!.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_save' });
 
-  shared.h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' }]), text('No answer, so I stopped.'));
-  const timed = await startSession({ approval: { policy: ['read_file'], timeout: '1 second' } });
+  m.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' }]), text('No answer, so I stopped.'));
+  const timed = await startSession(m, { approval: { policy: ['read_file'], timeout: '1 second' } });
   const timedResult = await timed.send('read it');
   expect(toolResult(await timed.turnMessages(timedResult), 'call_read')).toMatchObject({ success: false, declined: true, error: expect.stringMatching(/no answer within 1 second/) });
   await session.end();
   await timed.end();
 });
 
-test('ask_question ends the turn with the question; the next message becomes its result and the transcript stays valid', async () => {
-  shared.h.fake.enqueue(toolCalls([{ name: 'ask_question', arguments: { question: 'Which street is the library for?' }, id: 'call_q' }]), text('Elm Street it is.'));
-  const session = await startSession();
+test.concurrent('ask_question ends the turn with the question; the next message becomes its result and the transcript stays valid', async () => {
+  const m = lanes.open();
+  m.enqueue(toolCalls([{ name: 'ask_question', arguments: { question: 'Which street is the library for?' }, id: 'call_q' }]), text('Elm Street it is.'));
+  const session = await startSession(m);
   const asked = await session.send('*intake');
   expect(asked).toMatchObject({ status: 'waiting_for_user', response: 'Which street is the library for?', question: { callId: 'call_q' } });
   expect((await session.state()).pendingQuestion).toEqual({ callId: 'call_q', question: 'Which street is the library for?' });
   const answered = await session.send('Elm Street');
   expect(answered).toMatchObject({ success: true, response: 'Elm Street it is.' });
-  const sent = shared.h.fake.requests[1]!.body!.messages!;
+  const sent = m.requests[1]!.body!.messages!;
   expect(sent.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_q', content: JSON.stringify({ success: true, answer: 'Elm Street' }) });
   expect(sent.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['*intake']);
   expect((await session.state()).pendingQuestion).toBeUndefined();
   await session.end();
 });
 
-test('task_completion ends the turn with its summary; a session can turn the loop-breaking tools off', async () => {
-  shared.h.fake.enqueue(toolCalls([{ name: 'task_completion', arguments: { summary: 'Requirements saved to docs/prd.md.' }, id: 'call_done' }]));
-  const session = await startSession();
+test.concurrent('task_completion ends the turn with its summary; a session can turn the loop-breaking tools off', async () => {
+  const m = lanes.open();
+  m.enqueue(toolCalls([{ name: 'task_completion', arguments: { summary: 'Requirements saved to docs/prd.md.' }, id: 'call_done' }]));
+  const session = await startSession(m);
   const done = await session.send('finish');
   expect(done).toMatchObject({ success: true, status: 'completed', response: 'Requirements saved to docs/prd.md.', iterations: 1 });
   expect(toolResult(await session.turnMessages(done), 'call_done')).toEqual({ success: true, completed: true });
 
-  shared.h.fake.enqueue(toolCalls([{ name: 'task_completion', arguments: { summary: 'x' }, id: 'call_off' }]), text('Carrying on.'));
-  const off = await startSession({ loopBreakers: false });
+  m.enqueue(toolCalls([{ name: 'task_completion', arguments: { summary: 'x' }, id: 'call_off' }]), text('Carrying on.'));
+  const off = await startSession(m, { loopBreakers: false });
   const result = await off.send('finish');
-  expect(shared.h.fake.requests.at(-1)!.body!.tools!.map((t) => t.function.name)).not.toContain('task_completion');
+  expect(m.requests.at(-1)!.body!.tools!.map((t) => t.function.name)).not.toContain('task_completion');
   expect(toolResult(await off.turnMessages(result), 'call_off')).toEqual({ success: false, error: 'Unknown tool: task_completion' });
   await session.end();
   await off.end();
@@ -112,25 +132,27 @@ test('task_completion ends the turn with its summary; a session can turn the loo
 
 const READ_CONFIG: Step = toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' } }]);
 
-test('limits: the model is told once near the limit; at the limit an interactive turn keeps its work and "continue" goes on', async () => {
-  shared.h.fake.setResponder(() => READ_CONFIG);
-  const session = await startSession({ maxIterations: 5 });
+test.concurrent('limits: the model is told once near the limit; at the limit an interactive turn keeps its work and "continue" goes on', async () => {
+  const m = lanes.open();
+  m.setResponder(() => READ_CONFIG);
+  const session = await startSession(m, { maxIterations: 5 });
   const result = await session.send('loop');
   expect(result).toMatchObject({ success: false, status: 'max_iterations', iterations: 5 });
   expect(result.response).toMatch(/reached this turn's limit of 5 iterations.*"continue"/);
   const notices = (await session.turnMessages(result)).filter((m) => m.role === 'system');
   expect(notices).toHaveLength(1);
   expect(notices[0]!.content).toMatch(/4 of this turn's 5 iterations are used; 1 remain/);
-  shared.h.fake.setResponder(undefined);
-  shared.h.fake.enqueue(text('Finished now.'));
+  m.setResponder(undefined);
+  m.enqueue(text('Finished now.'));
   await expect(session.send('continue')).resolves.toMatchObject({ success: true, response: 'Finished now.', turn: 2 });
   await session.end();
 });
 
-test("limits: extend raises the running turn's limit", async () => {
+test.concurrent("limits: extend raises the running turn's limit", async () => {
+  const m = lanes.open();
   let calls = 0;
-  shared.h.fake.setResponder(() => (++calls < 8 ? { kind: 'delay', ms: 100, step: READ_CONFIG } : text('Done after extending.')));
-  const session = await startSession({ maxIterations: 4 });
+  m.setResponder(() => (++calls < 8 ? { kind: 'delay', ms: 100, step: READ_CONFIG } : text('Done after extending.')));
+  const session = await startSession(m, { maxIterations: 4 });
   const turn = session.send('work');
   await waitForState(session, (s) => s.iteration >= 2);
   await expect(session.workflow.executeUpdate(extendUpdate, { args: [10] })).resolves.toBe(14);
@@ -141,9 +163,10 @@ test("limits: extend raises the running turn's limit", async () => {
   await session.end();
 });
 
-test('repeated errors: the model is told after the second identical failure, and the third ends the turn stuck', async () => {
-  shared.h.fake.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/missing.md' } }]));
-  const session = await startSession();
+test.concurrent('repeated errors: the model is told after the second identical failure, and the third ends the turn stuck', async () => {
+  const m = lanes.open();
+  m.setResponder(() => toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/missing.md' } }]));
+  const session = await startSession(m);
   const result = await session.send('read it');
   expect(result).toMatchObject({ success: false, status: 'stuck', iterations: 3 });
   expect(result.response).toMatch(/same call kept failing \(3 times\): read_file .*missing\.md.*ENOENT/);
@@ -153,12 +176,13 @@ test('repeated errors: the model is told after the second identical failure, and
   await session.end();
 });
 
-test('rewind: Temporal reset takes a session back to the end of a turn; later turns are gone and the next message goes on from there', async () => {
-  shared.h.fake.setResponder((request) => {
+test.concurrent('rewind: Temporal reset takes a session back to the end of a turn; later turns are gone and the next message goes on from there', async () => {
+  const m = lanes.open();
+  m.setResponder((request) => {
     const users = (request.body?.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);
     return text(`turn ${users.length}: ${users.at(-1)}`);
   });
-  const session = await startSession();
+  const session = await startSession(m);
   await session.send('first');
   const afterFirst = await session.messages();
   await session.send('second');
@@ -176,20 +200,21 @@ test('rewind: Temporal reset takes a session back to the end of a turn; later tu
   const users = (await session.messages()).filter((m) => m.role === 'user').map((m) => m.content);
   expect(users).toEqual(['first', 'another second']);
   // The Web UI shows the reset: the old run says it was reset.
-  const old = await shared.h.client.workflow.getHandle(session.workflowId, before).describe();
+  const old = await h.client.workflow.getHandle(session.workflowId, before).describe();
   expect(old.status.name).toBe('TERMINATED');
   await expect(session.rewind(2)).rejects.toThrow(/latest turn/);
   await expect(session.rewind(7)).rejects.toThrow(/did not end/);
   await session.end();
 });
 
-test('rewind and branch reach a first message given at start and turns of runs the session continued from', async () => {
-  shared.h.fake.setResponder((request) => {
+test.concurrent('rewind and branch reach a first message given at start and turns of runs the session continued from', async () => {
+  const m = lanes.open();
+  m.setResponder((request) => {
     const users = (request.body?.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);
     return text(`turn ${users.length}: ${users.at(-1)}`);
   });
   // A first message, then enough turns that the session continues as new twice.
-  const session = await startSession({ firstMessage: 'opening', continueAsNew: { maxHistoryEvents: 12 } });
+  const session = await startSession(m, { firstMessage: 'opening', continueAsNew: { maxHistoryEvents: 12 } });
   await waitForState(session, (s) => s.status === 'waiting_for_user' && s.turn === 1);
   const afterOpening = await session.messages();
   for (const word of ['two', 'three', 'four', 'five']) await session.send(word);
@@ -199,7 +224,7 @@ test('rewind and branch reach a first message given at start and turns of runs t
   expect(runOfTurn1).not.toBe((await session.workflow.describe()).runId);
 
   // Branch at the first message: the new session holds the opening turn alone.
-  const branch = await shared.loopwright.branch(session.workflowId, 1);
+  const branch = await loopwright.branch(session.workflowId, 1);
   await waitForState(branch, (s) => s.status === 'waiting_for_user');
   expect(await branch.messages()).toEqual(afterOpening);
   await expect(branch.send('elsewhere')).resolves.toMatchObject({ turn: 2, response: 'turn 2: elsewhere' });
@@ -214,19 +239,20 @@ test('rewind and branch reach a first message given at start and turns of runs t
   await session.end();
 });
 
-test('branch: a new session starts from the first k turns of another; the source is untouched', async () => {
-  shared.h.fake.setResponder((request) => {
+test.concurrent('branch: a new session starts from the first k turns of another; the source is untouched', async () => {
+  const m = lanes.open();
+  m.setResponder((request) => {
     const users = (request.body?.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content);
     return text(`turn ${users.length}: ${users.at(-1)}`);
   });
-  const source = await startSession();
+  const source = await startSession(m);
   await source.send('alpha');
   await source.send('beta');
   const afterTwo = await source.messages();
   await source.send('gamma');
   const sourceTranscript = await source.messages();
 
-  const branch = await shared.loopwright.branch(source.workflowId, 2);
+  const branch = await loopwright.branch(source.workflowId, 2);
   expect(branch.workflowId).not.toBe(source.workflowId);
   const state = await waitForState(branch, (s) => s.status === 'waiting_for_user');
   expect(state.turn).toBe(2);
