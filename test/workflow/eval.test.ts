@@ -6,6 +6,10 @@
  * tokens, a skipped read). The report finds exactly those; read-only calls that match the
  * recording are answered from it (no activity for them in the candidate's history); the diverging
  * write runs in the scratch copy and the project is left as it was.
+ *
+ * The tests run side by side on one worker and fake model: each has a folder of its own holding its
+ * project and the eval's scratch copies, and a fake-model lane on it (the recorded sessions' and the
+ * candidates' requests name paths inside it).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -20,7 +24,8 @@ import { exportSession } from '../../client/session-export';
 import { decodeJsonPayload, fetchSessionHistory } from '../../activities/eval/history-json';
 import type { JsonPayload } from '../../common/eval/extract-recording';
 import { isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
-import { useSessionHarness } from '../support/session-harness';
+import { EXAMPLE_BUNDLE, type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { FakeLanes, type FakeLane } from '../support/fake-lanes';
 import { verdict, writeVerifyBundle } from '../support/verify-bundle';
 import { writeDelegationBundle } from '../support/delegation-bundle';
 import { createWorker } from '../../worker/create-worker';
@@ -30,14 +35,30 @@ import { brokenRules, parseRule } from '../../common/eval/thresholds';
 
 jest.setTimeout(120_000);
 
-const shared = useSessionHarness();
 const CANDIDATE = 'candidate-model';
+let h: SessionHarness;
+/** Each test's own script and requests on the shared fake model (the tests run side by side). */
+let lanes: FakeLanes;
+let loopwright: LoopwrightClient;
 let dir: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-eval-'));
+  h = await startSessionHarness();
+  lanes = new FakeLanes(h.fake);
+  ({ loopwright } = await h.startWorker());
+}, 120_000);
+afterAll(async () => {
+  await h?.close();
+  lanes?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
 });
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** A folder of the test's own under `dir` (its project, the eval's scratch copies and report), and a lane on it. */
+function openLane(prefix: string): { folder: string; m: FakeLane } {
+  const folder = fs.mkdtempSync(path.join(dir, prefix));
+  return { folder, m: lanes.open(folder) };
+}
 
 /** The last user message and how many model replies followed it (the step of the turn). */
 function where(request: RecordedRequest): { message: string; step: number } {
@@ -97,7 +118,7 @@ async function waitForState(session: SessionHandle, test: (s: SessionState) => b
 /** The activities a session ran (scheduled, and local ones by their markers), sorted. */
 async function activitiesRun(workflowId: string): Promise<string[]> {
   const names: string[] = [];
-  for (const run of await fetchSessionHistory(shared.h.client, workflowId)) {
+  for (const run of await fetchSessionHistory(h.client, workflowId)) {
     for (const event of run.events) {
       const scheduled = event.activityTaskScheduledEventAttributes as { activityType?: { name?: string } } | undefined;
       if (scheduled) names.push(scheduled.activityType?.name ?? '?');
@@ -122,10 +143,13 @@ function snapshot(root: string): Record<string, string> {
   return out;
 }
 
-test('eval: recorded sessions replayed against a candidate; the report finds exactly the planted differences', async () => {
-  const { h, loopwright, bundle } = shared;
-  const projectRoot = path.dirname(bundle);
-  h.fake.setResponder(responder);
+test.concurrent('eval: recorded sessions replayed against a candidate; the report finds exactly the planted differences', async () => {
+  const { folder, m } = openLane('core-');
+  // The project: a copy of the example bundle (the scratch copies go beside it, in the test's folder).
+  const projectRoot = path.join(folder, 'project');
+  const bundle = path.join(projectRoot, path.basename(EXAMPLE_BUNDLE));
+  fs.cpSync(EXAMPLE_BUNDLE, bundle, { recursive: true });
+  m.setResponder(responder);
   const base = { bundlePath: bundle, agentId: 'facilitator', projectRoot };
 
   // Recorded: a read then a write, and a read of what was written in a second turn.
@@ -147,17 +171,17 @@ test('eval: recorded sessions replayed against a candidate; the report finds exa
   await both.send('read both');
   await both.end();
   await both.result();
-  const exported = path.join(dir, 'read-both.json');
+  const exported = path.join(folder, 'read-both.json');
   fs.writeFileSync(exported, JSON.stringify(await exportSession(h.client, both.workflowId, { payloads: 'decoded' })));
 
   const before = snapshot(projectRoot);
-  const requestsBefore = h.fake.requests.length;
-  const scratchRoot = path.join(dir, 'scratch');
+  const requestsBefore = m.requests.length;
+  const scratchRoot = path.join(folder, 'scratch');
   const evaluation = await startEval(loopwright, {
     sources: [notes.workflowId, approvals.workflowId, exported],
     candidate: { model: CANDIDATE },
     scratchRoot,
-    reportPath: path.join(dir, 'report.json'),
+    reportPath: path.join(folder, 'report.json'),
     keepScratch: true,
     concurrency: 2,
     workflowId: `eval-core-${process.pid}`,
@@ -207,7 +231,7 @@ test('eval: recorded sessions replayed against a candidate; the report finds exa
   ]);
   expect(await activitiesRun(c.candidateWorkflowId)).not.toContain('read_file');
   // The candidates asked the model once per recorded iteration (the planted skip aside).
-  expect(h.fake.requests.length - requestsBefore).toBe(3 + 2 + 3 + 2);
+  expect(m.requests.length - requestsBefore).toBe(3 + 2 + 3 + 2);
 
   // The diverging write ran in the scratch copy; the project is untouched.
   expect(snapshot(projectRoot)).toEqual(before);
@@ -231,9 +255,10 @@ function specResponder(request: RecordedRequest): Step {
   return calls[Math.min(step, calls.length - 1)]!;
 }
 
-test('eval: a failed checklist item, a call stubbed by the divergence rule, a custom scorer, and a candidate that continues as new mid-turn', async () => {
-  const { h } = shared;
-  const root = fs.mkdtempSync(path.join(dir, 'spec-'));
+test.concurrent('eval: a failed checklist item, a call stubbed by the divergence rule, a custom scorer, and a candidate that continues as new mid-turn', async () => {
+  const { folder, m } = openLane('spec-');
+  const root = path.join(folder, 'project');
+  fs.mkdirSync(root);
   const bundle = writeVerifyBundle(root);
   // A worker with a custom scorer that checks the candidate's scratch copy.
   const taskQueue = `eval-scorers-${process.pid}`;
@@ -256,7 +281,7 @@ test('eval: a failed checklist item, a call stubbed by the divergence rule, a cu
   const running = worker.run();
   try {
     const loopwright = new LoopwrightClient(h.client, taskQueue);
-    h.fake.setResponder(specResponder);
+    m.setResponder(specResponder);
     // Recorded: the spec saved and verified at the first attempt; every run is short (it continues as new every 25 events).
     const session = await loopwright.start({
       bundlePath: bundle,
@@ -276,8 +301,8 @@ test('eval: a failed checklist item, a call stubbed by the divergence rule, a cu
       candidate: { model: CANDIDATE },
       replay: { onDivergence: 'stub' },
       scorers: ['spec-saved', 'not-registered'],
-      scratchRoot: path.join(dir, 'scratch-spec'),
-      reportPath: path.join(dir, 'report-spec.json'),
+      scratchRoot: path.join(folder, 'scratch-spec'),
+      reportPath: path.join(folder, 'report-spec.json'),
     });
     const summary = await evaluation.result();
     expect(summary).toMatchObject({ total: 1, scored: 1, errors: 0, statusChanged: 1, trajectoryChanged: 1 });
@@ -311,7 +336,7 @@ test('eval: a failed checklist item, a call stubbed by the divergence rule, a cu
     ]);
     expect(brokenRules(c, ['checks-failed', 'status-changed', 'scorer-failed'].map(parseRule)).map((b) => b.rule)).toEqual(['checks-failed', 'status-changed', 'scorer-failed']);
     // Scratch copies are removed once scored; the project is as it was.
-    expect(fs.readdirSync(path.join(dir, 'scratch-spec'))).toEqual([]);
+    expect(fs.readdirSync(path.join(folder, 'scratch-spec'))).toEqual([]);
     expect(snapshot(root)).toEqual(before);
   } finally {
     worker.shutdown();
@@ -319,11 +344,12 @@ test('eval: a failed checklist item, a call stubbed by the divergence rule, a cu
   }
 });
 
-test('eval: a recording with a delegation replays with the same trajectory (the child runs again, live, in the scratch copy), and the project stays as it was', async () => {
-  const { h, loopwright } = shared;
-  const root = fs.mkdtempSync(path.join(dir, 'team-'));
+test.concurrent('eval: a recording with a delegation replays with the same trajectory (the child runs again, live, in the scratch copy), and the project stays as it was', async () => {
+  const { folder, m } = openLane('team-');
+  const root = path.join(folder, 'project');
+  fs.mkdirSync(root);
   const bundle = writeDelegationBundle(root);
-  h.fake.setResponder((request) => {
+  m.setResponder((request) => {
     const { message, step } = where(request);
     if (message === 'Plan the login page') {
       if (step === 0) return toolCalls([{ id: 'd1', name: 'delegate_task', arguments: { agent: 'pm', task: 'Write three requirements for a login page.' } }]);
@@ -341,8 +367,8 @@ test('eval: a recording with a delegation replays with the same trajectory (the 
   const evaluation = await startEval(loopwright, {
     sources: [session.workflowId],
     candidate: { model: CANDIDATE },
-    scratchRoot: path.join(dir, 'scratch-team'),
-    reportPath: path.join(dir, 'report-team.json'),
+    scratchRoot: path.join(folder, 'scratch-team'),
+    reportPath: path.join(folder, 'report-team.json'),
   });
   const summary = await evaluation.result();
   expect(summary).toMatchObject({ total: 1, scored: 1, errors: 0, statusChanged: 0, trajectoryChanged: 0 });
@@ -356,12 +382,13 @@ test('eval: a recording with a delegation replays with the same trajectory (the 
   expect(snapshot(root)).toEqual(before);
 });
 
-test('eval: a recording whose context was compacted replays with the same trajectory, the candidate compacting too', async () => {
-  const { h, loopwright } = shared;
-  const root = fs.mkdtempSync(path.join(dir, 'compact-'));
+test.concurrent('eval: a recording whose context was compacted replays with the same trajectory, the candidate compacting too', async () => {
+  const { folder, m } = openLane('compact-');
+  const root = path.join(folder, 'project');
+  fs.mkdirSync(root);
   const bundle = writeVerifyBundle(root);
   fs.writeFileSync(path.join(root, 'log.md'), `${'a line of the harbour log, read again and again\n'.repeat(60)}`);
-  h.fake.setResponder((request) => {
+  m.setResponder((request) => {
     if (isSummaryRequest(request)) return text('Summary: the user had the log read several times.');
     const { message, step } = where(request);
     if (step === 0) return toolCalls([{ name: 'read_file', arguments: { file_path: path.join(root, 'log.md') } }]);
@@ -376,8 +403,8 @@ test('eval: a recording whose context was compacted replays with the same trajec
   const evaluation = await startEval(loopwright, {
     sources: [session.workflowId],
     candidate: { model: CANDIDATE },
-    scratchRoot: path.join(dir, 'scratch-compact'),
-    reportPath: path.join(dir, 'report-compact.json'),
+    scratchRoot: path.join(folder, 'scratch-compact'),
+    reportPath: path.join(folder, 'report-compact.json'),
   });
   expect(await evaluation.result()).toMatchObject({ total: 1, scored: 1, errors: 0, statusChanged: 0, trajectoryChanged: 0 });
   const [c] = (await evaluation.report()).cases as [EvalCaseReport];
