@@ -17,30 +17,45 @@ import { hang, text, toolCalls } from '../../fake-model/server';
 import { CORPUS, corpusPresent } from '../support/corpus';
 import { writeDelegationBundle } from '../support/delegation-bundle';
 import { startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { FakeLanes, type FakeLane } from '../support/fake-lanes';
 
 jest.setTimeout(90_000);
 
 let h: SessionHarness;
+/** Each test's own script and requests on the shared fake model (the tests run side by side). */
+let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
-let root: string;
-let bundle: string;
+/** The folders the tests made (their lanes' projects), removed at the end. */
+const roots: string[] = [];
 
 beforeAll(async () => {
   h = await startSessionHarness();
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-delegation-')));
-  bundle = writeDelegationBundle(root);
+  lanes = new FakeLanes(h.fake);
   loopwright = (await h.startWorker()).loopwright;
 }, 120_000);
 
 afterAll(async () => {
   await h?.close();
-  fs.rmSync(root, { recursive: true, force: true });
+  lanes?.close();
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
 });
 
-beforeEach(() => h.fake.reset());
+/** A test's own project: the two-agent bundle in `root/team`, and a lane on `root` (its sessions' prompts name the bundle's files). */
+interface Team {
+  m: FakeLane;
+  root: string;
+  bundle: string;
+}
 
-function start(extra: Partial<Parameters<LoopwrightClient['start']>[0]> = {}): Promise<SessionHandle> {
-  return loopwright.start({ bundlePath: bundle, agentId: 'lead', projectRoot: root, outputRoots: [path.join(root, 'docs')], ...extra });
+function openTeam(): Team {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-delegation-')));
+  roots.push(root);
+  const bundle = writeDelegationBundle(root);
+  return { m: lanes.open(root), root, bundle };
+}
+
+function start(team: Team, extra: Partial<Parameters<LoopwrightClient['start']>[0]> = {}): Promise<SessionHandle> {
+  return loopwright.start({ bundlePath: team.bundle, agentId: 'lead', projectRoot: team.root, outputRoots: [path.join(team.root, 'docs')], ...extra });
 }
 
 const delegate = (id: string, agent: string, task: string) => ({ id, name: 'delegate_task', arguments: { agent, task } });
@@ -62,13 +77,15 @@ async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, ms = 
   }
 }
 
-test('an agent delegates to the other agent of its bundle and gets its reply as the tool result, usage included', async () => {
-  h.fake.enqueue(
+test.concurrent('an agent delegates to the other agent of its bundle and gets its reply as the tool result, usage included', async () => {
+  const team = openTeam();
+  const { m } = team;
+  m.enqueue(
     toolCalls([delegate('d1', 'pm', 'Write three requirements for a login page.')]),
     text('1. Email and password. 2. Reset link. 3. Lockout after 5 tries.'),
     text('The PM wrote the requirements.'),
   );
-  const session = await start();
+  const session = await start(team);
   const state = await until(
     () => session.state(),
     (s) => s.tools !== undefined,
@@ -84,7 +101,7 @@ test('an agent delegates to the other agent of its bundle and gets its reply as 
   // The child's usage is in the parent's turn: two calls of its own and one of the child's.
   const childUsage = delegated.usage as { totalTokens: number };
   expect(childUsage.totalTokens).toBeGreaterThan(0);
-  expect(h.fake.requests).toHaveLength(3);
+  expect(m.requests).toHaveLength(3);
   const child = loopwright.client.workflow.getHandle(childId);
   const childResult = (await child.result()) as { usage: { totalTokens: number } };
   expect(childResult.usage.totalTokens).toBe(childUsage.totalTokens);
@@ -92,9 +109,9 @@ test('an agent delegates to the other agent of its bundle and gets its reply as 
   expect((await session.state()).usage.totalTokens).toBe(result.usage.totalTokens);
 
   // The model was told whom it may call; the child got the task as its first message, with its own prompt.
-  const tools = (h.fake.requests[0]!.body!.tools ?? []) as { function: { name: string; description: string } }[];
+  const tools = (m.requests[0]!.body!.tools ?? []) as { function: { name: string; description: string } }[];
   expect(tools.find((t) => t.function.name === 'delegate_task')?.function.description).toContain('- pm: Pat, Product Manager');
-  const childMessages = h.fake.requests[1]!.body!.messages as { role: string; content: string }[];
+  const childMessages = m.requests[1]!.body!.messages as { role: string; content: string }[];
   expect(childMessages.at(-1)).toEqual({ role: 'user', content: 'Write three requirements for a login page.' });
   expect(String(childMessages[0]!.content)).toContain('Writes product requirements');
 
@@ -108,15 +125,17 @@ test('an agent delegates to the other agent of its bundle and gets its reply as 
   await session.end();
 });
 
-test('depth and fan-out limits refuse with a result that says so, and the turn goes on', async () => {
+test.concurrent('depth and fan-out limits refuse with a result that says so, and the turn goes on', async () => {
+  const team = openTeam();
+  const { m } = team;
   // maxChildren 1: the second call of the same reply is refused. maxDepth 1: the child may not delegate further.
-  h.fake.enqueue(
+  m.enqueue(
     toolCalls([delegate('d1', 'pm', 'Task one'), delegate('d2', 'pm', 'Task two')]),
     toolCalls([delegate('c1', 'lead', 'Help me')]),
     text('PM did task one alone.'),
     text('One was done, the other refused.'),
   );
-  const session = await start({ delegation: { maxChildren: 1, maxDepth: 1 } });
+  const session = await start(team, { delegation: { maxChildren: 1, maxDepth: 1 } });
   const result = await session.send('Two tasks');
   expect(result).toMatchObject({ success: true, status: 'completed', delegations: 2 });
   const results = toolResults(await session.turnMessages(result));
@@ -124,20 +143,22 @@ test('depth and fan-out limits refuse with a result that says so, and the turn g
   expect(results.d2).toMatchObject({ success: false, status: 'refused' });
   expect(String(results.d2!.error)).toContain('already made 1 delegations, its limit (delegation.maxChildren)');
   // The child's own call was refused for depth, in the child's transcript.
-  const childRequest = h.fake.requests[2]!.body!.messages as { role: string; content: string }[];
+  const childRequest = m.requests[2]!.body!.messages as { role: string; content: string }[];
   const refusal = JSON.parse(childRequest.at(-1)!.content) as Record<string, unknown>;
   expect(refusal).toMatchObject({ success: false, status: 'refused' });
   expect(String(refusal.error)).toContain("past the session's limit of 1 (delegation.maxDepth)");
   // An agent that is not callable is refused too, naming those that are.
-  h.fake.enqueue(toolCalls([delegate('d3', 'nobody', 'x')]), text('ok'));
+  m.enqueue(toolCalls([delegate('d3', 'nobody', 'x')]), text('ok'));
   const second = await session.send('Try nobody');
   expect(String(toolResults(await session.turnMessages(second)).d3!.error)).toBe('nobody is not an agent you may delegate to; you may call: pm');
   await session.end();
 });
 
-test('interrupting the parent cancels a running child and the turn ends interrupted', async () => {
-  h.fake.enqueue(toolCalls([delegate('d1', 'pm', 'Think for a long time')]), hang());
-  const session = await start();
+test.concurrent('interrupting the parent cancels a running child and the turn ends interrupted', async () => {
+  const team = openTeam();
+  const { m } = team;
+  m.enqueue(toolCalls([delegate('d1', 'pm', 'Think for a long time')]), hang());
+  const session = await start(team);
   const sent = session.send('Go');
   const state = await until(
     () => session.state(),
@@ -145,7 +166,7 @@ test('interrupting the parent cancels a running child and the turn ends interrup
   );
   expect(state.runningTools).toEqual([{ id: 'd1', name: 'delegate_task', detail: 'pm' }]);
   await until(
-    async () => h.fake.requests.length,
+    async () => m.requests.length,
     (n) => n >= 2,
   );
   await session.interrupt();
@@ -157,19 +178,21 @@ test('interrupting the parent cancels a running child and the turn ends interrup
   expect(['COMPLETED', 'CANCELLED']).toContain(description.status.name);
   expect(toolResults(await session.turnMessages(result)).d1).toMatchObject({ success: false, agent: 'pm', status: 'interrupted' });
   // The session goes on.
-  h.fake.enqueue(text('Still here.'));
+  m.enqueue(text('Still here.'));
   expect(await session.send('Hello?')).toMatchObject({ status: 'completed', response: 'Still here.' });
   await session.end();
 });
 
-test("a child's call waiting for approval shows in the parent's state and is approved through the parent", async () => {
-  h.fake.enqueue(
+test.concurrent("a child's call waiting for approval shows in the parent's state and is approved through the parent", async () => {
+  const team = openTeam();
+  const { m } = team;
+  m.enqueue(
     toolCalls([delegate('d1', 'pm', 'Save the requirements')]),
     toolCalls([{ id: 's1', name: 'save_output', arguments: { file_path: '{output_folder}/req.md', content: '# Requirements' } }]),
     text('Saved docs/req.md.'),
     text('The PM saved them.'),
   );
-  const session = await start({ approval: { policy: 'writes' } });
+  const session = await start(team, { approval: { policy: 'writes' } });
   const sent = session.send('Get the requirements saved');
   const state = await until(
     () => session.state(),
@@ -182,13 +205,15 @@ test("a child's call waiting for approval shows in the parent's state and is app
   expect(await session.approve('d1/s1')).toEqual(['d1/s1']);
   const result = await sent;
   expect(result).toMatchObject({ status: 'completed', response: 'The PM saved them.' });
-  expect(fs.readFileSync(path.join(root, 'docs/req.md'), 'utf8')).toBe('# Requirements');
+  expect(fs.readFileSync(path.join(team.root, 'docs/req.md'), 'utf8')).toBe('# Requirements');
   expect((await session.state()).pendingApprovals).toEqual([]);
   await session.end();
 });
 
-test("a grandchild's call is denied through the top session: the decision travels down two levels", async () => {
-  h.fake.enqueue(
+test.concurrent("a grandchild's call is denied through the top session: the decision travels down two levels", async () => {
+  const team = openTeam();
+  const { m } = team;
+  m.enqueue(
     toolCalls([delegate('d1', 'pm', 'Ask the lead to save a note')]),
     toolCalls([delegate('c1', 'lead', 'Save a note')]),
     toolCalls([{ id: 's1', name: 'save_output', arguments: { file_path: '{output_folder}/note.md', content: 'note' } }]),
@@ -196,7 +221,7 @@ test("a grandchild's call is denied through the top session: the decision travel
     text('Lead could not save.'),
     text('Nothing was saved.'),
   );
-  const session = await start({ approval: { policy: 'writes' } });
+  const session = await start(team, { approval: { policy: 'writes' } });
   const sent = session.send('Save a note through the team');
   const state = await until(
     () => session.state(),
@@ -208,21 +233,23 @@ test("a grandchild's call is denied through the top session: the decision travel
   expect(await session.deny('d1/c1/s1', 'not now')).toEqual(['d1/c1/s1']);
   expect(await sent).toMatchObject({ status: 'completed', response: 'Nothing was saved.' });
   // The grandchild's model saw the denial with the reason.
-  const seen = h.fake.requests[3]!.body!.messages as { role: string; content: string }[];
+  const seen = m.requests[3]!.body!.messages as { role: string; content: string }[];
   expect(JSON.parse(seen.at(-1)!.content)).toMatchObject({ success: false, declined: true, error: 'The user declined this call: not now' });
-  expect(fs.existsSync(path.join(root, 'docs/note.md'))).toBe(false);
+  expect(fs.existsSync(path.join(team.root, 'docs/note.md'))).toBe(false);
   await session.end();
 });
 
-test('a worker stopped while a child waits loses nothing: another worker replays both and the child is started once', async () => {
-  h.fake.enqueue(
+test.concurrent('a worker stopped while a child waits loses nothing: another worker replays both and the child is started once', async () => {
+  const team = openTeam();
+  const { m } = team;
+  m.enqueue(
     toolCalls([delegate('d1', 'pm', 'Save the plan')]),
     toolCalls([{ id: 's1', name: 'save_output', arguments: { file_path: '{output_folder}/plan.md', content: '# Plan' } }]),
     text('Saved docs/plan.md.'),
     text('The plan is saved.'),
   );
   const first = await h.startWorker();
-  const session = await first.loopwright.start({ bundlePath: bundle, agentId: 'lead', projectRoot: root, outputRoots: [path.join(root, 'docs')], approval: { policy: 'writes' } });
+  const session = await first.loopwright.start({ bundlePath: team.bundle, agentId: 'lead', projectRoot: team.root, outputRoots: [path.join(team.root, 'docs')], approval: { policy: 'writes' } });
   const sent = session.send('Save the plan');
   await until(
     () => session.state(),
@@ -235,14 +262,14 @@ test('a worker stopped while a child waits loses nothing: another worker replays
   expect((await resumed.state()).pendingApprovals.map((p) => p.callId)).toEqual(['d1/s1']);
   await resumed.approve();
   expect(await sent).toMatchObject({ status: 'completed', response: 'The plan is saved.', delegations: 1 });
-  expect(fs.readFileSync(path.join(root, 'docs/plan.md'), 'utf8')).toBe('# Plan');
+  expect(fs.readFileSync(path.join(team.root, 'docs/plan.md'), 'utf8')).toBe('# Plan');
   const events = (await session.workflow.fetchHistory()).events ?? [];
   expect(events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(1);
-  expect(h.fake.requests).toHaveLength(4);
+  expect(m.requests).toHaveLength(4);
   await resumed.end();
 });
 
-test('manifest delegates: lists narrow whom an agent may call; an agent with no one to call is not offered the tool', async () => {
+test.concurrent('manifest delegates: lists narrow whom an agent may call; an agent with no one to call is not offered the tool', async () => {
   const manifestRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-delegation-manifest-'));
   try {
     const team = writeDelegationBundle(manifestRoot, { lead: ['pm'], pm: [] });
@@ -267,17 +294,13 @@ test('manifest delegates: lists narrow whom an agent may call; an agent with no 
 const ALPHA5 = path.join(CORPUS, 'v6.0.0-alpha.5');
 const corpus = corpusPresent('delegation: bmad-master', ['v6.0.0-alpha.5/bmad/core/agents/bmad-master.md', 'v6.0.0-alpha.5/bmad/bmm/agents/pm.md']);
 (corpus ? describe : describe.skip)('a real BMAD orchestrator', () => {
-  let project: string;
-  beforeAll(async () => {
-    // A copy: the corpus is read only.
-    project = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), 'lw-delegation-bmad-')));
+  test.concurrent('inspect shows whom core/bmad-master may call, and a session of it delegates to bmm/pm and gets its reply', async () => {
+    // A copy (the corpus is read only) in a folder of the test's own, its lane's; made here, as a
+    // side-by-side test starts before its describe block's beforeAll would run.
+    const project = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), 'lw-delegation-bmad-')));
+    roots.push(project);
     await fsp.cp(path.join(ALPHA5, 'bmad'), path.join(project, 'bmad'), { recursive: true });
-  });
-  afterAll(async () => {
-    if (project) await fsp.rm(project, { recursive: true, force: true });
-  });
-
-  test('inspect shows whom core/bmad-master may call, and a session of it delegates to bmm/pm and gets its reply', async () => {
+    const m = lanes.open(project);
     const inspection = await inspectBundle(path.join(project, 'bmad'), 'core/bmad-master');
     const ids = inspection.delegates!.map((d) => d.id);
     expect(ids).toEqual(expect.arrayContaining(['bmm/pm', 'bmm/analyst', 'bmm/architect', 'bmm/dev']));
@@ -285,7 +308,7 @@ const corpus = corpusPresent('delegation: bmad-master', ['v6.0.0-alpha.5/bmad/co
     expect(inspection.delegates!.find((d) => d.id === 'bmm/pm')).toEqual({ id: 'bmm/pm', name: 'John', title: 'Product Manager' });
     expect(formatInspection(inspection)).toMatch(/May delegate to \(\d+, with delegate_task\):\n(.|\n)*bmm\/pm +John, Product Manager/);
 
-    h.fake.enqueue(
+    m.enqueue(
       toolCalls([delegate('d1', 'bmm/pm', 'Give me the three main risks of a PRD for a todo app.')]),
       text('Scope creep, vague users, no metrics.'),
       text('John says: scope creep, vague users, no metrics.'),
@@ -294,7 +317,7 @@ const corpus = corpusPresent('delegation: bmad-master', ['v6.0.0-alpha.5/bmad/co
     const result = await session.send('Ask the PM about PRD risks');
     expect(result).toMatchObject({ status: 'completed', delegations: 1 });
     expect(toolResults(await session.turnMessages(result)).d1).toMatchObject({ success: true, agent: 'bmm/pm', status: 'completed', response: 'Scope creep, vague users, no metrics.' });
-    const childPrompt = String((h.fake.requests[1]!.body!.messages as { content: string }[])[0]!.content);
+    const childPrompt = String((m.requests[1]!.body!.messages as { content: string }[])[0]!.content);
     expect(childPrompt).toContain('John');
     await session.end();
   });
