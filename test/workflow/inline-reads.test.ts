@@ -4,6 +4,9 @@
  * before, the worker is sent the runtime context and the tool definitions once per run and again
  * after it lost them (a new worker), reads that need approval are never run inline, and
  * `inlineReads: false` keeps every read a local activity.
+ *
+ * The tests run side by side, each on a fake-model lane (its own copy of the example bundle); the
+ * one that replaces its worker has a worker and task queue of its own.
  */
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -12,33 +15,33 @@ import type { ModelCallResult } from '../../common/model-call';
 import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { LoopwrightClient } from '../../client/session-client';
 import { text, toolCalls } from '../../fake-model/server';
-import { copyExampleBundle, startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { FakeLanes, type FakeLane } from '../support/fake-lanes';
+import { startSessionHarness, type SessionHarness } from '../support/session-harness';
 
 jest.setTimeout(60_000);
 
 let h: SessionHarness;
+/** Each test's own script and requests on the shared fake model (the tests run side by side). */
+let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
-let taskQueue: string;
-let stopWorker: () => Promise<void>;
-const bundleCopy = copyExampleBundle('lw-inline-');
 
 beforeAll(async () => {
   h = await startSessionHarness();
-  ({ loopwright, taskQueue, stop: stopWorker } = await h.startWorker());
+  lanes = new FakeLanes(h.fake);
+  ({ loopwright } = await h.startWorker());
 });
 
 afterAll(async () => {
   await h?.close();
-  bundleCopy.cleanup();
+  lanes?.close();
 });
-
-beforeEach(() => h.fake.reset());
 
 const CONFIG = '{bundle-root}/config.yaml';
 const INSTRUCTIONS = '{bundle-root}/workflows/intake/instructions.md';
 
-function start(extra: Partial<Parameters<LoopwrightClient['start']>[0]> = {}, client = loopwright) {
-  return client.start({ bundlePath: bundleCopy.bundle, agentId: 'facilitator', ...extra });
+/** A session on `lane`'s copy of the example bundle. */
+function start(lane: FakeLane, extra: Partial<Parameters<LoopwrightClient['start']>[0]> = {}, client = loopwright) {
+  return client.start({ bundlePath: lane.bundle, agentId: 'facilitator', ...extra });
 }
 
 /** The model calls of a history: each one's input and (when it completed) its result. */
@@ -65,8 +68,9 @@ function toolResults(messages: ChatMessage[]): { id: string; result: Record<stri
   return messages.filter((m): m is ToolMessage => m.role === 'tool').map((m) => ({ id: m.tool_call_id, result: JSON.parse(m.content) as Record<string, unknown> }));
 }
 
-test('inline reads: a reply that only reads is one model-call activity, its results appended in call order', async () => {
-  h.fake.enqueue(
+test.concurrent('inline reads: a reply that only reads is one model-call activity, its results appended in call order', async () => {
+  const m = lanes.open();
+  m.enqueue(
     toolCalls([
       { name: 'read_file', arguments: { file_path: INSTRUCTIONS }, id: 'call_a' },
       { name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_b' },
@@ -75,7 +79,7 @@ test('inline reads: a reply that only reads is one model-call activity, its resu
     toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_d' }]),
     text('Read them.'),
   );
-  const session = await start();
+  const session = await start(m);
   const result = await session.send('read three things');
   expect(result).toMatchObject({ success: true, iterations: 3, toolCalls: 4 });
   const tools = toolResults(await session.turnMessages(result));
@@ -83,7 +87,7 @@ test('inline reads: a reply that only reads is one model-call activity, its resu
   expect(tools.map((t) => t.result.success)).toEqual([true, true, false, true]);
   expect(tools[2]!.result.error).toMatch(/ENOENT|not found|no such file/i);
   // The model's second request carried the three results, in call order.
-  const second = h.fake.requests[1]!.body!.messages!;
+  const second = m.requests[1]!.body!.messages!;
   expect(second.slice(-3).map((m) => (m as ToolMessage).tool_call_id)).toEqual(['call_a', 'call_b', 'call_c']);
 
   const history = await session.workflow.fetchHistory();
@@ -99,15 +103,16 @@ test('inline reads: a reply that only reads is one model-call activity, its resu
   expect(calls[1]!.input.tools).toBeUndefined();
   expect(calls[1]!.input.toolsKey).toBe(calls[0]!.input.toolsKey);
   // The model got the definitions with every request all the same.
-  expect(h.fake.requests.map((r) => (r.body!.tools as unknown[] | undefined)?.length)).toEqual([6, 6, 6]);
+  expect(m.requests.map((r) => (r.body!.tools as unknown[] | undefined)?.length)).toEqual([6, 6, 6]);
   expect(calls[0]!.result!.toolResults).toHaveLength(3);
   expect(calls[0]!.result!.toolResults!.every((r) => r !== null)).toBe(true);
   expect(calls[2]!.result!.toolResults).toBeUndefined();
   await session.end();
 });
 
-test('inline reads: the writes of a reply still run as their own activities, after the reads ran inline', async () => {
-  h.fake.enqueue(
+test.concurrent('inline reads: the writes of a reply still run as their own activities, after the reads ran inline', async () => {
+  const m = lanes.open();
+  m.enqueue(
     toolCalls([
       { name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_read' },
       { name: 'save_output', arguments: { file_path: '{output_folder}/inline-test.md', content: '# Inline\n' }, id: 'call_save' },
@@ -115,7 +120,7 @@ test('inline reads: the writes of a reply still run as their own activities, aft
     ]),
     text('Done.'),
   );
-  const session = await start();
+  const session = await start(m);
   const result = await session.send('read and save');
   expect(result.success).toBe(true);
   const tools = toolResults(await session.turnMessages(result));
@@ -133,17 +138,18 @@ test('inline reads: the writes of a reply still run as their own activities, aft
   await session.end();
 });
 
-test('inline reads: off for a session that says so, and never for a read that needs approval', async () => {
-  h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_off' }]), text('Off.'));
-  const off = await start({ inlineReads: false });
+test.concurrent('inline reads: off for a session that says so, and never for a read that needs approval', async () => {
+  const m = lanes.open();
+  m.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_off' }]), text('Off.'));
+  const off = await start(m, { inlineReads: false });
   await expect(off.send('read')).resolves.toMatchObject({ success: true });
   const offHistory = await off.workflow.fetchHistory();
   expect(localActivities(offHistory)).toBe(1);
   expect(modelCalls(offHistory).every((c) => c.input.inline === undefined)).toBe(true);
   await off.end();
 
-  h.fake.enqueue(toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' }, id: 'call_wf' }]), text('Loaded.'));
-  const approving = await start({ approval: { policy: ['read_file'] } });
+  m.enqueue(toolCalls([{ name: 'execute_workflow', arguments: { workflow_path: '{bundle-root}/workflows/intake/workflow.yaml' }, id: 'call_wf' }]), text('Loaded.'));
+  const approving = await start(m, { approval: { policy: ['read_file'] } });
   await expect(approving.send('load')).resolves.toMatchObject({ success: true });
   const [first] = modelCalls(await approving.workflow.fetchHistory());
   // read_file waits for a yes, so only execute_workflow may run inline.
@@ -152,14 +158,17 @@ test('inline reads: off for a session that says so, and never for a read that ne
   await approving.end();
 });
 
-test('inline reads: a new worker without the definitions and the runtime context gets them again; the reads of that reply run as local activities', async () => {
-  h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_1' }]), text('First.'));
-  const session = await start();
+test.concurrent('inline reads: a new worker without the definitions and the runtime context gets them again; the reads of that reply run as local activities', async () => {
+  const m = lanes.open();
+  // A worker of its own (the other tests keep theirs), replaced after the first turn.
+  const { loopwright: client, taskQueue, stop } = await h.startWorker();
+  m.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_1' }]), text('First.'));
+  const session = await start(m, {}, client);
   await expect(session.send('first')).resolves.toMatchObject({ success: true });
   // Replace the worker: the new one holds no context for this run.
-  await stopWorker();
-  ({ stop: stopWorker } = await h.startWorker({ taskQueue }));
-  h.fake.enqueue(
+  await stop();
+  await h.startWorker({ taskQueue });
+  m.enqueue(
     toolCalls([{ name: 'read_file', arguments: { file_path: CONFIG }, id: 'call_2' }]),
     toolCalls([{ name: 'read_file', arguments: { file_path: INSTRUCTIONS }, id: 'call_3' }]),
     text('Second.'),
