@@ -4,6 +4,11 @@
  * first request carries his persona, his menu and the skill catalog; the session activates a skill,
  * reads one of its references by a bare path, and saves its document where the project's config
  * says (planning artifacts). A project of 6.0.4 (compiled agents, step files) saves there too.
+ *
+ * The tests run side by side on one worker and fake model, each on a fake-model lane on the project
+ * it runs (a copy of its own, or for the read-only runs over a whole install, that install's folder
+ * of the corpus); after them, alone on the fake model, the compaction test (it sets the fake's
+ * context window) and the built-in assistant's (its requests name no folder of the test's).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,6 +18,7 @@ import { isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } fr
 import { SKILL_INSTRUCTIONS_NOTE } from '../../common/model-view';
 import { CORPUS, corpusPresent } from '../support/corpus';
 import { startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { FakeLanes } from '../support/fake-lanes';
 import { writeSkillsProject } from '../support/skills-project';
 import { listProject } from '../../bundle/inspect';
 import type { LoopwrightClient } from '../../client/session-client';
@@ -41,25 +47,29 @@ function results(messages: ChatMessage[]): Record<string, Record<string, unknown
 }
 
 let h: SessionHarness;
+/** Each test's own script and requests on the shared fake model (the tests run side by side). */
+let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
 const copies: string[] = [];
 
 beforeAll(async () => {
   h = await startSessionHarness();
+  lanes = new FakeLanes(h.fake);
   loopwright = (await h.startWorker()).loopwright;
 }, 120_000);
 
 afterAll(async () => {
   await h?.close();
+  // Lanes opened on folders remove nothing: the tests' copies go below, the corpus stays.
+  lanes?.close();
   for (const dir of copies) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-beforeEach(() => h.fake.reset());
-
-test('agent skill: persistent facts, the user config layer, a prompt menu item; continued as new, a bare path still resolves', async () => {
+test.concurrent('agent skill: persistent facts, the user config layer, a prompt menu item; continued as new, a bare path still resolves', async () => {
   const project = writeSkillsProject();
   copies.push(project.root);
-  h.fake.enqueue(
+  const m = lanes.open(project.root);
+  m.enqueue(
     toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' }, id: 'call_activate' }]),
     toolCalls([{ name: 'read_file', arguments: { file_path: 'references/tides.md' }, id: 'call_ref' }]),
     text('⚓ Noted the tide.'),
@@ -69,7 +79,7 @@ test('agent skill: persistent facts, the user config layer, a prompt menu item; 
   const session = await loopwright.start({ bundlePath: project.root, agentId: 'lw-agent-guide', continueAsNew: { maxHistoryEvents: 20 } });
   const first = await session.send('TP');
   expect(first.success).toBe(true);
-  const opening = h.fake.requests[0]!.body!.messages!.map((m) => String(m.content));
+  const opening = m.requests[0]!.body!.messages!.map((m) => String(m.content));
   expect(opening[0]).toContain('You are Gus, Harbour Guide.');
   expect(opening[0]).toContain('Greet the user with ⚓ and show the menu. Skill files live in {project-root}/.claude/skills/lw-agent-guide.');
   expect(opening[0]).toMatch(/2\. \[WX\] Tell the weather → prompt: Say the weather is fair\./);
@@ -89,10 +99,11 @@ test('agent skill: persistent facts, the user config layer, a prompt menu item; 
   await session.end();
 });
 
-test('pinning: files changed under a running session are said once at the next turn; the session keeps what it loaded', async () => {
+test.concurrent('pinning: files changed under a running session are said once at the next turn; the session keeps what it loaded', async () => {
   const project = writeSkillsProject();
   copies.push(project.root);
-  h.fake.enqueue(toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' }, id: 'call_activate' }]), text('⚓ Ready.'), text('⚓ Still here.'), text('⚓ And again.'));
+  const m = lanes.open(project.root);
+  m.enqueue(toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' }, id: 'call_activate' }]), text('⚓ Ready.'), text('⚓ Still here.'), text('⚓ And again.'));
   const session = await loopwright.start({ bundlePath: project.root, agentId: 'lw-agent-guide' });
   const first = await session.send('TP');
   expect(first.bundleChanges).toBeUndefined();
@@ -112,7 +123,7 @@ test('pinning: files changed under a running session are said once at the next t
   expect(state.bundleChanges).toEqual(second.bundleChanges);
   expect(state.warnings).toEqual(expect.arrayContaining(second.bundleChanges!));
   // The session keeps the agent it started with: the system prompt is the one recorded.
-  expect(String(h.fake.requests[h.fake.requests.length - 1]!.body!.messages![0]!.content)).toContain('Short and salty.');
+  expect(String(m.requests[m.requests.length - 1]!.body!.messages![0]!.content)).toContain('Short and salty.');
 
   // Said once: the same versions are not reported again.
   const third = await session.send('and now?');
@@ -120,101 +131,24 @@ test('pinning: files changed under a running session are said once at the next t
   await session.end();
 });
 
-test("compaction: a skill's instructions stay in the view, whole when pruning reaches them and in the summary when it replaces them", async () => {
-  const project = writeSkillsProject();
-  copies.push(project.root);
-  fs.mkdirSync(path.join(project.root, 'notes'));
-  fs.writeFileSync(path.join(project.root, 'notes/log.md'), 'The boat left the pier and came back before dusk.\n'.repeat(120));
-  h.fake.setLimits({ contextWindow: 6144 });
-  h.fake.setResponder((request: RecordedRequest): Step => {
-    if (isSummaryRequest(request)) return text('Summary: the user had the log read several times.');
-    const messages = (request.body?.messages ?? []) as ChatMessage[];
-    const last = messages[messages.length - 1]!;
-    const user = String([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
-    if (last.role !== 'user') return text('Noted.');
-    if (user === 'activate') return toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' } }]);
-    return toolCalls([{ name: 'read_file', arguments: { file_path: '{project-root}/notes/log.md' } }]);
-  });
-  try {
-    const session = await loopwright.start({ bundlePath: project.root, agentId: 'lw-agent-guide', context: { window: 6144, keepRecent: 1 } });
-    expect((await session.send('activate')).success).toBe(true);
-    const sent = (): ChatMessage[] => {
-      const calls = h.fake.requests.filter((r) => !isSummaryRequest(r));
-      return calls[calls.length - 1]!.body!.messages as ChatMessage[];
-    };
-    const instructionsIn = (messages: ChatMessage[]): 'whole' | 'summary' | 'lost' => {
-      if (messages.some((m) => m.role === 'tool' && String(m.content).includes('1. Read `references/tides.md`.'))) return 'whole';
-      if (
-        messages.some(
-          (m) =>
-            m.role === 'user' &&
-            String(m.content).includes('[Loopwright] Summary') &&
-            String(m.content).includes(SKILL_INSTRUCTIONS_NOTE) &&
-            String(m.content).includes('1. Read `references/tides.md`.'),
-        )
-      )
-        return 'summary';
-      return 'lost';
-    };
-    const seen = new Set<string>();
-    for (let turn = 1; turn <= 8; turn++) {
-      expect((await session.send(`read the log (${turn})`)).success).toBe(true);
-      const messages = sent();
-      const where = instructionsIn(messages);
-      expect({ turn, where }).not.toEqual({ turn, where: 'lost' });
-      seen.add(where);
-      // Pruned reads are stubs: compaction really happened around the kept instructions.
-      if (messages.some((m) => m.role === 'tool' && String(m.content).includes('"pruned":true'))) seen.add('pruned');
-    }
-    expect(seen).toEqual(new Set(['whole', 'summary', 'pruned']));
-    await session.end();
-  } finally {
-    h.fake.setLimits({});
-    h.fake.setResponder(undefined);
-  }
-});
-
-test('a folder of skills without an agent runs the built-in assistant with the catalog', async () => {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-only-skills-')));
-  copies.push(root);
-  fs.mkdirSync(path.join(root, '.agents/skills/release-notes/references'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, '.agents/skills/release-notes/SKILL.md'),
-    '---\nname: release-notes\ndescription: Write release notes. Use when: the user asks for a changelog.\n---\nRead `references/style.md` first.\n',
-  );
-  fs.writeFileSync(path.join(root, '.agents/skills/release-notes/references/style.md'), 'Past tense.\n');
-  h.fake.enqueue(
-    toolCalls([{ name: 'activate_skill', arguments: { name: 'release-notes' }, id: 'call_activate' }]),
-    toolCalls([{ name: 'read_file', arguments: { file_path: 'references/style.md' }, id: 'call_style' }]),
-    toolCalls([{ name: 'save_output', arguments: { file_path: 'notes.md', content: '- Fixed the pier.\n' }, id: 'call_save' }]),
-    text('Written.'),
-  );
-  const session = await loopwright.start({ bundlePath: root, agentId: '' });
-  const turn = await session.send('release notes for: fixed the pier');
-  expect(turn.success).toBe(true);
-  const system = String(h.fake.requests[0]!.body!.messages![0]!.content);
-  expect(system).toContain('<skill><name>release-notes</name><description>Write release notes. Use when: the user asks for a changelog.</description></skill>');
-  const byId = results(await session.turnMessages(turn));
-  expect(byId.call_style).toMatchObject({ success: true, content: 'Past tense.\n' });
-  expect(byId.call_save).toMatchObject({ success: true, path: path.join(root, 'output/notes.md') });
-  await session.end();
-});
-
 if (corpusPresent('bmad-skills', [V611, V604])) {
-  test.each([V604, 'installed/v6.8.0-claude-code', V611])('%s: every agent runs a one-shot session whose first request carries its persona, its menu and, with skills, the catalog', async (part) => {
-    const root = path.join(CORPUS, part);
-    const skillsEra = !part.includes('v6.0.');
-    const listing = await listProject(root);
-    expect(listing.agents.length).toBeGreaterThanOrEqual(5);
-    h.fake.setResponder(() => text('Hello.'));
-    try {
+  test.concurrent.each([V604, 'installed/v6.8.0-claude-code', V611])(
+    '%s: every agent runs a one-shot session whose first request carries its persona, its menu and, with skills, the catalog',
+    async (part) => {
+      const root = path.join(CORPUS, part);
+      // A lane on the install's folder (no other test runs there).
+      const m = lanes.open(root);
+      const skillsEra = !part.includes('v6.0.');
+      const listing = await listProject(root);
+      expect(listing.agents.length).toBeGreaterThanOrEqual(5);
+      m.setResponder(() => text('Hello.'));
       for (const agent of listing.agents) {
-        const before = h.fake.requests.length;
+        const before = m.requests.length;
         // The corpus is read only: a one-shot turn that only answers writes nothing.
         const session = await loopwright.start({ bundlePath: root, agentId: agent.id, firstMessage: 'hello', oneShot: true });
         const result = await session.result();
         expect({ agent: agent.id, status: result.lastTurn?.status }).toEqual({ agent: agent.id, status: 'completed' });
-        const first = h.fake.requests[before]!.body!;
+        const first = m.requests[before]!.body!;
         const system = String(first.messages![0]!.content);
         expect(system).toContain(`You are ${agent.name}`);
         expect(system).toContain(skillsEra ? 'MENU (numbered' : 'AVAILABLE COMMANDS:');
@@ -228,15 +162,14 @@ if (corpusPresent('bmad-skills', [V611, V604])) {
           expect(names).not.toContain('activate_skill');
         }
       }
-    } finally {
-      h.fake.setResponder(undefined);
-    }
-  });
+    },
+  );
 
-  test('bmad 6.11: John activates a skill, reads its reference by a bare path and saves the PRD in planning artifacts', async () => {
+  test.concurrent('bmad 6.11: John activates a skill, reads its reference by a bare path and saves the PRD in planning artifacts', async () => {
     const project = copyInstall(V611);
     copies.push(project);
-    h.fake.enqueue(
+    const m = lanes.open(project);
+    m.enqueue(
       toolCalls([{ name: 'activate_skill', arguments: { name: 'bmad-prd' }, id: 'call_activate' }]),
       toolCalls([{ name: 'read_file', arguments: { file_path: 'references/headless.md' }, id: 'call_ref' }]),
       toolCalls([{ name: 'save_output', arguments: { file_path: '{planning_artifacts}/prds/prd.md', content: '---\nstatus: draft\n---\n# PRD\n' }, id: 'call_save' }]),
@@ -247,7 +180,7 @@ if (corpusPresent('bmad-skills', [V611, V604])) {
     expect(turn).toMatchObject({ success: true, status: 'completed', response: '📋 Saved the draft PRD.' });
 
     // The first request: John's persona, his menu from [[agent.menu]], the catalog, the tool.
-    const first = h.fake.requests[0]!.body!;
+    const first = m.requests[0]!.body!;
     const system = first.messages![0]!.content as string;
     expect(system).toContain('You are John, Product Manager.');
     expect(system).toContain('Thinks like Marty Cagan and Teresa Torres');
@@ -274,16 +207,17 @@ if (corpusPresent('bmad-skills', [V611, V604])) {
     expect(fs.readFileSync(saved, 'utf8')).toBe('---\nstatus: draft\n---\n# PRD\n');
 
     // The active skill outlives the turn: a bare path in the next turn still resolves from it.
-    h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: 'assets/prd-template.md' }, id: 'call_asset' }]), text('Read the template.'));
+    m.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: 'assets/prd-template.md' }, id: 'call_asset' }]), text('Read the template.'));
     const next = await session.send('Show me the template');
     expect(results(await session.turnMessages(next)).call_asset).toMatchObject({ success: true, path: path.join(project, '.claude/skills/bmad-prd/assets/prd-template.md') });
     await session.end();
   });
 
-  test('bmad 6.11: an unknown skill is a result naming the skills there are; a skill file cannot be written', async () => {
+  test.concurrent('bmad 6.11: an unknown skill is a result naming the skills there are; a skill file cannot be written', async () => {
     const project = copyInstall(V611);
     copies.push(project);
-    h.fake.enqueue(
+    const m = lanes.open(project);
+    m.enqueue(
       toolCalls([{ name: 'activate_skill', arguments: { name: 'bmad-nope' }, id: 'call_unknown' }]),
       toolCalls([{ name: 'save_output', arguments: { file_path: '{project-root}/.claude/skills/bmad-prd/SKILL.md', content: 'hijacked' }, id: 'call_write' }]),
       text('Done.'),
@@ -298,10 +232,11 @@ if (corpusPresent('bmad-skills', [V611, V604])) {
     await session.end();
   });
 
-  test('bmad 6.0.4: the compiled pm runs a step-file workflow and saves where planning_artifacts says', async () => {
+  test.concurrent('bmad 6.0.4: the compiled pm runs a step-file workflow and saves where planning_artifacts says', async () => {
     const project = copyInstall(V604);
     copies.push(project);
-    h.fake.enqueue(
+    const m = lanes.open(project);
+    m.enqueue(
       toolCalls([{ name: 'read_file', arguments: { file_path: '{project-root}/_bmad/bmm/workflows/2-plan-workflows/create-prd/workflow-create-prd.md' }, id: 'call_wf' }]),
       toolCalls([{ name: 'read_file', arguments: { file_path: '{project-root}/_bmad/bmm/workflows/2-plan-workflows/create-prd/steps-c/step-01-init.md' }, id: 'call_step' }]),
       toolCalls([{ name: 'save_output', arguments: { file_path: '{planning_artifacts}/prd.md', content: '---\nstepsCompleted: []\n---\n' }, id: 'call_save' }]),
@@ -310,7 +245,7 @@ if (corpusPresent('bmad-skills', [V611, V604])) {
     const session = await loopwright.start({ bundlePath: project, agentId: 'pm' });
     const turn = await session.send('CP');
     expect(turn.success).toBe(true);
-    const system = h.fake.requests[0]!.body!.messages![0]!.content as string;
+    const system = m.requests[0]!.body!.messages![0]!.content as string;
     expect(system).toContain('You are John, Product Manager.');
     expect(system).toContain('Exec: {project-root}/_bmad/bmm/workflows/2-plan-workflows/create-prd/workflow-create-prd.md');
     const byId = results(await session.turnMessages(turn));
@@ -331,3 +266,89 @@ if (corpusPresent('bmad-skills', [V611, V604])) {
     await session.end();
   });
 }
+
+// After the side-by-side tests (they have finished when these start): the compaction test sets the fake's context window, a
+// setting of the whole server, and the built-in assistant's requests name no folder a lane could route them by.
+describe('alone on the fake model', () => {
+  beforeEach(() => h.fake.reset());
+
+  test('a folder of skills without an agent runs the built-in assistant with the catalog', async () => {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'lw-only-skills-')));
+    copies.push(root);
+    fs.mkdirSync(path.join(root, '.agents/skills/release-notes/references'), { recursive: true });
+    fs.writeFileSync(
+      path.join(root, '.agents/skills/release-notes/SKILL.md'),
+      '---\nname: release-notes\ndescription: Write release notes. Use when: the user asks for a changelog.\n---\nRead `references/style.md` first.\n',
+    );
+    fs.writeFileSync(path.join(root, '.agents/skills/release-notes/references/style.md'), 'Past tense.\n');
+    h.fake.enqueue(
+      toolCalls([{ name: 'activate_skill', arguments: { name: 'release-notes' }, id: 'call_activate' }]),
+      toolCalls([{ name: 'read_file', arguments: { file_path: 'references/style.md' }, id: 'call_style' }]),
+      toolCalls([{ name: 'save_output', arguments: { file_path: 'notes.md', content: '- Fixed the pier.\n' }, id: 'call_save' }]),
+      text('Written.'),
+    );
+    const session = await loopwright.start({ bundlePath: root, agentId: '' });
+    const turn = await session.send('release notes for: fixed the pier');
+    expect(turn.success).toBe(true);
+    const system = String(h.fake.requests[0]!.body!.messages![0]!.content);
+    expect(system).toContain('<skill><name>release-notes</name><description>Write release notes. Use when: the user asks for a changelog.</description></skill>');
+    const byId = results(await session.turnMessages(turn));
+    expect(byId.call_style).toMatchObject({ success: true, content: 'Past tense.\n' });
+    expect(byId.call_save).toMatchObject({ success: true, path: path.join(root, 'output/notes.md') });
+    await session.end();
+  });
+
+  test("compaction: a skill's instructions stay in the view, whole when pruning reaches them and in the summary when it replaces them", async () => {
+    const project = writeSkillsProject();
+    copies.push(project.root);
+    fs.mkdirSync(path.join(project.root, 'notes'));
+    fs.writeFileSync(path.join(project.root, 'notes/log.md'), 'The boat left the pier and came back before dusk.\n'.repeat(120));
+    h.fake.setLimits({ contextWindow: 6144 });
+    h.fake.setResponder((request: RecordedRequest): Step => {
+      if (isSummaryRequest(request)) return text('Summary: the user had the log read several times.');
+      const messages = (request.body?.messages ?? []) as ChatMessage[];
+      const last = messages[messages.length - 1]!;
+      const user = String([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+      if (last.role !== 'user') return text('Noted.');
+      if (user === 'activate') return toolCalls([{ name: 'activate_skill', arguments: { name: 'lw-notes' } }]);
+      return toolCalls([{ name: 'read_file', arguments: { file_path: '{project-root}/notes/log.md' } }]);
+    });
+    try {
+      const session = await loopwright.start({ bundlePath: project.root, agentId: 'lw-agent-guide', context: { window: 6144, keepRecent: 1 } });
+      expect((await session.send('activate')).success).toBe(true);
+      const sent = (): ChatMessage[] => {
+        const calls = h.fake.requests.filter((r) => !isSummaryRequest(r));
+        return calls[calls.length - 1]!.body!.messages as ChatMessage[];
+      };
+      const instructionsIn = (messages: ChatMessage[]): 'whole' | 'summary' | 'lost' => {
+        if (messages.some((m) => m.role === 'tool' && String(m.content).includes('1. Read `references/tides.md`.'))) return 'whole';
+        if (
+          messages.some(
+            (m) =>
+              m.role === 'user' &&
+              String(m.content).includes('[Loopwright] Summary') &&
+              String(m.content).includes(SKILL_INSTRUCTIONS_NOTE) &&
+              String(m.content).includes('1. Read `references/tides.md`.'),
+          )
+        )
+          return 'summary';
+        return 'lost';
+      };
+      const seen = new Set<string>();
+      for (let turn = 1; turn <= 8; turn++) {
+        expect((await session.send(`read the log (${turn})`)).success).toBe(true);
+        const messages = sent();
+        const where = instructionsIn(messages);
+        expect({ turn, where }).not.toEqual({ turn, where: 'lost' });
+        seen.add(where);
+        // Pruned reads are stubs: compaction really happened around the kept instructions.
+        if (messages.some((m) => m.role === 'tool' && String(m.content).includes('"pruned":true'))) seen.add('pruned');
+      }
+      expect(seen).toEqual(new Set(['whole', 'summary', 'pruned']));
+      await session.end();
+    } finally {
+      h.fake.setLimits({});
+      h.fake.setResponder(undefined);
+    }
+  });
+});
