@@ -29,7 +29,7 @@ export function addBatchCommands(program: Command, invocation: Invocation): void
     .option('--output <file>', 'the result file (default: <input>.results.jsonl)')
     .option('--concurrency <n>', 'sessions at once', positiveInt, 4)
     .option('--headless', 'run every item headless (as run --headless): its result line carries the JSON status; blocked or no status counts as failed')
-    .option('--id <id>', 'workflow id of the batch (default: loopwright-batch-<agent>-<time>); its sessions are <id>-<index>')
+    .option('--id <id>', 'workflow id of the batch (default: loopwright-batch-<agent>-<time>-<random>); its sessions are <id>-<index>')
     .addOption(settingOption('maxIterations', { help: `most model calls in each turn (default: ${DEFAULT_MAX_ITERATIONS})` }))
     .addOption(settingOption('model', { help: `model for the sessions (default: LOOPWRIGHT_MODEL, else ${DEFAULT_MODEL})` }))
     .option('--json', 'print one JSON object with the summary {batchId, total, ok, failed, cancelled, byStatus, usage, outputPath, ...}')

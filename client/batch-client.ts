@@ -4,6 +4,7 @@
  * and starts the `agentBatch` workflow, or reattaches to the batch already running (or finished)
  * under the same id. `BatchHandle` reads its state, waits for its summary, or cancels it.
  */
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Client, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
@@ -67,7 +68,8 @@ export async function startBatch(host: BatchClientHost, options: StartBatchOptio
     ...(pageLines !== undefined ? { pageLines } : {}),
     ...(pageBytes !== undefined ? { pageBytes } : {}),
   };
-  const id = workflowId ?? `loopwright-batch-${settings.agentId.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${Date.now().toString(36)}`;
+  // A made id is the batch's alone: two batches started in the same millisecond are two batches, not one reattached.
+  const id = workflowId ?? `loopwright-batch-${settings.agentId.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
   try {
     const handle = await host.client.workflow.start(BATCH_WORKFLOW, {
       taskQueue: host.taskQueue,

@@ -258,3 +258,20 @@ test.concurrent('a bad line is an error naming it, and nothing starts', async ()
   await expect(start(m, loopwright, noMessage)).rejects.toThrow('line 1: "message" must be a string');
   expect(m.requests).toHaveLength(0);
 });
+
+describe('alone', () => {
+  test('two batches of one agent started in the same millisecond without an id are two batches, each of its own items', async () => {
+    const m = lanes.open();
+    m.setResponder(responder());
+    const inputs = [writeItems(['"pair a 1"', '"pair a 2"']), writeItems(['"pair b 1"', '"pair b 2"', '"pair b 3"'])];
+    // The clock stands still while both start (alone: the side-by-side tests above are done).
+    const now = jest.spyOn(Date, 'now').mockReturnValue(Date.now());
+    const [a, b] = await Promise.all(inputs.map((input) => start(m, loopwright, input))).finally(() => now.mockRestore());
+    expect(a!.workflowId).not.toBe(b!.workflowId);
+    expect([a!.reattached, b!.reattached]).toEqual([false, false]);
+    const [first, second] = await Promise.all([a!.result(), b!.result()]);
+    expect(first).toMatchObject({ total: 2, ok: 2, outputPath: inputs[0]!.replace(/\.jsonl$/, '.results.jsonl') });
+    expect(second).toMatchObject({ total: 3, ok: 3, outputPath: inputs[1]!.replace(/\.jsonl$/, '.results.jsonl') });
+    expect([...requestsPerMessage(m).keys()].sort()).toEqual(['pair a 1', 'pair a 2', 'pair b 1', 'pair b 2', 'pair b 3']);
+  });
+});
