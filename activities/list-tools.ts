@@ -154,6 +154,7 @@ function heartbeater(): { signal?: AbortSignal; stop(): void } {
   }
   const ctx = context;
   ctx.heartbeat();
-  const timer = setInterval(() => ctx.heartbeat(), 5000);
+  // Every second: the session's tool heartbeat timeout (10 s by default, as short as 2) bounds how long a lost worker holds the listing.
+  const timer = setInterval(() => ctx.heartbeat(), 1000);
   return { signal: ctx.cancellationSignal, stop: () => clearInterval(timer) };
 }

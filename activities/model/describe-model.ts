@@ -8,6 +8,7 @@
 import type { DescribeModelInput, ModelDescription } from '../../common/model-call';
 import { splitProviderModel } from '../../common/providers';
 import { isOpenAIServer } from './build-request';
+import { heartbeatEverySecond } from './heartbeat';
 import { PLACEHOLDER_API_KEY, type ResolvedModelConfig } from './model-config';
 import { redactSecrets } from '../redaction/redact';
 import { limitedFetch, type Fetch } from './reply-limit';
@@ -27,11 +28,15 @@ export function createDescribeModel(config: ResolvedModelConfig, timeoutMs = DES
   return async (input) => {
     const model = input?.model ?? config.defaultModel;
     let description: ModelDescription;
+    // Beats while it asks, so a worker lost meanwhile is noticed within the session's model heartbeat timeout.
+    const stopBeating = heartbeatEverySecond();
     try {
       description = await describe(config, model, timeoutMs, fetch);
     } catch (err) {
       // Never fails: an unknown window only means the session's default is used.
       description = { model, contextWindow: null, source: `could not ask the server (${err instanceof Error ? err.message : String(err)})` };
+    } finally {
+      stopBeating();
     }
     // The source quotes errors, which may quote what the server sent.
     return { ...description, source: redactSecrets(description.source, config.secrets) };

@@ -61,9 +61,11 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
     heartbeatTimeout: (timeouts.modelHeartbeat ?? DEFAULT_MODEL_HEARTBEAT_TIMEOUT) as Duration,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
   });
-  // Asking the server for the model's window never fails (unknown is an answer); it is quick.
+  // Asking the server for the model's window never fails (unknown is an answer); it is quick, and
+  // beats every second: a worker lost meanwhile is noticed within the model heartbeat timeout.
   const describe = proxyActivities<Pick<SessionActivities, 'describeModel'>>({
     startToCloseTimeout: '30 seconds',
+    heartbeatTimeout: (timeouts.modelHeartbeat ?? DEFAULT_MODEL_HEARTBEAT_TIMEOUT) as Duration,
     retry: { initialInterval: '1 second', maximumAttempts: 3 },
   });
   // Paging an earlier run's transcript into this one queries that run, which a worker replays.
@@ -72,10 +74,11 @@ export function sessionActivities(timeouts: SessionTimeouts = {}, files?: FilesR
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 10 },
   });
   const notRegistered = NOT_REGISTERED;
-  // Listing starts MCP servers (a stdio server may first be installed by npx): allow minutes, heartbeat.
+  // Listing starts MCP servers (a stdio server may first be installed by npx): allow minutes, heartbeat
+  // (every second; a worker lost meanwhile is noticed within the tool heartbeat timeout).
   const listing = fileActivities<Pick<SessionActivities, 'listTools'>>({
     startToCloseTimeout: '5 minutes',
-    heartbeatTimeout: '30 seconds',
+    heartbeatTimeout: toolHeartbeatOf(timeouts),
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, ...notRegistered },
   });
   // An MCP call has its own per-call timeout on the worker (the server's `timeout`, default 60 s);

@@ -1,4 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import type { AddressInfo } from 'node:net';
 import { createModelActivities } from '../../../activities/model/call-model';
 import { createDescribeModel } from '../../../activities/model/describe-model';
@@ -121,6 +123,33 @@ describe('describeModel', () => {
     } finally {
       hanging.closeAllConnections();
       await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
+  });
+
+  it('describeModel: inside an activity it beats every second while the server is slow, and stops when it has its answer', async () => {
+    const slow = createServer((req, res) => {
+      setTimeout(() => {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end('{}');
+      }, 1_300);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = slow.address() as AddressInfo;
+      const config = resolveModelConfig({ baseURL: `http://127.0.0.1:${port}/v1`, defaultModel: 'm' }, {});
+      const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 2_000 }, { logger: new DefaultLogger('ERROR', () => undefined) });
+      let beats = 0;
+      env.on('heartbeat', () => (beats += 1));
+      const description: ModelDescription = await env.run(createDescribeModel(config, 5_000), {});
+      expect(description.contextWindow).toBeNull();
+      // One at once and one a second later, at least (the first GET alone takes 1.3 s).
+      expect(beats).toBeGreaterThanOrEqual(2);
+      const done = beats;
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      expect(beats).toBe(done);
+    } finally {
+      slow.closeAllConnections();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
     }
   });
 
