@@ -9,7 +9,8 @@
  * What stays shared is the fake's server-wide settings (limits, streaming, response_format): a test
  * that changes them runs on its own, after the file's side-by-side tests.
  */
-import { copyExampleBundle } from './session-harness';
+import { copyExampleBundle, startSessionHarness, type SessionHarness } from './session-harness';
+import type { LoopwrightClient } from '../../client/session-client';
 import type { FakeOpenAI } from '../../fake-model/server';
 import type { RecordedRequest } from '../../fake-model/recorded-request';
 import { fault, type Responder, type Step } from '../../fake-model/steps';
@@ -120,4 +121,30 @@ export class FakeLanes {
     }
     return lane ?? undefined;
   }
+}
+
+/** A workflow test file's set-up for side-by-side tests: the harness, lanes on its fake model, and one worker. */
+export interface LaneHarness {
+  h: SessionHarness;
+  lanes: FakeLanes;
+  /** A client of the worker started on a fresh task queue. */
+  loopwright: LoopwrightClient;
+  /** Stops the worker, the servers and removes the lanes' copies. */
+  close(): Promise<void>;
+}
+
+/** Starts a `LaneHarness`, its worker made with `worker` (in `beforeAll`; there is no reset between tests: each test's lane is its own). */
+export async function startLaneHarness(worker?: Parameters<SessionHarness['startWorker']>[0]): Promise<LaneHarness> {
+  const h = await startSessionHarness();
+  const lanes = new FakeLanes(h.fake);
+  const { loopwright } = await h.startWorker(worker);
+  return {
+    h,
+    lanes,
+    loopwright,
+    close: async () => {
+      await h.close();
+      lanes.close();
+    },
+  };
 }

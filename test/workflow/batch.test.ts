@@ -14,12 +14,13 @@ import type { ChatMessage } from '../../common/messages';
 import { BatchInputError } from '../../client/batch-client';
 import type { LoopwrightClient } from '../../client/session-client';
 import { delay, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
-import { startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
+import { type SessionHarness } from '../support/session-harness';
 
 jest.setTimeout(90_000);
 
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own bundle copy, script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let dir: string;
@@ -80,15 +81,13 @@ function start(lane: FakeLane, loopwright: LoopwrightClient, inputPath: string, 
 }
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright } = suite);
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-batch-'));
-  ({ loopwright } = await h.startWorker());
 }, 120_000);
 
 afterAll(async () => {
-  await h?.close();
-  lanes?.close();
+  await suite?.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

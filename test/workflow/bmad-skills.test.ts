@@ -17,8 +17,8 @@ import type { ChatMessage, ToolMessage } from '../../common/messages';
 import { isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { SKILL_INSTRUCTIONS_NOTE } from '../../common/model-view';
 import { CORPUS, corpusPresent } from '../support/corpus';
-import { startSessionHarness, type SessionHarness } from '../support/session-harness';
-import { FakeLanes } from '../support/fake-lanes';
+import { type SessionHarness } from '../support/session-harness';
+import { type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
 import { writeSkillsProject } from '../support/skills-project';
 import { listProject } from '../../bundle/inspect';
 import type { LoopwrightClient } from '../../client/session-client';
@@ -47,21 +47,20 @@ function results(messages: ChatMessage[]): Record<string, Record<string, unknown
 }
 
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
 const copies: string[] = [];
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
-  loopwright = (await h.startWorker()).loopwright;
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright } = suite);
 }, 120_000);
 
 afterAll(async () => {
-  await h?.close();
+  await suite?.close();
   // Lanes opened on folders remove nothing: the tests' copies go below, the corpus stays.
-  lanes?.close();
   for (const dir of copies) fs.rmSync(dir, { recursive: true, force: true });
 });
 

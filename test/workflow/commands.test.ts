@@ -16,26 +16,25 @@ import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { SessionState } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
 import { text, toolCalls } from '../../fake-model/server';
-import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { copyExampleBundle, type SessionHarness } from '../support/session-harness';
 import type { LoopwrightClient } from '../../client/session-client';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
 
 jest.setTimeout(60_000);
 
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own copy of the example bundle, script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let lw: LoopwrightClient;
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
-  lw = (await h.startWorker()).loopwright;
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright: lw } = suite);
 }, 120_000);
 
 afterAll(async () => {
-  await h?.close();
-  lanes?.close();
+  await suite?.close();
 });
 
 /**

@@ -16,12 +16,13 @@ import { formatInspection } from '../../cli/commands/inspect';
 import { hang, text, toolCalls } from '../../fake-model/server';
 import { CORPUS, corpusPresent } from '../support/corpus';
 import { writeDelegationBundle } from '../support/delegation-bundle';
-import { startSessionHarness, type SessionHarness } from '../support/session-harness';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
+import { type SessionHarness } from '../support/session-harness';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
 
 jest.setTimeout(90_000);
 
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
@@ -29,14 +30,12 @@ let loopwright: LoopwrightClient;
 const roots: string[] = [];
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
-  loopwright = (await h.startWorker()).loopwright;
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright } = suite);
 }, 120_000);
 
 afterAll(async () => {
-  await h?.close();
-  lanes?.close();
+  await suite?.close();
   for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
 });
 

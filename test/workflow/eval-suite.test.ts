@@ -21,8 +21,8 @@ import { GRADE_MALFORMED } from '../../common/eval/grading';
 import { EvalOptionsError, startEval } from '../../client/eval-client';
 import { LoopwrightClient } from '../../client/session-client';
 import { fault, hang, isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
-import { copyExampleBundle, EXAMPLE_BUNDLE, type SessionHarness, startSessionHarness } from '../support/session-harness';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
+import { copyExampleBundle, EXAMPLE_BUNDLE, type SessionHarness } from '../support/session-harness';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
 import { Worker } from '@temporalio/worker';
 import { LoopwrightPlugin } from '../../worker/plugin';
 import { defineScorer } from '../../activities/eval/scorers';
@@ -31,6 +31,7 @@ jest.setTimeout(120_000);
 
 const CANDIDATE = 'candidate-model';
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each side-by-side test's own script and requests on the shared fake model. */
 let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
@@ -40,14 +41,12 @@ let dir: string;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-eval-suite-'));
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright } = suite);
   bundleCopy = copyExampleBundle();
-  ({ loopwright } = await h.startWorker());
 }, 120_000);
 afterAll(async () => {
-  await h?.close();
-  lanes?.close();
+  await suite?.close();
   bundleCopy?.cleanup();
   fs.rmSync(dir, { recursive: true, force: true });
 });

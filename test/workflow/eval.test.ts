@@ -24,8 +24,8 @@ import { exportSession } from '../../client/session-export';
 import { decodeJsonPayload, fetchSessionHistory } from '../../activities/eval/history-json';
 import type { JsonPayload } from '../../common/eval/extract-recording';
 import { isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
-import { EXAMPLE_BUNDLE, type SessionHarness, startSessionHarness } from '../support/session-harness';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
+import { EXAMPLE_BUNDLE, type SessionHarness } from '../support/session-harness';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
 import { verdict, writeVerifyBundle } from '../support/verify-bundle';
 import { writeDelegationBundle } from '../support/delegation-bundle';
 import { createWorker } from '../../worker/create-worker';
@@ -37,6 +37,7 @@ jest.setTimeout(120_000);
 
 const CANDIDATE = 'candidate-model';
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
@@ -44,13 +45,11 @@ let dir: string;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-eval-'));
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
-  ({ loopwright } = await h.startWorker());
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright } = suite);
 }, 120_000);
 afterAll(async () => {
-  await h?.close();
-  lanes?.close();
+  await suite?.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

@@ -12,25 +12,24 @@ import type { SessionState } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
 import { type Step, text, toolCalls } from '../../fake-model/server';
 import { approveUpdate, denyUpdate, extendUpdate } from '../../common/contract/session-definitions';
-import { type SessionHarness, startSessionHarness } from '../support/session-harness';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
+import { type SessionHarness } from '../support/session-harness';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
 
 jest.setTimeout(60_000);
 
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own copy of the example bundle, script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
-  ({ loopwright } = await h.startWorker());
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright } = suite);
 }, 120_000);
 
 afterAll(async () => {
-  await h?.close();
-  lanes?.close();
+  await suite?.close();
 });
 
 /** A session on `lane`'s copy of the example bundle. */

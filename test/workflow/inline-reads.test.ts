@@ -15,25 +15,24 @@ import type { ModelCallResult } from '../../common/model-call';
 import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { LoopwrightClient } from '../../client/session-client';
 import { text, toolCalls } from '../../fake-model/server';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
-import { startSessionHarness, type SessionHarness } from '../support/session-harness';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
+import { type SessionHarness } from '../support/session-harness';
 
 jest.setTimeout(60_000);
 
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
-  ({ loopwright } = await h.startWorker());
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright } = suite);
 });
 
 afterAll(async () => {
-  await h?.close();
-  lanes?.close();
+  await suite?.close();
 });
 
 const CONFIG = '{bundle-root}/config.yaml';

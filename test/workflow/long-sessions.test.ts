@@ -18,29 +18,28 @@ import type { ChatMessage, ToolMessage, ToolResult } from '../../common/messages
 import { SessionRejectedError, type SessionHandle } from '../../client/session-client';
 import { delay, fault, type Step, text, toolCalls } from '../../fake-model/server';
 import { sendUpdate } from '../../common/contract/session-definitions';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
-import { type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
+import { type SessionHarness } from '../support/session-harness';
 import { createWorker } from '../../worker/create-worker';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(120_000);
 
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own bundle copy, script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
 const processes: WorkerProcess[] = [];
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
-  ({ loopwright } = await h.startWorker());
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright } = suite);
 }, 120_000);
 
 afterAll(async () => {
   await Promise.all(processes.map((p) => p.kill('SIGKILL')));
-  await h?.close();
-  lanes?.close();
+  await suite?.close();
 });
 
 /** A text file of about `bytes` bytes inside `lane`'s bundle copy; returns its tool path. */

@@ -11,26 +11,25 @@ import type { ChatMessage, ToolMessage } from '../../common/messages';
 import type { TurnResult } from '../../common/session-types';
 import { SessionRejectedError } from '../../client/session-client';
 import { fault, hang, text, toolCalls } from '../../fake-model/server';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
-import { copyExampleBundle, type SessionHarness, startSessionHarness } from '../support/session-harness';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
+import { copyExampleBundle, type SessionHarness } from '../support/session-harness';
 
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 let loopwright: Awaited<ReturnType<SessionHarness['startWorker']>>['loopwright'];
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
+  suite = await startLaneHarness();
+  ({ h, lanes, loopwright } = suite);
   bundleCopy = copyExampleBundle();
-  ({ loopwright } = await h.startWorker());
 }, 120_000);
 
 afterAll(async () => {
-  await h?.close();
+  await suite?.close();
   bundleCopy?.cleanup();
-  lanes?.close();
 });
 
 const WORKFLOW_PATH = '{bundle-root}/workflows/intake/workflow.yaml';

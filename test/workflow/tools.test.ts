@@ -16,8 +16,8 @@ import { defineTool, ToolError } from '../../activities/tools/custom-tool';
 import { closeDefaultMcpPool } from '../../activities/mcp/default-pool';
 import { hang, text, toolCalls } from '../../fake-model/server';
 import { approveUpdate } from '../../common/contract/session-definitions';
-import { startSessionHarness, type SessionHarness } from '../support/session-harness';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
+import { type SessionHarness } from '../support/session-harness';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
 import { startEverythingHttp } from '../mcp/mcp-helpers';
 import type { LoopwrightClient } from '../../client/session-client';
 
@@ -42,24 +42,23 @@ const weather = defineTool({
 });
 
 let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own copy of the example bundle, script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
 let files: string;
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
+  suite = await startLaneHarness({ activities: { tools: [weather] } });
+  ({ h, lanes, loopwright } = suite);
   files = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-mcp-files-'));
   fs.writeFileSync(path.join(files, 'notes.txt'), 'MCP notes: hello from the filesystem server\n');
   fs.writeFileSync(path.join(files, '.env'), 'TOKEN=do-not-read\n');
-  loopwright = (await h.startWorker({ activities: { tools: [weather] } })).loopwright;
 }, 120_000);
 
 afterAll(async () => {
-  await h?.close();
+  await suite?.close();
   await closeDefaultMcpPool();
-  lanes?.close();
   fs.rmSync(files, { recursive: true, force: true });
 });
 

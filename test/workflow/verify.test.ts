@@ -12,13 +12,12 @@ import type { ChatMessage } from '../../common/messages';
 import type { SessionState, TurnResult } from '../../common/session-types';
 import type { LoopwrightClient, SessionHandle } from '../../client/session-client';
 import { text, toolCalls } from '../../fake-model/server';
-import { startSessionHarness, type SessionHarness } from '../support/session-harness';
 import { verdict, writeVerifyBundle } from '../support/verify-bundle';
-import { FakeLanes, type FakeLane } from '../support/fake-lanes';
+import { type FakeLane, type FakeLanes, type LaneHarness, startLaneHarness } from '../support/fake-lanes';
 
 jest.setTimeout(90_000);
 
-let h: SessionHarness;
+let suite: LaneHarness | undefined;
 /** Each test's own script and requests on the shared fake model (the tests run side by side). */
 let lanes: FakeLanes;
 let loopwright: LoopwrightClient;
@@ -26,14 +25,12 @@ let loopwright: LoopwrightClient;
 const roots: string[] = [];
 
 beforeAll(async () => {
-  h = await startSessionHarness();
-  lanes = new FakeLanes(h.fake);
-  loopwright = (await h.startWorker()).loopwright;
+  suite = await startLaneHarness();
+  ({ lanes, loopwright } = suite);
 }, 120_000);
 
 afterAll(async () => {
-  await h?.close();
-  lanes?.close();
+  await suite?.close();
   for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
 });
 
