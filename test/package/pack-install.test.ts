@@ -5,7 +5,8 @@
  * and activities beside one of its own and starts a session through the exported client.
  *
  * Dependencies install from npm's cache when it has them (`--prefer-offline`), from the registry
- * otherwise. The Temporal dev server and the fake model run in this process's reach, on free ports.
+ * otherwise. Once installed, the tests that run something run side by side (each on a task queue of
+ * its own); the one that only reads the installed files runs after them. The Temporal dev server and the fake model run in this process's reach, on free ports.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -103,19 +104,7 @@ afterAll(async () => {
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
 
-test('the tarball holds the compiled code and the prebuilt workflow bundle, not the sources', () => {
-  const installed = path.join(app, 'node_modules', 'loopwright');
-  for (const file of ['dist/client/index.js', 'dist/client/index.d.ts', 'dist/worker/index.js', 'dist/workflows/index.js', 'dist/workflow-bundle.js', 'bin/loopwright.js']) {
-    expect(fs.existsSync(path.join(installed, file))).toBe(true);
-  }
-  for (const folder of ['client', 'cli', 'workflows', 'activities', 'test', 'scripts']) expect(fs.existsSync(path.join(installed, folder))).toBe(false);
-  const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  expect(Object.keys(manifest.dependencies)).not.toEqual(expect.arrayContaining(['ts-node']));
-  expect(Object.keys(manifest.dependencies)).not.toEqual(expect.arrayContaining(['typescript']));
-  expect(fs.existsSync(path.join(app, 'node_modules', 'ts-node'))).toBe(false);
-});
-
-test('the installed command prints its version and runs a one-shot session, keeping no state in node_modules', async () => {
+test.concurrent('the installed command prints its version and runs a one-shot session, keeping no state in node_modules', async () => {
   const bin = path.join(app, 'node_modules', '.bin', 'loopwright');
   const expected = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
   const bundle = path.join(app, 'node_modules', 'loopwright', 'bundles', 'requirements-facilitator');
@@ -135,7 +124,7 @@ test('the installed command prints its version and runs a one-shot session, keep
   expect(fs.readdirSync(path.join(installed, 'bundles', 'requirements-facilitator'))).not.toContain('docs');
 });
 
-test('the installed demo finds its example bundle in the package and keeps its project under ~/.loopwright', async () => {
+test.concurrent('the installed demo finds its example bundle in the package and keeps its project under ~/.loopwright', async () => {
   const bin = path.join(app, 'node_modules', '.bin', 'loopwright');
   // No OPENAI_* setting: the demo uses its scripted model.
   const { OPENAI_API_KEY: _key, ...env } = appEnv({ TEMPORAL_ADDRESS: server.address });
@@ -147,7 +136,7 @@ test('the installed demo finds its example bundle in the package and keeps its p
   expect(fs.readdirSync(installed).filter((name) => name.startsWith('.'))).toEqual([]);
 });
 
-test('a consumer program registers Loopwright beside its own workflow and starts a session through the exported client', async () => {
+test.concurrent('a consumer program registers Loopwright beside its own workflow and starts a session through the exported client', async () => {
   // Node's own resolution (exports) and the older one (typesVersions) both find the types.
   await compiled;
   const bundle = path.join(app, 'node_modules', 'loopwright', 'bundles', 'requirements-facilitator');
@@ -167,8 +156,9 @@ test('a consumer program registers Loopwright beside its own workflow and starts
   });
 });
 
-test('a consumer worker adds Loopwright with LoopwrightPlugin and a tool of its own, which the model calls', async () => {
-  // Compiled by the test before (the consumer's tsconfig takes every .ts file of the folder).
+test.concurrent('a consumer worker adds Loopwright with LoopwrightPlugin and a tool of its own, which the model calls', async () => {
+  // Compiled with main.ts (the consumer's tsconfig takes every .ts file of the folder).
+  await compiled;
   expect(fs.existsSync(path.join(app, 'out', 'plugin.js'))).toBe(true);
   const bundle = path.join(app, 'node_modules', 'loopwright', 'bundles', 'requirements-facilitator');
   const { stdout } = await run(process.execPath, [path.join(app, 'out', 'plugin.js'), server.address, fake.baseURL, bundle, `pack-plugin-${process.pid}`], {
@@ -180,4 +170,16 @@ test('a consumer worker adds Loopwright with LoopwrightPlugin and a tool of its 
   expect(outcome.status).toBe('completed');
   expect(outcome.reply).toBe('tool said: {"success":true,"content":"PLUGIN!"}');
   expect(outcome.tools).toEqual(expect.arrayContaining(['read_file:builtin', 'shout:custom']));
+});
+
+test('the tarball holds the compiled code and the prebuilt workflow bundle, not the sources', () => {
+  const installed = path.join(app, 'node_modules', 'loopwright');
+  for (const file of ['dist/client/index.js', 'dist/client/index.d.ts', 'dist/worker/index.js', 'dist/workflows/index.js', 'dist/workflow-bundle.js', 'bin/loopwright.js']) {
+    expect(fs.existsSync(path.join(installed, file))).toBe(true);
+  }
+  for (const folder of ['client', 'cli', 'workflows', 'activities', 'test', 'scripts']) expect(fs.existsSync(path.join(installed, folder))).toBe(false);
+  const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  expect(Object.keys(manifest.dependencies)).not.toEqual(expect.arrayContaining(['ts-node']));
+  expect(Object.keys(manifest.dependencies)).not.toEqual(expect.arrayContaining(['typescript']));
+  expect(fs.existsSync(path.join(app, 'node_modules', 'ts-node'))).toBe(false);
 });

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { ChatMessage } from '../../common/messages';
 import type { SessionInput } from '../../common/session-types';
 import type { SessionHandle } from '../../client/session-client';
-import { fault, isSummaryRequest, type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
+import { fault, type FakeOpenAI, isSummaryRequest, type RecordedRequest, type Step, startFakeOpenAI, text, toolCalls } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
 
 jest.setTimeout(180_000);
@@ -41,53 +41,6 @@ function readingResponder(request: RecordedRequest): Step {
   if (match && last.role === 'user') return toolCalls([{ name: 'read_file', arguments: { file_path: match[1] } }]);
   return text(`done: ${lastUserText(messages).slice(0, 40)}`);
 }
-
-// The same session at 100 turns (and the window's figures over them) is the bench's `context` part;
-// here 30 turns, with runs that continue as new at 400 KB of history instead of 4 MB, cover the
-// same ground: compactions and summaries, several runs, a carried gap, a branch into the gap.
-const TURNS = 30;
-
-test('a 30-turn session that reads 40 KB files over an 8k-token window and continues as new completes every turn, with the transcript intact', async () => {
-  const { fake } = shared.h;
-  fake.setLimits({ contextWindow: 8192, contextErrorStyle: 'llamacpp' });
-  fake.setResponder(readingResponder);
-  const file = makeFile('forty-kb.md', 40_000);
-  const session = await start({ context: { window: 8192 }, continueAsNew: { maxHistoryBytes: 400_000 } });
-  const statuses: string[] = [];
-  for (let turn = 1; turn <= TURNS; turn++) {
-    const result = await session.send(`turn ${turn}: read ${file}`);
-    statuses.push(result.status === 'completed' ? result.status : `${turn}: ${result.status} ${result.error ?? ''}`);
-  }
-  expect(statuses.filter((s) => s !== 'completed')).toEqual([]);
-  // No request the server saw was over its window (a 400 would have been retried by compaction, and counted here).
-  const tooLong = fake.requests.filter((r) => r.promptTokens > 8192);
-  expect(tooLong).toHaveLength(0);
-  const state = await session.state();
-  expect(state.context?.window).toBe(8192);
-  expect(state.context!.compactions).toBeGreaterThan(0);
-  expect(state.context!.promptTokens).toBeLessThanOrEqual(8192);
-  // The record is whole: every turn's user message, call, 40 KB result and answer.
-  const messages = await session.messages(0);
-  expect(messages.filter((m) => m.role === 'user')).toHaveLength(TURNS);
-  const results = messages.filter((m) => m.role === 'tool');
-  expect(results).toHaveLength(TURNS);
-  expect(results.every((m) => m.content.length > 40_000)).toBe(true);
-  // Summaries were asked for, and what the model saw stayed small.
-  expect(fake.requests.some((r) => isSummaryRequest(r))).toBe(true);
-  // The session continued as new carrying only what the view needs: the later runs hold a gap
-  // whose messages the earlier runs answer for (the transcript above was read across them).
-  expect(state.run).toBeGreaterThan(2);
-  const started = (await session.workflow.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!;
-  const input = shared.h.client.options.loadedDataConverter.payloadConverter.fromPayload(started.input!.payloads![0]!) as SessionInput;
-  const carried = input.continued!.transcript;
-  expect(carried.gap!.to).toBeGreaterThan(carried.gap!.from);
-  expect(carried.bytes).toBeLessThan(Buffer.byteLength(JSON.stringify(messages)) / 4);
-  // A branch at a turn inside that gap reads its messages from the earlier runs.
-  const branch = await shared.loopwright.branch(session.workflowId, 3);
-  expect(await branch.messages(0)).toEqual(messages.slice(0, (await session.turnEnd(3)).ended.result.messageRange.to));
-  await branch.end();
-  await session.end();
-});
 
 test('a prompt the server refuses as too long is compacted and retried by itself', async () => {
   const { fake } = shared.h;
@@ -290,3 +243,60 @@ test('compact on demand prunes and summarises; a refused compaction says why', a
   expect((await session.messages(0)).filter((m) => m.role === 'tool').every((m) => m.content.length > 5_000)).toBe(true);
   await session.end();
 });
+
+// The same session at 100 turns (and the window's figures over them) is the bench's `context` part;
+// here 30 turns, with runs that continue as new at 400 KB of history instead of 4 MB, cover the
+// same ground: compactions and summaries, several runs, a carried gap, a branch into the gap.
+const TURNS = 30;
+
+//
+// The longest test of the file, so it runs beside the others (Jest starts it first and waits for it
+// last), on a fake model and a worker of its own: the others change the shared fake's window.
+test.concurrent('a 30-turn session that reads 40 KB files over an 8k-token window and continues as new completes every turn, with the transcript intact', async () => {
+  const fake = await startFakeOpenAI({ responder: readingResponder, contextWindow: 8192, contextErrorStyle: 'llamacpp' });
+  try {
+    await thirtyTurns(fake);
+  } finally {
+    await fake.close();
+  }
+});
+
+async function thirtyTurns(fake: FakeOpenAI): Promise<void> {
+  const { loopwright } = await shared.h.startWorker({ activities: { model: { baseURL: fake.baseURL, apiKey: 'test-key' } } });
+  const file = makeFile('forty-kb.md', 40_000);
+  const session = await loopwright.start({ bundlePath: shared.bundle, agentId: 'facilitator', context: { window: 8192 }, continueAsNew: { maxHistoryBytes: 400_000 } });
+  const statuses: string[] = [];
+  for (let turn = 1; turn <= TURNS; turn++) {
+    const result = await session.send(`turn ${turn}: read ${file}`);
+    statuses.push(result.status === 'completed' ? result.status : `${turn}: ${result.status} ${result.error ?? ''}`);
+  }
+  expect(statuses.filter((s) => s !== 'completed')).toEqual([]);
+  // No request the server saw was over its window (a 400 would have been retried by compaction, and counted here).
+  const tooLong = fake.requests.filter((r) => r.promptTokens > 8192);
+  expect(tooLong).toHaveLength(0);
+  const state = await session.state();
+  expect(state.context?.window).toBe(8192);
+  expect(state.context!.compactions).toBeGreaterThan(0);
+  expect(state.context!.promptTokens).toBeLessThanOrEqual(8192);
+  // The record is whole: every turn's user message, call, 40 KB result and answer.
+  const messages = await session.messages(0);
+  expect(messages.filter((m) => m.role === 'user')).toHaveLength(TURNS);
+  const results = messages.filter((m) => m.role === 'tool');
+  expect(results).toHaveLength(TURNS);
+  expect(results.every((m) => m.content.length > 40_000)).toBe(true);
+  // Summaries were asked for, and what the model saw stayed small.
+  expect(fake.requests.some((r) => isSummaryRequest(r))).toBe(true);
+  // The session continued as new carrying only what the view needs: the later runs hold a gap
+  // whose messages the earlier runs answer for (the transcript above was read across them).
+  expect(state.run).toBeGreaterThan(2);
+  const started = (await session.workflow.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!;
+  const input = shared.h.client.options.loadedDataConverter.payloadConverter.fromPayload(started.input!.payloads![0]!) as SessionInput;
+  const carried = input.continued!.transcript;
+  expect(carried.gap!.to).toBeGreaterThan(carried.gap!.from);
+  expect(carried.bytes).toBeLessThan(Buffer.byteLength(JSON.stringify(messages)) / 4);
+  // A branch at a turn inside that gap reads its messages from the earlier runs.
+  const branch = await loopwright.branch(session.workflowId, 3);
+  expect(await branch.messages(0)).toEqual(messages.slice(0, (await session.turnEnd(3)).ended.result.messageRange.to));
+  await branch.end();
+  await session.end();
+}

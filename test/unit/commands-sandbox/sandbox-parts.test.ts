@@ -129,10 +129,15 @@ describe('resolveSandboxPaths', () => {
   });
 
   it('resolveSandboxPaths: a secret created after a listing was kept is hidden the next time', async () => {
-    // Listings of folders changed in the last RACY_MS are not kept: let the project settle first.
-    await new Promise((resolve) => setTimeout(resolve, RACY_MS + 100));
-    const before = await resolveSandboxPaths({ projectRoot: fx.project, writeRoots: [fx.out] });
+    // Listings of folders changed in the last RACY_MS are not kept: this listing is made as if the
+    // project had settled (the clock read RACY_MS later), so its folders are kept.
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now + RACY_MS + 100);
+    const before = await resolveSandboxPaths({ projectRoot: fx.project, writeRoots: [fx.out] }).finally(() => clock.mockRestore());
     expect(before.hidden.map((h) => h.path)).not.toContain(path.join(fx.project, 'docs', '.env'));
+    // The changes below land in a later clock tick of the file system than the listing (its
+    // timestamps are coarse, a few milliseconds): they are what the kept listing must not hide.
+    await new Promise((resolve) => setTimeout(resolve, 50));
     await fs.writeFile(path.join(fx.project, 'docs', '.env'), 'KEY=x\n');
     // A folder replaced by another one at the same path, holding a key.
     await fs.rename(path.join(fx.out, 'agents'), path.join(fx.dir, 'agents-away'));

@@ -4,11 +4,12 @@
  * commands with a suggestion, and `--json` failures for a usage mistake and for a Temporal server
  * that does not answer (exit 3).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { EXIT } from '../../../cli/exit-codes';
 import { cli } from './cli-capture';
 
@@ -222,7 +223,7 @@ describe('a Temporal server that cannot be reached', () => {
     const address = `127.0.0.1:${await closedPort()}`;
     set('TEMPORAL_ADDRESS', address);
     // A short connect deadline (the SDK's is 10 s): both wait it out, side by side.
-    set('LOOPWRIGHT_CONNECT_TIMEOUT', '1s');
+    set('LOOPWRIGHT_CONNECT_TIMEOUT', '300ms');
     const [{ code, stdout }, text] = await Promise.all([cli(['status', 'no-such-session', '--json']), cli(['send', 'no-such-session', 'hello'])]);
     expect(code).toBe(EXIT.UNREACHABLE);
     const failure = JSON.parse(stdout) as { error: string; type: string };
@@ -241,7 +242,7 @@ describe('a Temporal server that cannot be reached', () => {
     fs.writeFileSync(file, `[profile.staging]\naddress = "${address}"\n`);
     set('TEMPORAL_CONFIG_FILE', file);
     set('TEMPORAL_PROFILE', 'staging');
-    set('LOOPWRIGHT_CONNECT_TIMEOUT', '1000');
+    set('LOOPWRIGHT_CONNECT_TIMEOUT', '300');
     const { code, stdout } = await cli(['status', 'no-such-session', '--json']);
     expect(code).toBe(EXIT.UNREACHABLE);
     expect(JSON.parse(stdout)).toMatchObject({ type: 'ServerUnreachable', error: expect.stringContaining(`cannot reach the Temporal server at ${address} (profile "staging" of ${file}): `) });
@@ -268,7 +269,7 @@ describe('a Temporal server that cannot be reached', () => {
   });
 });
 
-test('cli: --help loads neither the Temporal SDK, a provider SDK nor a command module', () => {
+test.concurrent('cli: --help loads neither the Temporal SDK, a provider SDK nor a command module', async () => {
   // A fresh process, as a user runs it: which modules did printing the help load?
   const script = [
     "require('ts-node').register({ transpileOnly: true, project: 'tsconfig.json' });",
@@ -277,11 +278,11 @@ test('cli: --help loads neither the Temporal SDK, a provider SDK nor a command m
     '  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|@anthropic-ai|[\\\\/]cli[\\\\/]commands[\\\\/](?!option-values)/.test(f))));',
     '});',
   ].join('\n');
-  const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' })) as string[];
+  const loaded = JSON.parse((await promisify(execFile)(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' })).stdout) as string[];
   expect(loaded).toEqual([]);
 });
 
-test('cli: serve --help loads neither the Temporal SDK nor the HTTP server', () => {
+test.concurrent('cli: serve --help loads neither the Temporal SDK nor the HTTP server', async () => {
   const script = [
     "require('ts-node').register({ transpileOnly: true, project: 'tsconfig.json' });",
     "require('./cli/cli').main(['serve', '--help'], { log() {}, error() {} }).then(() => {",
@@ -289,6 +290,6 @@ test('cli: serve --help loads neither the Temporal SDK nor the HTTP server', () 
     '  console.log(JSON.stringify(loaded.filter((f) => /@temporalio|fastify|[\\\\/]serve[\\\\/]|[\\\\/]cli[\\\\/]commands[\\\\/](?!option-values)/.test(f))));',
     '});',
   ].join('\n');
-  const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' })) as string[];
+  const loaded = JSON.parse((await promisify(execFile)(process.execPath, ['-e', script], { cwd: REPO, encoding: 'utf8' })).stdout) as string[];
   expect(loaded).toEqual([]);
 });

@@ -127,11 +127,17 @@ describe('describeModel', () => {
   });
 
   it('describeModel: inside an activity it beats every second while the server is slow, and stops when it has its answer', async () => {
+    // The first GET (/props) takes 1.3 s; the two after it answer at once.
+    let requests = 0;
     const slow = createServer((req, res) => {
-      setTimeout(() => {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end('{}');
-      }, 1_300);
+      requests += 1;
+      setTimeout(
+        () => {
+          res.writeHead(404, { 'content-type': 'application/json' });
+          res.end('{}');
+        },
+        requests === 1 ? 1_300 : 0,
+      );
     });
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     try {
@@ -142,6 +148,7 @@ describe('describeModel', () => {
       env.on('heartbeat', () => (beats += 1));
       const description: ModelDescription = await env.run(createDescribeModel(config, 5_000), {});
       expect(description.contextWindow).toBeNull();
+      expect(requests).toBe(3);
       // One at once and one a second later, at least (the first GET alone takes 1.3 s).
       expect(beats).toBeGreaterThanOrEqual(2);
       const done = beats;
