@@ -2,7 +2,8 @@
  * The pool against the reference servers over stdio (server-everything and server-filesystem from
  * node_modules): listing, calls, failures, a server killed mid-call, cancellation, the started
  * server's environment, idle closing and shutdown. One pool and one server of each kind are shared
- * by the file where a test does not need its own.
+ * by the file where a test does not need its own; three tests with pools of their own run beside the
+ * others.
  */
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -220,7 +221,7 @@ describe('the started server', () => {
     }
   });
 
-  test('runs in the project root, or in its cwd taken from there', async () => {
+  test.concurrent('runs in the project root, or in its cwd taken from there', async () => {
     const own = new McpPool();
     try {
       const allowed = async (config: ReturnType<typeof filesystemServer>) => {
@@ -240,9 +241,10 @@ describe('the started server', () => {
     const own = new McpPool();
     const open = jest.spyOn(McpConnection, 'open');
     try {
-      const calls = ['a', 'b', 'c'].map((message) => own.callTool('everything', everything, project, 'echo', { message }, { retrySafe: true }));
+      // A server name of its own: the tests that run side by side open connections of their own meanwhile.
+      const calls = ['a', 'b', 'c'].map((message) => own.callTool('shared-start', everything, project, 'echo', { message }, { retrySafe: true }));
       await expect(Promise.all(calls)).resolves.toEqual(['a', 'b', 'c'].map((m) => ({ success: true, content: `Echo: ${m}` })));
-      expect(open).toHaveBeenCalledTimes(1);
+      expect(open.mock.calls.filter(([target]) => target.server === 'shared-start')).toHaveLength(1);
       expect(own.connections()).toHaveLength(1);
     } finally {
       open.mockRestore();
@@ -250,7 +252,7 @@ describe('the started server', () => {
     }
   });
 
-  test('an idle connection is closed and its server stopped', async () => {
+  test.concurrent('an idle connection is closed and its server stopped', async () => {
     const own = new McpPool({ idleMs: 50 });
     await own.callTool('everything', everything, project, 'echo', { message: 'once' }, { retrySafe: true });
     const pid = pidOf(own, 'everything');
@@ -258,7 +260,7 @@ describe('the started server', () => {
     await own.closeAll();
   });
 
-  test('closeAll stops every server it started', async () => {
+  test.concurrent('closeAll stops every server it started', async () => {
     const own = new McpPool();
     await own.listTools('everything', everything, project);
     await own.listTools('fs', filesystemServer(project), project);

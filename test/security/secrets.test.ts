@@ -16,7 +16,7 @@ import { fault, type FakeOpenAI, raw, startFakeOpenAI, text } from '../../fake-m
 import { copyExampleBundle } from '../support/session-harness';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { BIN } from '../e2e/cli-runner';
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { echoesOf, encodedLeaks, historyWithPayloads } from './encoded-forms';
 
 jest.setTimeout(120_000);
@@ -48,28 +48,30 @@ afterAll(async () => {
   fs.rmSync(stateDir, { recursive: true, force: true });
 });
 
+/** Runs a command to its end (at most 60 s): its exit code and everything it wrote. */
+function execFileOutcome(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { env, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
 /** Every secret found in `text`, in any encoding (encoded-forms.ts). */
 function secretsIn(text: string): string[] {
   return encodedLeaks(text, [API_KEY, URL_USER, URL_PASSWORD]);
 }
 
 test('secrets: an echoed API key and base-URL credentials reach no history, log or database file', async () => {
-  // A worker whose base URL holds credentials refuses to start, and says so without them.
-  const refused = spawnSync(process.execPath, [BIN, 'worker'], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: server.address,
-      LOOPWRIGHT_TASK_QUEUE: 'secrets-refused',
-      OPENAI_BASE_URL: fake.baseURL.replace('http://', `http://${URL_USER}:${URL_PASSWORD}@`),
-      OPENAI_API_KEY: API_KEY,
-    },
-    encoding: 'utf8',
-    timeout: 60_000,
+  // A worker whose base URL holds credentials refuses to start, and says so without them; it is
+  // tried while the worker of the rest of the test starts.
+  const refusing = execFileOutcome(process.execPath, [BIN, 'worker'], {
+    ...process.env,
+    TEMPORAL_ADDRESS: server.address,
+    LOOPWRIGHT_TASK_QUEUE: 'secrets-refused',
+    OPENAI_BASE_URL: fake.baseURL.replace('http://', `http://${URL_USER}:${URL_PASSWORD}@`),
+    OPENAI_API_KEY: API_KEY,
   });
-  expect(refused.status).not.toBe(0);
-  expect(`${refused.stdout}${refused.stderr}`).toMatch(/OPENAI_BASE_URL.*must not hold credentials/);
-  expect(secretsIn(`${refused.stdout}${refused.stderr}`)).toEqual([]);
-
   const taskQueue = 'secrets';
   worker = await startWorkerProcess({
     TEMPORAL_ADDRESS: server.address,
@@ -80,6 +82,11 @@ test('secrets: an echoed API key and base-URL credentials reach no history, log 
     // The openai client's own log, replies and error bodies included.
     OPENAI_LOG: 'debug',
   });
+  const refused = await refusing;
+  expect(refused.code).not.toBe(0);
+  expect(refused.output).toMatch(/OPENAI_BASE_URL.*must not hold credentials/);
+  expect(secretsIn(refused.output)).toEqual([]);
+
   // The server echoes the key in the message, the type and the code, on a retried and a final error.
   const echo = { error: { message: `Incorrect API key provided: ${API_KEY}`, type: API_KEY, code: API_KEY } };
   fake.enqueue(fault(500, { body: echo }), fault(401, { body: echo }), text('Recovered.'));
