@@ -6,12 +6,25 @@ import { serverInstall, serverStart, serverStatus, serverStop } from '../../../c
 import { isProcessAlive, readServerState, serverStateFile } from '../../../client/server/server-state';
 import { findFreePort } from '../../support/temporal-server';
 
-let stateDir: string;
-let out: { lines: string[]; errors: string[]; log(s: string): void; error(s: string): void };
+interface Output {
+  lines: string[];
+  errors: string[];
+  log(s: string): void;
+  error(s: string): void;
+}
 
-beforeEach(() => {
-  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-servercmd-'));
-  out = {
+/** A state folder and a captured output of a test's own (the tests that start servers run side by side). */
+interface Fresh {
+  stateDir: string;
+  out: Output;
+}
+
+const made: string[] = [];
+
+function fresh(): Fresh {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lw-servercmd-'));
+  made.push(stateDir);
+  const out: Output = {
     lines: [],
     errors: [],
     log(s) {
@@ -21,12 +34,16 @@ beforeEach(() => {
       this.errors.push(s);
     },
   };
-});
-afterEach(async () => {
-  // A failed test must not leave a server behind.
-  const state = readServerState(serverStateFile(stateDir));
-  if (state !== undefined && isProcessAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
-  fs.rmSync(stateDir, { recursive: true, force: true });
+  return { stateDir, out };
+}
+
+afterAll(() => {
+  for (const stateDir of made) {
+    // A failed test must not leave a server behind.
+    const state = readServerState(serverStateFile(stateDir));
+    if (state !== undefined && isProcessAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  }
 });
 
 async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
@@ -37,7 +54,8 @@ async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void
   }
 }
 
-test('server: the foreground server runs until stopped, records itself for status, and cleans up', async () => {
+test.concurrent('server: the foreground server runs until stopped, records itself for status, and cleans up', async () => {
+  const { stateDir, out } = fresh();
   const port = await findFreePort();
   const abort = new AbortController();
   const running = serverStart({ port, headless: true, stateDir }, out, { signal: abort.signal });
@@ -59,7 +77,8 @@ test('server: the foreground server runs until stopped, records itself for statu
   expect(fs.existsSync(path.join(stateDir, 'temporal.db'))).toBe(true);
 });
 
-test('server: start --detach leaves a server with the Web UI running; status and stop find it', async () => {
+test.concurrent('server: start --detach leaves a server with the Web UI running; status and stop find it', async () => {
+  const { stateDir, out } = fresh();
   const [port, uiPort] = [await findFreePort(), await findFreePort()];
   const code = await serverStart({ detach: true, port, uiPort, stateDir }, out);
   expect(out.errors).toEqual([]);
@@ -101,6 +120,7 @@ test('server: start --detach leaves a server with the Web UI running; status and
 });
 
 test('server: install uses a CLI already there, and says what failed when it cannot install one', async () => {
+  const { stateDir, out } = fresh();
   const bin = path.join(stateDir, 'bin');
   fs.mkdirSync(bin);
   fs.writeFileSync(path.join(bin, 'temporal'), '#!/bin/sh\n', { mode: 0o755 });
