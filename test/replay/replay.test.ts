@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { testWorkflowBundle } from '../support/workflow-bundle';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { bundlerLogger } from '../../worker/create-worker';
@@ -16,7 +16,7 @@ const fixtures = fs
   .filter((f) => f.endsWith('.json'))
   .sort();
 
-let current: WorkflowBundleWithSourceMap;
+let current: WorkflowBundle;
 /** Each fixture's replay error (undefined: it replayed), by file. */
 const replayed = new Map<string, unknown>();
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import { type FakeOpenAI, startFakeOpenAI } from '../../fake-model/server';
 import { LoopwrightClient } from '../../client/session-client';
 import { createWorker } from '../../worker/create-worker';
@@ -22,7 +22,7 @@ import { testWorkflowBundle } from './workflow-bundle';
 export interface ClusterHarness {
   cluster: TemporalCluster;
   fake: FakeOpenAI;
-  workflowBundle: WorkflowBundleWithSourceMap;
+  workflowBundle: WorkflowBundle;
   connection: Connection;
   client: Client;
   /** Start an in-process worker on `taskQueue` against the cluster; a client bound to that queue. */

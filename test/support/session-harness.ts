@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import { testWorkflowBundle } from './workflow-bundle';
 import { startTestTemporal, type TestTemporal } from './temporal-server';
 import { LoopwrightClient } from '../../client/session-client';
@@ -30,7 +30,7 @@ export function copyExampleBundle(prefix = 'lw-bundle-'): { root: string; bundle
 export interface SessionHarness {
   server: TestTemporal;
   fake: FakeOpenAI;
-  workflowBundle: WorkflowBundleWithSourceMap;
+  workflowBundle: WorkflowBundle;
   connection: Connection;
   client: Client;
   nativeConnection: NativeConnection;

@@ -7,7 +7,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { NativeConnection, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { LoopwrightClient, type SessionHandle } from '../../client/session-client';
 import type { SessionInput } from '../../common/session-types';
@@ -29,7 +29,7 @@ const { EventType, VersionDrainageStatus } = temporal.api.enums.v1;
 
 let server: TestTemporal;
 let fake: FakeOpenAI;
-let bundle: WorkflowBundleWithSourceMap;
+let bundle: WorkflowBundle;
 let connection: Connection;
 let client: Client;
 let nativeConnection: NativeConnection;
@@ -58,7 +58,7 @@ afterAll(async () => {
 });
 
 /** A versioned worker of `code`, its build id derived as `loopwright worker` derives it; running until stopped. */
-async function startBuild(code: WorkflowBundleWithSourceMap): Promise<{ worker: Worker; version: WorkerDeploymentVersion; running: Promise<void> }> {
+async function startBuild(code: WorkflowBundle): Promise<{ worker: Worker; version: WorkerDeploymentVersion; running: Promise<void> }> {
   const worker = await createWorker({
     connection: nativeConnection,
     taskQueue: TASK_QUEUE,

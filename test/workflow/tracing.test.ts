@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
-import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { testWorkflowBundle } from '../support/workflow-bundle';
 import { LoopwrightClient } from '../../client/session-client';
 import { fault, text, toolCalls } from '../../fake-model/server';
@@ -28,7 +28,7 @@ const exporter = new InMemorySpanExporter();
 const processor = new SimpleSpanProcessor(exporter);
 
 let h: SessionHarness;
-let tracedBundle: WorkflowBundleWithSourceMap;
+let tracedBundle: WorkflowBundle;
 let bundleCopy: ReturnType<typeof copyExampleBundle>;
 
 beforeAll(async () => {
