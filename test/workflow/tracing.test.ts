@@ -237,7 +237,9 @@ test('tracing: a worker without tracing has no plugin and makes no span', async 
   expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual([]);
 });
 
-test('tracing: a prebuilt bundle without the tracing interceptors is replaced by one bundled from source', async () => {
+// This test and the next make no span (a worker shut down at once; a replay worker calls no sink), so
+// they run beside the others, whose spans the exporter collects.
+test.concurrent('tracing: a prebuilt bundle without the tracing interceptors is replaced by one bundled from source', async () => {
   expect(bundleCanTrace(tracedBundle.code)).toBe(true);
   const worker = await createWorker({
     connection: h.nativeConnection,
@@ -254,7 +256,7 @@ test('tracing: a prebuilt bundle without the tracing interceptors is replaced by
   await running;
 });
 
-test('tracing: recorded histories replay with the tracing interceptors (spans add no command)', async () => {
+test.concurrent('tracing: recorded histories replay with the tracing interceptors (spans add no command)', async () => {
   const dir = path.resolve(__dirname, '../fixtures/histories');
   const files = fs
     .readdirSync(dir)
