@@ -16,6 +16,7 @@ import { allowedByPatterns } from '../common/tool-patterns';
 import { agentToolAllowList } from '../bundle/agent-tools';
 import type { CustomTool } from './tools/custom-tool';
 import { MCP_CONFIG_FILE, readMcpConfig } from './mcp/mcp-config';
+import { heartbeatEverySecond } from './model/heartbeat';
 import type { McpListedTool } from './mcp/mcp-result';
 
 /** Lists one MCP server's tools (the worker's connection pool). */
@@ -144,17 +145,17 @@ function targetArgumentOf(schema: Record<string, unknown>): string | undefined {
   return strings.find((key) => required.includes(key));
 }
 
-/** Heartbeats while servers start (inside an activity), with the activity's cancellation signal. */
+/**
+ * Heartbeats while servers start (inside an activity), with the activity's cancellation signal. It
+ * beats every second: the session's tool heartbeat timeout (10 s by default, as short as 2) bounds
+ * how long a lost worker holds the listing.
+ */
 function heartbeater(): { signal?: AbortSignal; stop(): void } {
-  let context: Context | undefined;
+  let signal: AbortSignal | undefined;
   try {
-    context = Context.current();
+    signal = Context.current().cancellationSignal;
   } catch {
-    return { stop: () => undefined };
+    // Outside an activity: nothing to beat to, nothing cancels.
   }
-  const ctx = context;
-  ctx.heartbeat();
-  // Every second: the session's tool heartbeat timeout (10 s by default, as short as 2) bounds how long a lost worker holds the listing.
-  const timer = setInterval(() => ctx.heartbeat(), 1000);
-  return { signal: ctx.cancellationSignal, stop: () => clearInterval(timer) };
+  return { signal, stop: heartbeatEverySecond() };
 }
