@@ -19,11 +19,29 @@ const VM_SHARED = require.resolve('@temporalio/worker/lib/workflow/vm-shared');
 
 const { AsyncLocalStorage } = asyncHooks;
 const circusStorages: InstanceType<typeof AsyncLocalStorage>[] = [];
+/**
+ * Whether the caller's caller is jest-circus, read from the raw call sites: a formatted stack would
+ * go through Jest's source maps, seconds per run for the storages libraries make as they load.
+ */
+function calledFromJestCircus(): boolean {
+  const { prepareStackTrace, stackTraceLimit } = Error;
+  Error.prepareStackTrace = (_error, sites) => sites;
+  Error.stackTraceLimit = 3;
+  try {
+    const holder: { stack?: NodeJS.CallSite[] } = {};
+    Error.captureStackTrace(holder, calledFromJestCircus);
+    return (holder.stack ?? []).some((site) => /[\\/]jest-circus[\\/]/.test(site.getFileName() ?? ''));
+  } finally {
+    Error.prepareStackTrace = prepareStackTrace;
+    Error.stackTraceLimit = stackTraceLimit;
+  }
+}
+
 /** AsyncLocalStorage, noting the instances jest-circus makes (it reads the class from the module when it starts the tests). */
 class NotedStorage<T> extends AsyncLocalStorage<T> {
   constructor() {
     super();
-    if (/[\\/]jest-circus[\\/]/.test(new Error().stack ?? '')) circusStorages.push(this);
+    if (calledFromJestCircus()) circusStorages.push(this);
   }
 }
 (asyncHooks as { AsyncLocalStorage: typeof AsyncLocalStorage }).AsyncLocalStorage = NotedStorage;
