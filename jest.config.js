@@ -2,6 +2,8 @@
 module.exports = {
   // Node's environment with the clean-ups that keep files run in band from slowing later ones.
   testEnvironment: '<rootDir>/test/support/jest-environment.js',
+  // Takes NODE_EXTRA_CA_CERTS out of the tests' environment (no test process speaks TLS; see the file).
+  globalSetup: '<rootDir>/test/support/jest-global-setup.js',
   setupFilesAfterEnv: ['<rootDir>/test/support/jest-after-env.ts'],
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],

@@ -48,6 +48,12 @@ function lastUser(messages: ChatMessage[]): string {
   return user ? String(user.content) : '';
 }
 
+/** The extra TLS authorities the machine names, which the test set-up keeps out of every other process (test/support/jest-global-setup.js): npm may need them to reach the registry. */
+function registryAuthorities(): NodeJS.ProcessEnv {
+  const extra = process.env.LOOPWRIGHT_TEST_NODE_EXTRA_CA_CERTS;
+  return extra === undefined ? {} : { NODE_EXTRA_CA_CERTS: extra };
+}
+
 /** Environment for the installed command and the consumer: nothing of this repository's settings. */
 function appEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -72,7 +78,7 @@ beforeAll(async () => {
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
     await run(NPM, ['install', path.join(work, filename), '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
       cwd: app,
-      env: { ...process.env, HOME: process.env.HOME ?? home },
+      env: { ...process.env, HOME: process.env.HOME ?? home, ...registryAuthorities() },
     });
     // The consumer program compiles against the installed declarations while the command's tests run;
     // its test awaits the outcome.
