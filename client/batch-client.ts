@@ -12,6 +12,7 @@ import { BATCH_WORKFLOW, type BatchInput, type BatchSessionSettings, type BatchS
 import { scanBatchFile } from '../activities/batch-activities';
 import { batchStateQuery } from '../workflows/batch/batch-definitions';
 import { sessionInput } from './session-input';
+import { workflowResult } from './workflow-result';
 
 export { BatchInputError } from '../common/batch-types';
 export type { BatchResultLine, BatchState, BatchSummary } from '../common/batch-types';
@@ -118,9 +119,12 @@ export class BatchHandle {
     return this.workflow.query(batchStateQuery);
   }
 
-  /** Wait for the batch's summary (a cancelled batch has one too: `cancelledBatch`, `cancelled`, `notStarted`). */
+  /**
+   * Wait for the batch's summary (a cancelled batch has one too: `cancelledBatch`, `cancelled`,
+   * `notStarted`), through a server's brief outage (client/workflow-result.ts).
+   */
   result(): Promise<BatchSummary> {
-    return this.workflow.result() as Promise<BatchSummary>;
+    return workflowResult<BatchSummary>(this.workflow);
   }
 
   /** Cancel the batch: no item starts any more, the running sessions are cancelled, the result file is written. */

@@ -34,6 +34,7 @@ import {
 import { findTurnEnd, readTranscript, type TurnEnd, whileLoading } from './turn-history';
 import { type FollowOptions, followTurn, type SessionEvent } from './session-events';
 import { sessionInput } from './session-input';
+import { workflowResult } from './workflow-result';
 import { BatchHandle, startBatch, type StartBatchOptions } from './batch-client';
 import { LoopwrightSchedules } from './schedule-client';
 
@@ -382,9 +383,9 @@ export class SessionHandle {
     return this.messages(result.messageRange.from, result.messageRange.to);
   }
 
-  /** Wait for the session to end. */
+  /** Wait for the session to end, through a server's brief outage (client/workflow-result.ts). */
   result(): Promise<SessionResult> {
-    return this.workflow.result() as Promise<SessionResult>;
+    return workflowResult<SessionResult>(this.workflow);
   }
 }
 
