@@ -5,16 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowHandle } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { ApplicationFailure } from '@temporalio/common';
 import type { UpdateDefinition } from '@temporalio/common';
-import { DEFAULT_TASK_QUEUE, MAX_USER_MESSAGE_BYTES } from '../common/defaults';
-import { CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
+import { DEFAULT_TASK_QUEUE } from '../common/defaults';
 import type { ChatMessage } from '../common/messages';
 import type { BudgetChange, BudgetState, CompactionRecord, OfferedToolSummary, SessionInput, SessionResult, SessionState, TurnResult } from '../common/session-types';
 import { AGENT_ATTRIBUTE, BUNDLE_ATTRIBUTE, SESSION_SEARCH_ATTRIBUTES, STATUS_ATTRIBUTE, TOKENS_ATTRIBUTE, TURNS_ATTRIBUTE } from '../common/search-attributes';
-import { utf8Length } from '../common/transcript';
 import {
   approveUpdate,
   awaitTurnUpdate,
@@ -35,11 +32,12 @@ import { findTurnEnd, readTranscript, type TurnEnd, whileLoading } from './turn-
 import { type FollowOptions, followTurn, type SessionEvent } from './session-events';
 import { sessionInput } from './session-input';
 import { workflowResult } from './workflow-result';
+import { checkMessageSize, continuedTurn, rejection, serverDeadline, SessionRejectedError, unprocessedUpdate } from './session-errors';
+
+export { SessionRejectedError } from './session-errors';
 import { BatchHandle, startBatch, type StartBatchOptions } from './batch-client';
 import { LoopwrightSchedules } from './schedule-client';
 
-/** gRPC's DEADLINE_EXCEEDED status code (not a client-side cancellation, which the same SDK error also covers). */
-const GRPC_DEADLINE_EXCEEDED = 4;
 /** How long the client keeps following a session that is moving to a new run before giving up. */
 const FOLLOW_TIMEOUT_MS = 60_000;
 
@@ -408,61 +406,6 @@ export interface SessionSummary {
 
 function quote(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
-}
-
-/** The session refused a message (`busy`, empty, too large, or the session is ending); `message` says why. */
-export class SessionRejectedError extends Error {
-  override name = 'SessionRejectedError';
-  /** The failure type when the session gave one (e.g. `LoopwrightTooLarge`). */
-  readonly type: string | undefined;
-  constructor(message: string, options: { cause?: unknown; type?: string } = {}) {
-    super(message, { cause: options.cause });
-    this.type = options.type;
-  }
-}
-
-/** Refuse, before anything is sent, a message the session would refuse (or the server could not take). */
-function checkMessageSize(message: string): void {
-  const bytes = utf8Length(message);
-  if (bytes > MAX_USER_MESSAGE_BYTES) {
-    throw new SessionRejectedError(`The message is ${bytes} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes; send a shorter message or put the text in a file the agent can read`, {
-      type: TOO_LARGE,
-    });
-  }
-}
-
-/** The `{ turn }` of a LoopwrightContinuedAsNew failure, or undefined for any other error. */
-function continuedTurn(err: unknown): { turn?: number } | undefined {
-  if (!(err instanceof WorkflowUpdateFailedError) || !(err.cause instanceof ApplicationFailure)) return undefined;
-  if (err.cause.type !== CONTINUED_AS_NEW) return undefined;
-  const details = err.cause.details?.[0] as { turn?: unknown } | undefined;
-  return typeof details?.turn === 'number' ? { turn: details.turn } : {};
-}
-
-/** An update call the server answered with DEADLINE_EXCEEDED (not one this process cancelled). */
-function serverDeadline(err: unknown): boolean {
-  return err instanceof WorkflowUpdateRPCTimeoutOrCancelledError && (err.cause as { code?: unknown } | undefined)?.code === GRPC_DEADLINE_EXCEEDED;
-}
-
-/**
- * The server's rejection of an update that reached a worker in a workflow task the worker completed
- * without answering it (its text, from the server's update registry: it has no type). The workflow
- * never ran the update, so making it again cannot apply it twice. Seen rarely, when the first
- * workflow task after a worker change carried the update.
- */
-const UNPROCESSED_UPDATE = "wasn't processed by worker";
-
-function unprocessedUpdate(err: unknown): boolean {
-  return err instanceof WorkflowUpdateFailedError && (err.cause?.message ?? '').includes(UNPROCESSED_UPDATE);
-}
-
-/** An update's refusal (`busy`, empty message, ...) as a SessionRejectedError; other errors as they are. */
-function rejection(err: unknown): unknown {
-  if (err instanceof WorkflowUpdateFailedError && err.cause) {
-    const type = err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined;
-    return new SessionRejectedError(err.cause.message, { cause: err, type });
-  }
-  return err;
 }
 
 function slug(text: string): string {

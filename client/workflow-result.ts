@@ -6,18 +6,14 @@
  * answers, and then thrown: a server that stays away is an error the caller hears about.
  */
 import { ServiceError, type WorkflowHandle } from '@temporalio/client';
-
-/** gRPC status codes of a server that did not answer in time, or not at all. */
-const GRPC_DEADLINE_EXCEEDED = 4;
-const GRPC_UNAVAILABLE = 14;
+import { GRPC_DEADLINE_EXCEEDED, GRPC_UNAVAILABLE, grpcCode } from './grpc-status';
 
 /** How long waiting goes on through such answers by default: longer than a history host takes to restart and take its shards back. */
 export const RESULT_PATIENCE_MS = 120_000;
 
 /** Whether `err` is the server saying it could not answer now (not a failure of the workflow, not a cancellation of ours). */
 function serverAway(err: unknown): boolean {
-  if (!(err instanceof ServiceError)) return false;
-  const code = (err.cause as { code?: unknown } | undefined)?.code;
+  const code = err instanceof ServiceError ? grpcCode(err) : undefined;
   return code === GRPC_DEADLINE_EXCEEDED || code === GRPC_UNAVAILABLE;
 }
 
