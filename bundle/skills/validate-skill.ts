@@ -157,11 +157,17 @@ const MARKDOWN_LINK = /\[[^\]\n]*\]\(\s*(<[^>\n]*>|[^\s()]+)(?:\s+(?:"[^"\n]*"|'
 // path such as `{skill-root}/scripts/x.py` or `_bmad/scripts/x.py`, nor part of a word).
 const BARE_PATH = /(?<![\w./\\{}$~@%-])(?:\.\/)?((?:references|assets|scripts)\/[^\s`'"()<>[\]|,;]+)/g;
 const FENCE = /^\s{0,3}(```|~~~)/;
+// Words that give what follows as an example ("Bare paths (e.g. `references/guide.md`) resolve from
+// the skill root"), the last one on the line before a bare path; "i.e." names a real file, so it is not one.
+const EXAMPLE_MARKER = /(?<![\w.])(?:e\.\s?g\.|eg\.|for example|for instance|such as)/gi;
+// What ends an example's reach after its marker: a closing parenthesis, or the end of a sentence or clause.
+const EXAMPLE_END = /\)|[.!?;](?:\s|$)/;
 
 /**
  * Files the skill body refers to, each once (its first line; `line` counts from the body's first
  * line): Markdown link targets outside fenced code (in code they are examples, not links), and
- * bare paths starting with `references/`, `assets/` or `scripts/` anywhere else. URLs, anchors,
+ * bare paths starting with `references/`, `assets/` or `scripts/` anywhere else, but for those the
+ * text gives as examples ("e.g.", "for example", "such as" before them in the same clause). URLs, anchors,
  * absolute paths and paths with `{variables}` or wildcards are left out: they are not files of the
  * skill's folder, or not one file.
  */
@@ -184,9 +190,22 @@ export function skillReferences(body: string): SkillReference[] {
     }
     // Link syntax is left out: its targets were taken above (or are examples, in code), and a
     // target in `<...>` may hold spaces that would cut a bare path short.
-    for (const match of text.replace(MARKDOWN_LINK, ' ').matchAll(BARE_PATH)) add(match[1]!.replace(/[.:!?]+$/, ''), line);
+    const rest = text.replace(MARKDOWN_LINK, ' ');
+    for (const match of rest.matchAll(BARE_PATH)) {
+      if (!givenAsExample(rest.slice(0, match.index))) add(match[1]!.replace(/[.:!?]+$/, ''), line);
+    }
   });
   return [...found.values()];
+}
+
+/**
+ * Whether a bare path after `before` (its line up to the path) is given as an example: an example
+ * marker comes before it with no closing parenthesis or end of sentence in between, so both paths of
+ * "e.g. `references/a.md` or `references/b.md`" are examples and the path after "(e.g. x). See" is not.
+ */
+function givenAsExample(before: string): boolean {
+  const marker = [...before.matchAll(EXAMPLE_MARKER)].at(-1);
+  return marker !== undefined && !EXAMPLE_END.test(before.slice(marker.index + marker[0].length));
 }
 
 /** The file part of a reference, or `undefined` when it is not a file of the skill's folder to check. */

@@ -501,3 +501,22 @@ test('validateSkill: referenced files that are missing, with their lines; URLs, 
     ['warning', 'body', 13, "references other.md, which does not exist in the skill's folder"],
   ]);
 });
+
+test('skillReferences: a bare path the text gives as an example is not a reference; the examples run to their parenthesis or the end of their sentence or clause, and a link is always one', () => {
+  const body = [
+    '- Bare paths (e.g. `references/guide.md`) resolve from the skill root.',
+    'Name a file, for example references/a.md, assets/x.png or scripts/b.py. Then read references/c.md.',
+    'Helpers such as `scripts/d.py`; the main one is scripts/e.py.',
+    '(e.g. assets/f.png). See references/g.md, i.e. references/h.md.',
+    'E.g., [the real guide](references/i.md) and eg. assets/j.txt, For instance: scripts/k.sh',
+    'Seeing references/l.md (the page, e.g. a reference)',
+  ].join('\n');
+  expect(skillReferences(body).map((r) => [r.target, r.line])).toEqual([
+    ['references/c.md', 2],
+    ['scripts/e.py', 3],
+    ['references/g.md', 4],
+    ['references/h.md', 4],
+    ['references/i.md', 5],
+    ['references/l.md', 6],
+  ]);
+});
