@@ -69,21 +69,27 @@ export interface ReplyContext {
   tools?: readonly ToolDefinition[];
 }
 
+/**
+ * A provider's reply checked against its `schema`; a reply that does not fit is a retryable
+ * `ModelBadResponse` naming the first field at fault (the next sample may well be fine).
+ */
+export function parseReply<T>(schema: z.ZodType<T>, reply: unknown): T {
+  const parsed = schema.safeParse(reply);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const where = issue.path.length > 0 ? issue.path.join('.') : 'reply';
+  const details: ModelFailureDetails = { status: 200, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
+  throw ApplicationFailure.create({
+    type: MODEL_BAD_RESPONSE,
+    message: `The model server sent an unusable reply (${where}: ${issue.message}); it will be retried.`,
+    nonRetryable: false,
+    details: [details],
+  });
+}
+
 /** Normalise a chat-completion reply; throws a retryable ApplicationFailure when it is unusable. */
 export function normalizeReply(reply: unknown, request: ReplyContext = {}): NormalizedReply {
-  const parsed = replySchema.safeParse(reply);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length > 0 ? issue.path.join('.') : 'reply';
-    const details: ModelFailureDetails = { status: 200, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
-    throw ApplicationFailure.create({
-      type: MODEL_BAD_RESPONSE,
-      message: `The model server sent an unusable reply (${where}: ${issue.message}); it will be retried.`,
-      nonRetryable: false,
-      details: [details],
-    });
-  }
-  const { choices, usage: rawUsage, model } = parsed.data;
+  const { choices, usage: rawUsage, model } = parseReply(replySchema, reply);
   const choice = choices[0]!;
   const warnings: string[] = [];
   const refusal = typeof choice.message.refusal === 'string' && choice.message.refusal !== '' ? choice.message.refusal : undefined;

@@ -7,12 +7,10 @@
  * prompt counting cached tokens too (which are said apart). A reply with no content list is a
  * retryable `ModelBadResponse`, as on Chat Completions.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { AssistantMessage, ChatMessage, ThinkingBlock, TokenUsage, ToolCall, ToolDefinition } from '../../../common/messages';
-import { MODEL_BAD_RESPONSE, type ModelFailureDetails } from '../../../common/model-call';
+import type { AssistantMessage, ThinkingBlock, TokenUsage, ToolCall } from '../../../common/messages';
 import { estimatePromptTokens, estimateTextTokens } from '../../../common/token-estimate';
-import type { NormalizedReply } from '../normalize-response';
+import { type NormalizedReply, parseReply, type ReplyContext } from '../normalize-response';
 import { MAX_BELIEVABLE_TOKENS, sanitizeUsage } from '../sanitize-usage';
 
 /** Stop reasons as the finish reasons of Chat Completions, which the turn loop reads. */
@@ -40,20 +38,8 @@ const messageSchema = z.object({
 });
 
 /** Normalise a Messages reply (a `Message` object, or the one a stream was joined into). */
-export function normalizeMessagesReply(reply: unknown, request: { messages?: readonly ChatMessage[]; tools?: readonly ToolDefinition[] } = {}): NormalizedReply {
-  const parsed = messageSchema.safeParse(reply);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length > 0 ? issue.path.join('.') : 'reply';
-    const details: ModelFailureDetails = { status: 200, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
-    throw ApplicationFailure.create({
-      type: MODEL_BAD_RESPONSE,
-      message: `The model server sent an unusable reply (${where}: ${issue.message}); it will be retried.`,
-      nonRetryable: false,
-      details: [details],
-    });
-  }
-  const { content: blocks, stop_reason: stopReason, model } = parsed.data;
+export function normalizeMessagesReply(reply: unknown, request: ReplyContext = {}): NormalizedReply {
+  const { content: blocks, stop_reason: stopReason, model, usage: rawUsage } = parseReply(messageSchema, reply);
   const texts: string[] = [];
   const thinking: ThinkingBlock[] = [];
   const toolCalls: ToolCall[] = [];
@@ -80,7 +66,7 @@ export function normalizeMessagesReply(reply: unknown, request: { messages?: rea
   if (reasoning !== '') message.reasoning_content = reasoning;
   if (thinking.length > 0) message.thinking_blocks = thinking;
 
-  const { usage, warnings, fixed } = messagesUsage(parsed.data.usage, {
+  const { usage, warnings, fixed } = messagesUsage(rawUsage, {
     promptTokens: () => estimatePromptTokens(request.messages ?? [], request.tools ?? []),
     completionTokens: () => estimateTextTokens([message.content ?? '', ...toolCalls.map((c) => c.function.arguments)].join('')),
   });

@@ -8,12 +8,10 @@
  * of which `input_tokens_details.cached_tokens` came from the prompt cache. A reply with no output
  * list is a retryable `ModelBadResponse`, as on Chat Completions.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import type { AssistantMessage, ChatMessage, ReasoningItem, TokenUsage, ToolCall, ToolDefinition } from '../../../common/messages';
-import { MODEL_BAD_RESPONSE, type ModelFailureDetails } from '../../../common/model-call';
+import type { AssistantMessage, ReasoningItem, TokenUsage, ToolCall } from '../../../common/messages';
 import { estimatePromptTokens, estimateTextTokens } from '../../../common/token-estimate';
-import type { NormalizedReply } from '../normalize-response';
+import { type NormalizedReply, parseReply, type ReplyContext } from '../normalize-response';
 import { MAX_BELIEVABLE_TOKENS, sanitizeUsage } from '../sanitize-usage';
 
 /** The content of a refusal that came with no text. */
@@ -31,20 +29,8 @@ const responseSchema = z.object({
 });
 
 /** Normalise a Responses reply (a `Response` object, or the one a stream was joined into). */
-export function normalizeResponsesReply(reply: unknown, request: { messages?: readonly ChatMessage[]; tools?: readonly ToolDefinition[] } = {}): NormalizedReply {
-  const parsed = responseSchema.safeParse(reply);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length > 0 ? issue.path.join('.') : 'reply';
-    const details: ModelFailureDetails = { status: 200, providerType: null, providerCode: null, requestId: null, retryAfterMs: null };
-    throw ApplicationFailure.create({
-      type: MODEL_BAD_RESPONSE,
-      message: `The model server sent an unusable reply (${where}: ${issue.message}); it will be retried.`,
-      nonRetryable: false,
-      details: [details],
-    });
-  }
-  const { output, status, model } = parsed.data;
+export function normalizeResponsesReply(reply: unknown, request: ReplyContext = {}): NormalizedReply {
+  const { output, status, model, usage: rawUsage, incomplete_details: incomplete } = parseReply(responseSchema, reply);
   const texts: string[] = [];
   const refusals: string[] = [];
   const reasoning: ReasoningItem[] = [];
@@ -70,11 +56,11 @@ export function normalizeResponsesReply(reply: unknown, request: { messages?: re
   if (summary !== '') message.reasoning_content = summary;
   if (reasoning.length > 0) message.reasoning_items = reasoning;
 
-  const { usage, warnings, fixed } = responsesUsage(parsed.data.usage, {
+  const { usage, warnings, fixed } = responsesUsage(rawUsage, {
     promptTokens: () => estimatePromptTokens(request.messages ?? [], request.tools ?? []),
     completionTokens: () => estimateTextTokens([message.content ?? '', ...toolCalls.map((c) => c.function.arguments)].join('')),
   });
-  const reason = parsed.data.incomplete_details?.reason;
+  const reason = incomplete?.reason;
   const finishReason = status === 'incomplete' ? (reason === 'content_filter' ? 'content_filter' : 'length') : refusal ? 'content_filter' : toolCalls.length > 0 ? 'tool_calls' : 'stop';
   return {
     message,

@@ -1,5 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { normalizeMessagesReply } from '../../../activities/model/anthropic/anthropic-reply';
 import { checkReplySize, normalizeReply } from '../../../activities/model/normalize-response';
+import { normalizeResponsesReply } from '../../../activities/model/responses/responses-reply';
 import type { AssistantMessage } from '../../../common/messages';
 import { DEFAULT_MAX_REPLY_BYTES, MODEL_BAD_RESPONSE, MODEL_REPLY_TOO_LARGE, NON_RETRYABLE_MODEL_FAILURES, type ModelFailureDetails } from '../../../common/model-call';
 
@@ -82,6 +84,20 @@ describe('normalizeReply', () => {
     expect(failure.type).toBe(MODEL_BAD_RESPONSE);
     expect(failure.nonRetryable).toBe(false);
     expect(failure.message).toContain(where);
+  });
+
+  it.each([
+    ['a Messages reply without content', () => normalizeMessagesReply({ model: 'c', stop_reason: 'end_turn' }), '(content: '],
+    ['a Messages block without a type', () => normalizeMessagesReply({ content: [{ text: 'hi' }] }), '(content.0.type: '],
+    ['a Responses reply whose output is not a list', () => normalizeResponsesReply({ status: 'completed', output: 'hi' }), '(output: '],
+    ['a Responses reply that is not an object', () => normalizeResponsesReply(null), '(reply: '],
+  ])('the other providers: %s is the same retryable ModelBadResponse, naming the field', (_what, normalize, where) => {
+    const failure = failureOf(normalize);
+    expect(failure.type).toBe(MODEL_BAD_RESPONSE);
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.message).toMatch(/^The model server sent an unusable reply \(.*\); it will be retried\.$/);
+    expect(failure.message).toContain(where);
+    expect((failure.details?.[0] as ModelFailureDetails).status).toBe(200);
   });
 });
 
