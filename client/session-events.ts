@@ -12,6 +12,7 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import type { AssistantMessage, ChatMessage } from '../common/messages';
 import type { CompactionRecord, PendingApproval, SessionState, TurnSummary } from '../common/session-types';
 import { isStreamProgress, type ModelStreamProgress } from '../common/stream-types';
+import { isToolProgress, newOutput } from '../common/tool-progress';
 
 /** One thing that happened in a turn, in order. */
 export type SessionEvent =
@@ -193,7 +194,7 @@ export async function streamProgress(session: FollowedSession, client: Client): 
   return undefined;
 }
 
-/** A running tool's progress as its activity last reported it (`ToolProgress` of activities/tools/activity-wrapper.ts). */
+/** A running tool's progress as its activity last reported it (`ToolProgress`, common/tool-progress.ts), with the activity's name. */
 interface ToolProgressSeen {
   name: string;
   target?: string;
@@ -210,25 +211,10 @@ export async function toolProgress(session: FollowedSession, client: Client): Pr
     const payloads = activity.heartbeatDetails?.payloads;
     if (MODEL_ACTIVITIES.has(name) || !payloads || payloads.length === 0) continue;
     const details = await decodeFromPayloadsAtIndex<unknown>(client.options.loadedDataConverter, 0, payloads as never).catch(() => undefined);
-    if (!isObject(details) || details.kind !== 'tool_progress' || typeof details.output !== 'string' || typeof details.bytes !== 'number') continue;
-    found.push({ name, output: details.output, bytes: details.bytes, ...(typeof details.target === 'string' ? { target: details.target } : {}) });
+    if (!isToolProgress(details)) continue;
+    found.push({ name, output: details.output, bytes: details.bytes, ...(details.target !== undefined ? { target: details.target } : {}) });
   }
   return found;
-}
-
-/** The last `bytes` bytes of `tail` (the output's end), with a mark where output between two reports was not seen. */
-function newOutput(tail: string, bytes: number): string {
-  const buffer = Buffer.from(tail, 'utf8');
-  if (bytes >= buffer.length) return bytes > buffer.length ? `…${tail}` : tail;
-  // A character cut at the start becomes U+FFFD; drop it.
-  return buffer
-    .subarray(buffer.length - bytes)
-    .toString('utf8')
-    .replace(/^\uFFFD+/, '');
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Index of the turn's first message after its user message (the last user message so far). */

@@ -14,10 +14,8 @@ import type { TokenUsage } from '../../common/messages';
 import type { ModelSettings } from '../../common/model-call';
 import { GRADE_ATTEMPTS, GRADE_MALFORMED, GRADE_SCALE, type Grade, type GradeOutcome, MAX_GRADE_REASON_CHARS } from '../../common/eval/grading';
 import type { ResponseFormat } from '../model/build-request';
-import { defaultClientFactory, type ModelActivityOptions } from '../model/call-model';
-import { redactingLogger } from '../model/client-logger';
+import { chatCompletionsClient, type ModelActivityOptions } from '../model/call-model';
 import { resolveModelConfig, type ResolvedModelConfig } from '../model/model-config';
-import { limitedFetch } from '../model/reply-limit';
 import { ModelProviders } from '../model/providers';
 import { extractJson } from '../verify/reply';
 
@@ -83,15 +81,7 @@ export function createGrader(options: ModelActivityOptions = {}): Grader {
   const resolve = () => {
     if (made) return made;
     const config = resolveModelConfig(options, options.env ?? process.env);
-    const factory = options.clientFactory ?? defaultClientFactory;
-    const client = factory({
-      apiKey: config.apiKey,
-      baseURL: config.baseURL,
-      maxRetries: 0,
-      timeout: config.requestTimeoutMs,
-      fetch: limitedFetch(config.maxReplyBodyBytes),
-      logger: redactingLogger(config.secrets),
-    });
+    const client = chatCompletionsClient(config, options.clientFactory);
     // The grader's model may be on any provider, as the candidate's may (anthropic:claude-…).
     made = { config, providers: new ModelProviders(config, client) };
     return made;

@@ -23,7 +23,7 @@ import type { ChatCompletionsClient } from './completion';
 import { ModelProviders } from './providers';
 import { createDescribeModel } from './describe-model';
 import { badRequest, checkInput, inputSchema, refInputSchema } from './input-check';
-import { resolveModelConfig, type ModelConfigInput } from './model-config';
+import { resolveModelConfig, type ModelConfigInput, type ResolvedModelConfig } from './model-config';
 import { limitedFetch, type Fetch } from './reply-limit';
 import { InlineReader, type InlineReadsOptions } from './inline-reads';
 import { RunCache } from '../transcript/run-cache';
@@ -89,15 +89,7 @@ const MODEL_SPAN_ATTRIBUTES = { 'gen_ai.operation.name': 'chat' } as const;
  */
 export function createModelActivities(options: ModelActivityOptions = {}): ModelActivities {
   const config = resolveModelConfig(options, options.env ?? process.env);
-  const factory = options.clientFactory ?? defaultClientFactory;
-  const client = factory({
-    apiKey: config.apiKey,
-    baseURL: config.baseURL,
-    maxRetries: 0,
-    timeout: config.requestTimeoutMs,
-    fetch: limitedFetch(config.maxReplyBodyBytes),
-    logger: redactingLogger(config.secrets),
-  });
+  const client = chatCompletionsClient(config, options.clientFactory);
   const transcripts = options.transcriptSource ? new TranscriptCache(options.transcriptSource, options.transcriptCacheBytes ?? cacheBytesFromEnv(options.env ?? process.env)) : undefined;
   const providers = new ModelProviders(config, client);
   const runs = new RunCache();
@@ -245,6 +237,23 @@ function recordModelMetrics(context: Context, result: ModelCallResult, model: st
     if (result.usage.cacheWriteTokens)
       meter.createCounter('loopwright_model_tokens_cache_write', 'tokens', "Prompt tokens written to the provider's prompt cache").add(result.usage.cacheWriteTokens, tags);
   }
+}
+
+/**
+ * The Chat Completions client of resolved settings, made by `factory` (default: the official one):
+ * no retries of its own (the activity's retry policy is the one), the settings' request timeout, a
+ * fetch that stops a reply past its size limit, and a logger that redacts the worker's secrets.
+ * The model activities and the eval's grader make theirs here.
+ */
+export function chatCompletionsClient(config: ResolvedModelConfig, factory: ModelClientFactory = defaultClientFactory): ChatCompletionsClient {
+  return factory({
+    apiKey: config.apiKey,
+    baseURL: config.baseURL,
+    maxRetries: 0,
+    timeout: config.requestTimeoutMs,
+    fetch: limitedFetch(config.maxReplyBodyBytes),
+    logger: redactingLogger(config.secrets),
+  });
 }
 
 /** The official `openai` client, as the model activities make it (the eval's grader too). */

@@ -15,6 +15,9 @@ import type { RuntimeContext } from '../../common/runtime-context';
 import { toolSpec } from '../../common/tools';
 import { argumentRecord, type ToolSpec, targetOf } from '../../common/tools/tool-spec';
 import { inActivitySpan } from '../activity-span';
+import type { ToolProgress } from '../../common/tool-progress';
+
+export type { ToolProgress };
 
 /**
  * Largest tool result, in bytes, measured as `Buffer.byteLength(JSON.stringify(JSON.stringify(result)))`:
@@ -42,17 +45,6 @@ export interface ToolRunOptions {
    * by `follow()`. Each report replaces the one before; keep it small.
    */
   progress?: (details: ToolProgress) => void;
-}
-
-/** What a running tool reports through its heartbeat (`ToolRunOptions.progress`). */
-export interface ToolProgress {
-  kind: 'tool_progress';
-  /** The tool's target argument as the model wrote it (a command line), to tell parallel calls apart. */
-  target?: string;
-  /** The tail of its output so far. */
-  output: string;
-  /** Bytes of output so far, shown or not. */
-  bytes: number;
 }
 
 /** A tool function; `options` is given only by the activity wrapper. */

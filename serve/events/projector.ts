@@ -16,6 +16,7 @@ import { EventType, type BaseEvent } from '@ag-ui/core';
 import type { ChatMessage } from '../../common/messages';
 import type { SessionState, TurnSummary } from '../../common/session-types';
 import type { ModelStreamProgress } from '../../common/stream-types';
+import { newOutput } from '../../common/tool-progress';
 import { copyCursor, fnv, FNV_START, turnCursor, type StreamCursor, type TurnCursor } from './cursor';
 
 /** Longest tool result content an event carries (characters); the transcript pages have all of it. */
@@ -324,14 +325,4 @@ export function answerText(content: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The last `bytes` bytes of `tail` (the output's end), with a mark where output between two reports was not seen. */
-function newOutput(tail: string, bytes: number): string {
-  const buffer = Buffer.from(tail, 'utf8');
-  if (bytes >= buffer.length) return bytes > buffer.length ? `…${tail}` : tail;
-  return buffer
-    .subarray(buffer.length - bytes)
-    .toString('utf8')
-    .replace(/^\uFFFD+/, '');
 }

@@ -18,6 +18,7 @@ import { findTurnEnd } from '../../client/turn-history';
 import { encodeCursor, type StreamCursor } from './cursor';
 import { type Emitted, isBusy, project, type ToolOutputSeen, type TurnFacts } from './projector';
 import { TurnBoundaries } from './turn-boundaries';
+import { isToolProgress } from '../../common/tool-progress';
 
 /** A client watching the session. */
 export interface Watcher {
@@ -230,9 +231,8 @@ export class SessionFeed {
         if (isStreamProgress(details)) stream = details;
         continue;
       }
-      const d = details as { kind?: unknown; output?: unknown; bytes?: unknown; target?: unknown } | undefined;
-      if (d?.kind !== 'tool_progress' || typeof d.output !== 'string' || typeof d.bytes !== 'number') continue;
-      tools.push({ name, output: d.output, bytes: d.bytes, ...(typeof d.target === 'string' ? { target: d.target } : {}) });
+      if (!isToolProgress(details)) continue;
+      tools.push({ name, output: details.output, bytes: details.bytes, ...(details.target !== undefined ? { target: details.target } : {}) });
     }
     return { ...(stream ? { stream } : {}), tools, closed: description.status.name !== 'RUNNING' };
   }
