@@ -126,3 +126,24 @@ export const AgentDefinitionSchema = z.object({
   file: z.string(),
 });
 export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
+
+/**
+ * An agent Loopwright makes itself rather than reads from a file (the assistant of a folder of
+ * skills, a subagent given instructions): a persona of a role and a style, no menu, no critical
+ * actions, no rules; `file` is the project root it works in.
+ */
+export function madeAgent(agent: { id: string; name: string; title: string; role: string; communicationStyle: string; file: string }): AgentDefinition {
+  return {
+    id: agent.id,
+    name: agent.name,
+    title: agent.title,
+    persona: { role: agent.role, identity: '', communication_style: agent.communicationStyle, principles: '' },
+    criticalActions: [],
+    commands: [],
+    prompts: [],
+    menuHandlers: [],
+    rules: [],
+    dialect: 'skill',
+    file: agent.file,
+  };
+}

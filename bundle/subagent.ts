@@ -8,7 +8,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { RuntimeContext } from '../common/runtime-context';
 import type { SubagentSpec } from '../common/delegation-types';
-import type { AgentDefinition } from './agent-schema';
+import { madeAgent, type AgentDefinition } from './agent-schema';
 import { BundleError } from './errors';
 import { guardRead, isInside, secretOptionsOf } from './sandbox/path-guard';
 import { skillBody } from './skills/skill-file';
@@ -23,24 +23,14 @@ export class SubagentInstructionsError extends BundleError {}
 
 /** The subagent `spec` names, as an agent: its name, a role that says it reports back, no menu. */
 export function subagentAgent(spec: SubagentSpec, projectRoot: string): AgentDefinition {
-  return {
+  return madeAgent({
     id: `subagent:${spec.name}`,
     name: spec.name,
     title: 'a subagent started by another agent to do one task',
-    persona: {
-      role: "You work on your own on the one task in the user's message, with your tools. Nobody answers questions while you work. When you are done, reply with your report: it is all the agent that started you sees, so make it complete and self-contained.",
-      identity: '',
-      communication_style: 'Factual and concise.',
-      principles: '',
-    },
-    criticalActions: [],
-    commands: [],
-    prompts: [],
-    menuHandlers: [],
-    rules: [],
-    dialect: 'skill',
+    role: "You work on your own on the one task in the user's message, with your tools. Nobody answers questions while you work. When you are done, reply with your report: it is all the agent that started you sees, so make it complete and self-contained.",
+    communicationStyle: 'Factual and concise.',
     file: projectRoot,
-  };
+  });
 }
 
 /**

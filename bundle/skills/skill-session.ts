@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { glob } from 'tinyglobby';
 import type { SystemMessage } from '../../common/messages';
 import type { SecretFileRule } from '../../common/runtime-context';
-import type { AgentDefinition } from '../agent-schema';
+import { madeAgent, type AgentDefinition } from '../agent-schema';
 import { guardRead } from '../sandbox/path-guard';
 import { readTextFile } from '../text-content';
 import { resolveVariables } from '../variables';
@@ -110,22 +110,12 @@ export function configMessage(module: string, variables: Record<string, string>,
 
 /** Loopwright's own agent for a folder that holds skills and no agent: the catalog is its menu. */
 export function builtinSkillsAgent(id: string, projectRoot: string): AgentDefinition {
-  return {
+  return madeAgent({
     id,
     name: 'Assistant',
     title: 'an assistant that works with Agent Skills',
-    persona: {
-      role: "You help the user with their project, using the project's Agent Skills whenever a task matches one.",
-      identity: '',
-      communication_style: 'Clear and direct.',
-      principles: '',
-    },
-    criticalActions: [],
-    commands: [],
-    prompts: [],
-    menuHandlers: [],
-    rules: [],
-    dialect: 'skill',
+    role: "You help the user with their project, using the project's Agent Skills whenever a task matches one.",
+    communicationStyle: 'Clear and direct.',
     file: projectRoot,
-  };
+  });
 }
