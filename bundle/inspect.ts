@@ -17,7 +17,7 @@
 import type { SystemMessage, ToolDefinition } from '../common/messages';
 import type { RuntimeContext } from '../common/runtime-context';
 import { LOOP_TOOL_DEFINITIONS, TOOL_DEFINITIONS } from '../common/tool-definitions';
-import { projectCatalogTokens, skillSummary, type SkillSummary } from './skills/project-skills';
+import { didYouMean, projectCatalogTokens, skillSummary, type SkillSummary } from './skills/project-skills';
 import { agentToolAllowList, type BuiltinToolOffer, offeredBuiltinTools } from './agent-tools';
 import type { AgentDefinition, CommandTarget } from './agent-schema';
 import { listedId, loadBundle, type LoadBundleOptions, matchAgent, type BundleInfo } from './bundle-loader';
@@ -111,7 +111,14 @@ export async function inspectBundle(bundlePath: string, agentId = '', skills: Sk
       }
       if (target.kind === 'skill') {
         const skill = bundle.skills?.find((k) => k.name === target.value);
-        if (skill === undefined) add(`Command ${command.cmd}: no skill named ${target.value} in the project's skills folders`);
+        if (skill === undefined) {
+          add(
+            `Command ${command.cmd}: no skill named ${target.value} in the project's skills folders${didYouMean(
+              target.value,
+              (bundle.skills ?? []).map((k) => k.name),
+            )}`,
+          );
+        }
         targets.push(skill === undefined ? { ...target } : { ...target, resolved: skill.dir });
         continue;
       }

@@ -38,6 +38,7 @@ import { protectingEntry } from './sandbox/protected-paths';
 import { SecretFileError, SecretFilesConfigError } from './sandbox/secret-files';
 import { type AgentTools, checkTools } from './validate-tools';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
+import { didYouMean } from './skills/project-skills';
 import { validateSkill } from './skills/validate-skill';
 import { loadWorkflowContent, resolveWorkflow, spellVariable, type ResolvedWorkflow } from './workflow-loader';
 
@@ -233,7 +234,8 @@ class Validation {
           continue;
         }
         if (target.kind === 'skill') {
-          if (!(this.bundle.skills ?? []).some((k) => k.name === target.value)) this.add({ file, field, message: `No skill named ${target.value} in the project's skills folders` });
+          const names = (this.bundle.skills ?? []).map((k) => k.name);
+          if (!names.includes(target.value)) this.add({ file, field, message: `No skill named ${target.value} in the project's skills folders${didYouMean(target.value, names)}` });
           continue;
         }
         const real = await this.targetPath(target.value, ctx, file, field);

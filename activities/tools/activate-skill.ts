@@ -18,7 +18,7 @@ import { ACTIVATE_SKILL } from '../../common/tools/activate-skill';
 import { guardRead, secretOptionsOf } from '../../bundle/sandbox/path-guard';
 import { readTextFile } from '../../bundle/text-content';
 import { isTable, resolveCustomization } from '../../bundle/skills/customize';
-import { findSkillInFolders } from '../../bundle/skills/project-skills';
+import { didYouMean, findSkillInFolders } from '../../bundle/skills/project-skills';
 import { fillSkillText, skillRootVariable } from '../../bundle/skills/skill-agent';
 import { skillBody } from '../../bundle/skills/skill-file';
 import { skillHash } from '../../bundle/skills/pins';
@@ -43,7 +43,7 @@ export async function activateSkillTool(ctx: RuntimeContext, args: unknown, opti
     const found = await findSkillInFolders(folders, name, ctx.projectRoot);
     if (found.skill === undefined) {
       const known = found.names.length > 0 ? `; the skills are: ${found.names.slice(0, 60).join(', ')}${found.names.length > 60 ? ', ...' : ''}` : '';
-      return { success: false, error: `No skill named ${name}${known}` };
+      return { success: false, error: `No skill named ${name}${didYouMean(name, found.names)}${known}` };
     }
     const skill = found.skill;
     // The same guard as read_file: a SKILL.md that is a secret file or leads out of the roots is refused.

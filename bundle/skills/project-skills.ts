@@ -144,6 +144,24 @@ function fallbackModule(modules: string[] | undefined): string | undefined {
   return others.length === 1 ? others[0] : modules.includes(CORE_MODULE) ? CORE_MODULE : undefined;
 }
 
+/**
+ * The skill a missing name most likely meant, for a "did you mean": the name with a `-part` added
+ * or dropped at its end (BMAD 6.3's analyst names `bmad-product-brief-preview`, the skill it installs
+ * is `bmad-product-brief`), the closest such; otherwise none. Edit distance is not used: skills of one
+ * project differ by a word or two (`bmad-create-prd`, `bmad-edit-prd`), and the nearest of those is a
+ * different skill, not a typo.
+ */
+export function similarSkillName(name: string, names: readonly string[]): string | undefined {
+  const related = names.filter((other) => other !== name && (other.startsWith(`${name}-`) || name.startsWith(`${other}-`)));
+  return related.sort((a, b) => Math.abs(a.length - name.length) - Math.abs(b.length - name.length) || a.localeCompare(b))[0];
+}
+
+/** `" (did you mean X?)"` when `similarSkillName` finds one, else nothing: the tail of a missing skill's message. */
+export function didYouMean(name: string, names: readonly string[]): string {
+  const similar = similarSkillName(name, names);
+  return similar === undefined ? '' : ` (did you mean ${similar}?)`;
+}
+
 /** What `findSkillInFolders` found: the skill, and the names of every skill there (for a "did you mean"). */
 export interface FoundSkill {
   skill?: { name: string; dir: string; file: string; allowedTools?: string[] };

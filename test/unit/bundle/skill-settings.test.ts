@@ -37,6 +37,10 @@ describe('skill settings', () => {
       expect(await readFileTool(context, { file_path: 'references/more.md' })).toMatchObject({ success: true, content: 'more of lw-extra\n' });
       const notes = await activateSkillTool(started.context, { name: 'lw-notes' });
       expect(notes).toMatchObject({ success: true, skill: { dir: path.join(project.root, '.claude/skills/lw-notes') } });
+      // A name with a word too many: the error suggests the skill, then lists them all.
+      const missing = await activateSkillTool(started.context, { name: 'lw-extra-preview' });
+      expect(missing).toMatchObject({ success: false });
+      expect(missing.error).toMatch(/^No skill named lw-extra-preview \(did you mean lw-extra\?\); the skills are: .*lw-extra/);
     } finally {
       project.cleanup();
       fs.rmSync(extra, { recursive: true, force: true });

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { similarSkillName } from '../../../bundle/skills/project-skills';
 import { checkBundle } from '../../../bundle/validate';
 import { writeSkillsProject } from '../../support/skills-project';
 import { CORPUS, corpusPresent } from '../../support/corpus';
@@ -38,6 +39,9 @@ describe('validate: skills', () => {
       expect(report.problems).toEqual([
         { file: path.join(project.root, '.claude/skills/lw-agent-guide/SKILL.md'), field: 'commands[TP].skill', message: "No skill named lw-gone in the project's skills folders" },
       ]);
+      // A name with a word added to the skill's (as BMAD 6.3's analyst names bmad-product-brief-preview): the skill is suggested.
+      fs.writeFileSync(customize, fs.readFileSync(customize, 'utf8').replace('skill = "lw-gone"', 'skill = "lw-notes-preview"'));
+      expect((await checkBundle(project.root)).problems.map((p) => p.message)).toEqual(["No skill named lw-notes-preview in the project's skills folders (did you mean lw-notes?)"]);
     } finally {
       project.cleanup();
     }
@@ -52,4 +56,15 @@ describe('validate: skills', () => {
       expect(report.checked.commands).toBeGreaterThan(10);
     });
   }
+
+  test('similarSkillName: the name with a word added or dropped at its end, the closest first; never a different skill of similar spelling', () => {
+    const names = ['bmad-create-prd', 'bmad-edit-prd', 'bmad-product-brief', 'bmad-product-brief-full-guided', 'bmad-validate-prd'];
+    expect(similarSkillName('bmad-product-brief-preview', names)).toBe('bmad-product-brief');
+    expect(similarSkillName('bmad-product', names)).toBe('bmad-product-brief');
+    expect(similarSkillName('bmad-product-brief-full', names)).toBe('bmad-product-brief');
+    expect(similarSkillName('bmad-create-prd-v2', names)).toBe('bmad-create-prd');
+    expect(similarSkillName('bmad-update-prd', names)).toBeUndefined();
+    expect(similarSkillName('bmad-product-bri', names)).toBeUndefined();
+    expect(similarSkillName('bmad-create-prd', ['bmad-create-prd'])).toBeUndefined();
+  });
 });
