@@ -35,7 +35,8 @@ import { DEFAULT_MAX_READ_BYTES, DEFAULT_OUTPUT_FOLDER, initializeAgent, type In
 import { LoaderReadCache } from './loader-reads';
 import { guardRead, isInside, protectedPathsOf, secretOptionsOf, UnsafeRootError } from './sandbox/path-guard';
 import { protectingEntry } from './sandbox/protected-paths';
-import { SecretFileError, SecretFilesConfigError } from './sandbox/secret-files';
+import { SecretFilesConfigError } from './sandbox/secret-files';
+import { fileKindProblem, lexists, secretProblem } from './validate-files';
 import { type AgentTools, checkTools } from './validate-tools';
 import { findUnresolved, pathVariables, resolveVariables } from './variables';
 import { didYouMean } from './skills/project-skills';
@@ -360,41 +361,6 @@ function problemFrom(error: unknown, file: string, field: string): Problem {
     };
   }
   throw error;
-}
-
-/** Whether something (even a dangling symlink) exists at `p`. */
-async function lexists(p: string): Promise<boolean> {
-  try {
-    await fs.lstat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The refusal a session would meet reading `real` by the session's secret-file rules (the project's own too), if any. */
-async function secretProblem(real: string, ctx: RuntimeContext): Promise<string | undefined> {
-  try {
-    await guardRead(real, ctx.readRoots, secretOptionsOf(ctx));
-    return undefined;
-  } catch (error) {
-    if (error instanceof SecretFileError) return error.message;
-    return undefined;
-  }
-}
-
-/**
- * Why a session could not read the (guarded, existing) file `real` as text, without reading it:
- * not a regular file (a FIFO would block the read), or several hard links; else `undefined`.
- */
-async function fileKindProblem(real: string, ctx: RuntimeContext): Promise<string | undefined> {
-  const stat = await fs.lstat(real);
-  if (stat.isDirectory()) return `Not a file: ${real}`;
-  if (!stat.isFile()) return `Not a regular file: ${real}; only regular files can be read`;
-  if (stat.nlink > 1 && !ctx.allowHardLinks) {
-    return `Hard-linked file: ${real} has ${stat.nlink} links and is read only when the user allows hard links (allowHardLinks)`;
-  }
-  return undefined;
 }
 
 /** Every workflow.yaml below `dir` (none when it does not exist), sorted. */

@@ -5,6 +5,7 @@
  * will finish. Such an answer is polled again, until `patienceMs` has passed with nothing but such
  * answers, and then thrown: a server that stays away is an error the caller hears about.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError, type WorkflowHandle } from '@temporalio/client';
 import { GRPC_DEADLINE_EXCEEDED, GRPC_UNAVAILABLE, grpcCode } from './grpc-status';
 
@@ -29,7 +30,7 @@ export async function workflowResult<T>(handle: WorkflowHandle, options: { patie
       if (!serverAway(err)) throw err;
       awaySince ??= Date.now();
       if (Date.now() - awaySince >= patienceMs) throw err;
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      await sleep(pauseMs);
     }
   }
 }
