@@ -17,8 +17,6 @@ import { argumentRecord, type ToolSpec, targetOf } from '../../common/tools/tool
 import { inActivitySpan } from '../activity-span';
 import type { ToolProgress } from '../../common/tool-progress';
 
-export type { ToolProgress };
-
 /**
  * Largest tool result, in bytes, measured as `Buffer.byteLength(JSON.stringify(JSON.stringify(result)))`:
  * the result becomes the JSON text of a tool message, which is JSON-encoded again inside a payload.
