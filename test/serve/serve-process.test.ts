@@ -178,9 +178,11 @@ test.concurrent('serve process: killed mid-turn and started again, the stream re
 
 test.concurrent('serve process: a worker killed mid-stream: the call is made again, readers drop the old text, the reply is kept once', async () => {
   const taskQueue = 'serve-retry';
-  // The call made again streams faster (in about a second): what is proven is that it starts over.
+  // The first call stops after 40 of its 68 chunks and is never let go: its worker dies while it is
+  // still writing, whatever the machine's pace. The call made again streams the whole reply.
   const message = 'hello (retry)';
-  replies.set(message, (attempt) => text(WORDS, { stream: { chunkChars: 4, intervalMs: attempt === 1 ? 60 : 15 } }));
+  const never = gate();
+  replies.set(message, (attempt) => text(WORDS, { stream: attempt === 1 ? { chunkChars: 4, intervalMs: 20, holdAfterChunks: 40, release: never.promise } : { chunkChars: 4, intervalMs: 15 } }));
   const port = await findFreePort();
   const [doomed] = await Promise.all([worker(taskQueue), serve(['--port', String(port)], taskQueue)]);
   const base = `http://127.0.0.1:${port}`;
@@ -191,7 +193,9 @@ test.concurrent('serve process: a worker killed mid-stream: the call is made aga
   await waitForRequest(message);
   const second = worker(taskQueue);
   await events.waitFor((m) => m.filter((e) => e.event.type === 'TEXT_MESSAGE_CONTENT').length >= 2, 60_000, 'some text');
+  expect(finished(events.messages)).toBe(false);
   await doomed.kill('SIGKILL');
+  never.open();
   await second;
   await events.waitFor(finished, 90_000, 'RUN_FINISHED');
   events.close();
