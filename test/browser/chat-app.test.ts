@@ -298,8 +298,9 @@ it(
   'interrupt: the button cancels the model call in flight; the turn ends interrupted and the page takes a message again',
   inPage(async (page) => {
     await startSessionInPage(page);
+    // The reply stops after 40 characters and is never let go: the interrupt lands while the model is writing.
     const message = 'long reply please (interrupt)';
-    rates.set(message, { chunkChars: 4, intervalMs: 60 });
+    streamAt(message, { chunkChars: 4, intervalMs: 20, holdAfterChunks: 10 });
     await send(page, message);
     await waitFor(
       page,

@@ -16,7 +16,12 @@ const WORDS = Array.from({ length: 30 }, (_, i) => `word${i + 1}`).join(' ');
 test('agui: HttpAgent starts a session on a new thread, streams the turn, and runs the next turn on the same thread', async () => {
   const { base } = suite.serve;
   suite.h.fake.setStreaming({ chunkChars: 4, intervalMs: 20 });
-  suite.h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' }]), text(WORDS), text('second turn'));
+  // The answer stops after 10 of its chunks until the agent has its first piece: it streams in
+  // pieces, whatever the machine's pace.
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const answer = text(WORDS, { stream: { chunkChars: 4, intervalMs: 20, holdAfterChunks: 10, release: held } });
+  suite.h.fake.enqueue(toolCalls([{ name: 'read_file', arguments: { file_path: '{bundle-root}/config.yaml' }, id: 'call_read' }]), answer, text('second turn'));
   const threadId = `agui-${Date.now()}`;
   const agent = new HttpAgent({ url: `${base}/api/agui`, threadId });
   agent.addMessage({ id: 'u1', role: 'user', content: 'read then answer' });
@@ -24,12 +29,18 @@ test('agui: HttpAgent starts a session on a new thread, streams the turn, and ru
   const seen: string[] = [];
   agent.subscribe({
     onEvent: ({ event }) => void seen.push(event.type),
-    onTextMessageContentEvent: ({ event }) => void deltas.push(event.delta),
+    onTextMessageContentEvent: ({ event }) => {
+      deltas.push(event.delta);
+      release();
+    },
   });
   const first = await agent.runAgent({ forwardedProps: { bundlePath: suite.bundle, agentId: 'facilitator', modelSettings: { stream: true } } });
   expect(seen[0]).toBe('RUN_STARTED');
   expect(seen.at(-1)).toBe('RUN_FINISHED');
   expect(deltas.length).toBeGreaterThan(1);
+  // The first piece came while the model was held: part of the answer, not all of it.
+  expect(deltas[0]!.length).toBeGreaterThan(0);
+  expect(WORDS.startsWith(deltas[0]!) && deltas[0]!.length <= 40).toBe(true);
   expect(deltas.join('')).toBe(WORDS);
   expect(first.result).toMatchObject({ turn: 1, status: 'completed', success: true });
   const assistant = agent.messages.filter((m) => m.role === 'assistant');
