@@ -327,7 +327,8 @@ describe('loopwright commands on a signal (child processes)', () => {
     expect(send.child.exitCode).toBeNull();
     const { result, afterSignalMs } = await signalAndWait(send, 'SIGINT');
     expectExit(args, result, 130);
-    expect(afterSignalMs).toBeLessThan(1_500);
+    // Far below the 60 s grace the first signal is waiting out (1.5 s was too tight for a loaded machine).
+    expect(afterSignalMs).toBeLessThan(5_000);
     expect(result.stderr).toContain(`Stopped waiting (SIGTERM). The session stays on the server: loopwright status ${session.workflowId}\n`);
   });
 

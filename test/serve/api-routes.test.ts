@@ -106,19 +106,27 @@ test('api: a session started with settings the table checks; a bad or internal s
 test('api: a message is taken at once (202 with its turn); the result comes when the turn ends; a second message while it runs is refused (409 LoopwrightBusy)', async () => {
   const { base } = suite.serve;
   const id = await startSession();
-  suite.h.fake.enqueue(delay(1500, text('first answer')), text('second answer'));
-  const started = Date.now();
-  const sent = await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
-  expect(sent.status).toBe(202);
-  expect(sent.body).toEqual({ turn: 1 });
-  expect(Date.now() - started).toBeLessThan(1500);
-  const busy = await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'again' });
-  expect(busy.status).toBe(409);
-  expect(busy.body.error!.type).toBe('LoopwrightBusy');
-  expect((await api(base, 'GET', `/api/sessions/${id}/turns/1`)).status).toBe(202);
-  expect(await turnResult(id, 1)).toMatchObject({ turn: 1, success: true, status: 'completed', response: 'first answer' });
-  expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'next' })).body).toEqual({ turn: 2 });
-  expect(await turnResult(id, 2)).toMatchObject({ turn: 2, response: 'second answer' });
+  // The first answer waits until the test lets it go: the message is taken while the model is held.
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let calls = 0;
+  suite.h.fake.setResponder(async () => (++calls === 1 ? held.then(() => text('first answer')) : text('second answer')));
+  try {
+    const sent = await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'hello' });
+    expect(sent.status).toBe(202);
+    expect(sent.body).toEqual({ turn: 1 });
+    const busy = await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'again' });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error!.type).toBe('LoopwrightBusy');
+    expect((await api(base, 'GET', `/api/sessions/${id}/turns/1`)).status).toBe(202);
+    release();
+    expect(await turnResult(id, 1)).toMatchObject({ turn: 1, success: true, status: 'completed', response: 'first answer' });
+    expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: 'next' })).body).toEqual({ turn: 2 });
+    expect(await turnResult(id, 2)).toMatchObject({ turn: 2, response: 'second answer' });
+  } finally {
+    release();
+    suite.h.fake.setResponder(undefined);
+  }
   expect((await api(base, 'GET', `/api/sessions/${id}/turns/3`)).status).toBe(404);
   // Empty and malformed messages.
   expect((await api(base, 'POST', `/api/sessions/${id}/messages`, { text: '   ' })).body.error).toMatchObject({ type: 'BadRequest', field: 'text' });
