@@ -5,6 +5,8 @@
 
 /** The server's deadline passed (not a cancellation of ours, which the same SDK errors also cover). */
 export const GRPC_DEADLINE_EXCEEDED = 4;
+/** The server could not act on the workflow as it is now (WorkflowNotReady: the workflow task carrying an update failed). */
+export const GRPC_FAILED_PRECONDITION = 9;
 /** No server answered (one restarting, say). */
 export const GRPC_UNAVAILABLE = 14;
 

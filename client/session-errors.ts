@@ -1,14 +1,15 @@
 /**
  * How the client reads a session's and the server's refusals: a message the session would refuse
  * (refused before it is sent), an update's refusal as a SessionRejectedError, and the answers that
- * mean "try again" (the run moved on, the server's deadline passed, the update reached no workflow).
+ * mean "try again" (the run moved on, the server's deadline passed, the update reached no workflow, the
+ * workflow task carrying it failed).
  */
-import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { ServiceError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { MAX_USER_MESSAGE_BYTES } from '../common/defaults';
 import { CONTINUED_AS_NEW, TOO_LARGE } from '../common/failure-types';
 import { utf8Length } from '../common/transcript';
-import { GRPC_DEADLINE_EXCEEDED, grpcCode } from './grpc-status';
+import { GRPC_DEADLINE_EXCEEDED, GRPC_FAILED_PRECONDITION, grpcCode } from './grpc-status';
 
 /** The session refused a message (`busy`, empty, too large, or the session is ending); `message` says why. */
 export class SessionRejectedError extends Error {
@@ -42,6 +43,17 @@ export function continuedTurn(err: unknown): { turn?: number } | undefined {
 /** An update call the server answered with DEADLINE_EXCEEDED (not one this process cancelled). */
 export function serverDeadline(err: unknown): boolean {
   return err instanceof WorkflowUpdateRPCTimeoutOrCancelledError && grpcCode(err) === GRPC_DEADLINE_EXCEEDED;
+}
+
+/**
+ * The server's answer that the workflow task carrying the update failed before the update was taken
+ * (WorkflowNotReady, gRPC FAILED_PRECONDITION: "Unable to perform workflow execution update due to
+ * unexpected workflow task failure."), seen when a history host dies while a worker completes that
+ * task. The server dropped the update; one made again under the same id is taken at most once (the
+ * server answers for it if it was taken after all), so asking again is safe.
+ */
+export function workflowTaskFailed(err: unknown): boolean {
+  return err instanceof ServiceError && grpcCode(err) === GRPC_FAILED_PRECONDITION;
 }
 
 /**

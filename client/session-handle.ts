@@ -25,7 +25,7 @@ import {
 import { findTurnEnd, readTranscript, type TurnEnd } from './turn-history';
 import { type FollowOptions, followTurn, type SessionEvent } from './session-events';
 import { workflowResult } from './workflow-result';
-import { checkMessageSize, continuedTurn, rejection, serverDeadline, SessionRejectedError, unprocessedUpdate } from './session-errors';
+import { checkMessageSize, continuedTurn, rejection, serverDeadline, SessionRejectedError, unprocessedUpdate, workflowTaskFailed } from './session-errors';
 
 /** How long the client keeps following a session that is moving to a new run before giving up. */
 const FOLLOW_TIMEOUT_MS = 60_000;
@@ -86,8 +86,13 @@ export class SessionHandle {
         return { ...rest, response: last?.role === 'assistant' ? last.content : null };
       } catch (err) {
         if (Date.now() > deadline) throw rejection(err);
-        // A server too busy to answer in time: ask again (waiting for a turn changes nothing).
+        // A server too busy to answer in time: ask again (waiting for a turn changes nothing); so too
+        // when the workflow task that carried the question failed.
         if (serverDeadline(err)) continue;
+        if (workflowTaskFailed(err)) {
+          await sleep(100);
+          continue;
+        }
         if (continuedTurn(err) === undefined) throw rejection(err);
         // The turn moved on to a newer run (which may not have started yet).
         await sleep(50);
@@ -111,8 +116,8 @@ export class SessionHandle {
   /**
    * One update to the session's current run, named by its id, under `updateId`; to the newest run
    * only once that run has ended without taking it (else its answer would have come back). A call
-   * the server answered with its deadline is made again to the same run under the same id. Any other
-   * failure is thrown as it came.
+   * the server answered with its deadline, or with the failure of the workflow task that carried it,
+   * is made again to the same run under the same id. Any other failure is thrown as it came.
    */
   private async updateOneRun<R, A extends unknown[]>(definition: UpdateDefinition<R, A>, args: A, firstUpdateId: string, deadline: number): Promise<R> {
     let runId = (await this.workflow.describe()).runId;
@@ -126,6 +131,12 @@ export class SessionHandle {
         // A server too busy to answer within its deadline may hold the update already: ask the same run
         // again under the same id, which answers for that update rather than making another.
         if (serverDeadline(err)) continue;
+        // The workflow task that carried it failed (a history host lost, say): the server dropped the
+        // update; the same id again is taken once.
+        if (workflowTaskFailed(err)) {
+          await sleep(100);
+          continue;
+        }
         // The server answered for the session that no worker processed the update (it came in a
         // workflow task the worker completed without it): nothing was applied, and that answer is
         // final for this id, so the update is made again under a new one.

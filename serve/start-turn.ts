@@ -9,10 +9,8 @@ import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { sendUpdate } from '../common/contract/session-definitions';
 import { CONTINUED_AS_NEW } from '../common/failure-types';
-import { MAX_USER_MESSAGE_BYTES } from '../common/defaults';
-import { utf8Length } from '../common/transcript';
 import { type SessionHandle, SessionRejectedError } from '../client/session-client';
-import { TOO_LARGE } from '../common/failure-types';
+import { checkMessageSize, workflowTaskFailed } from '../client/session-errors';
 
 /** How long a message is offered to a session that is moving to its next run. */
 const HANDOVER_MS = 60_000;
@@ -35,12 +33,7 @@ async function refused(client: Client, result: () => Promise<unknown>): Promise<
 
 /** Start a turn for `message`; resolves to its number once the session took the message. */
 export async function startTurn(session: SessionHandle, client: Client, message: string): Promise<number> {
-  const bytes = utf8Length(message);
-  if (bytes > MAX_USER_MESSAGE_BYTES) {
-    throw new SessionRejectedError(`The message is ${bytes} bytes, over the limit of ${MAX_USER_MESSAGE_BYTES} bytes; send a shorter message or put the text in a file the agent can read`, {
-      type: TOO_LARGE,
-    });
-  }
+  checkMessageSize(message);
   const deadline = Date.now() + HANDOVER_MS;
   for (;;) {
     // The turn a message starts is the next one: while a turn runs (or waits for the agent to be
@@ -54,6 +47,12 @@ export async function startTurn(session: SessionHandle, client: Client, message:
       if (await refused(client, () => update.result())) throw new Error('unreachable: a refusal throws');
       return before + 1;
     } catch (err) {
+      // The workflow task that carried it failed (a history host lost, say): the server dropped the
+      // message without taking it, so the turn is still the next one; offer it again.
+      if (workflowTaskFailed(err) && Date.now() < deadline) {
+        await sleep(100);
+        continue;
+      }
       const failure = err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure ? err.cause : undefined;
       if (failure?.type === CONTINUED_AS_NEW) {
         const turn = (failure.details?.[0] as { turn?: unknown } | undefined)?.turn;

@@ -4,13 +4,16 @@
  * session's next run would run the turn again (seen on the cluster suite, when a history host died
  * while a turn that continues as new was running). Here the answer is lost on purpose, by a gRPC
  * interceptor, and released only once the session has moved to another run and finished the turn:
- * the turn runs once and `send` returns it. Real dev server and worker, the fake model.
+ * the turn runs once and `send` returns it. So too for the server's other "ask again" answers: its
+ * deadline, a failed workflow task, an update no worker processed. Real dev server and worker, the
+ * fake model.
  */
-import { InterceptingCall, type Interceptor, status as grpcStatus, type StatusObject } from '@grpc/grpc-js';
+import { InterceptingCall, type Interceptor, Metadata, status as grpcStatus, type StatusObject } from '@grpc/grpc-js';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { ChatMessage } from '../../common/messages';
 import { LoopwrightClient } from '../../client/session-client';
+import { startTurn } from '../../serve/start-turn';
 import { type RecordedRequest, type Step, text, toolCalls } from '../../fake-model/server';
 import { useSessionHarness } from '../support/session-harness';
 
@@ -129,6 +132,86 @@ test('send: an update call the server answered with a deadline (a loaded server)
     expect(result).toMatchObject({ success: true, turn: 1, iterations: 3, response: 'done after 3 calls' });
     expect((await session.state()).turn).toBe(1);
     expect(s.h.fake.requests).toHaveLength(3);
+  } finally {
+    await connection.close();
+  }
+  await session.end();
+});
+
+/** What the server answers when the workflow task that carried an update failed (a history host lost while a worker completed it). */
+const TASK_FAILED = 'Unable to perform workflow execution update due to unexpected workflow task failure.';
+
+/**
+ * A gRPC interceptor that answers the first UpdateWorkflowExecution with TASK_FAILED (FAILED_PRECONDITION,
+ * the server's WorkflowNotReady): `taken`, after the server took the update (its answer is dropped);
+ * else without sending it. `ids` are the update ids of every UpdateWorkflowExecution, in order.
+ */
+function taskFailedOnce(taken: boolean): { interceptor: Interceptor; ids: string[]; failed: () => number } {
+  const ids: string[] = [];
+  let failed = 0;
+  const interceptor: Interceptor = (options, nextCall) => {
+    if (!options.method_definition.path.endsWith('/UpdateWorkflowExecution')) return new InterceptingCall(nextCall(options));
+    const first = failed === 0;
+    if (first) failed += 1;
+    const answer = (listener: { onReceiveStatus(status: StatusObject): void }): void =>
+      listener.onReceiveStatus({ code: grpcStatus.FAILED_PRECONDITION, details: TASK_FAILED, metadata: new Metadata() });
+    return new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        if (first && !taken) return void setImmediate(() => answer(listener));
+        next(metadata, {
+          onReceiveMetadata: (value, forward) => forward(value),
+          onReceiveMessage: (message, forward) => (first ? undefined : forward(message)),
+          onReceiveStatus: (status, forward) => (first ? answer(listener) : forward(status)),
+        });
+      },
+      sendMessage(message: Uint8Array, next) {
+        ids.push(String(UpdateRequest.decode(message).request?.meta?.updateId));
+        if (!first || taken) next(message);
+      },
+      halfClose(next) {
+        if (!first || taken) next();
+      },
+    });
+  };
+  return { interceptor, ids, failed: () => failed };
+}
+
+test('send: an update the server answers with a failed workflow task (a history host lost) is asked again under its id: the turn runs once and send returns it', async () => {
+  s.h.fake.setResponder(loop);
+  const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator' });
+  // The first call reaches the server, which takes the message; its answer becomes the task failure.
+  const failing = taskFailedOnce(true);
+  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [failing.interceptor] });
+  try {
+    const client = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+    const result = await client.session(session.workflowId).send('iterations=3');
+    expect(failing.failed()).toBe(1);
+    expect(failing.ids.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(failing.ids).size).toBe(1);
+    expect(result).toMatchObject({ success: true, turn: 1, iterations: 3, response: 'done after 3 calls' });
+    expect((await session.state()).turn).toBe(1);
+    expect(s.h.fake.requests).toHaveLength(3);
+  } finally {
+    await connection.close();
+  }
+  await session.end();
+});
+
+test('web: a message whose update the server answers with a failed workflow task, not taking it, is offered again and starts one turn', async () => {
+  s.h.fake.setResponder(loop);
+  const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator' });
+  // The first call never reaches the server; its answer is the task failure.
+  const failing = taskFailedOnce(false);
+  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [failing.interceptor] });
+  try {
+    const client = new Client({ connection });
+    const handle = new LoopwrightClient(client, s.loopwright.taskQueue).session(session.workflowId);
+    await expect(startTurn(handle, client, 'iterations=2')).resolves.toBe(1);
+    expect(failing.failed()).toBe(1);
+    expect(failing.ids).toHaveLength(2);
+    await expect(session.awaitTurn(1)).resolves.toMatchObject({ success: true, turn: 1, iterations: 2, response: 'done after 2 calls' });
+    expect((await session.state()).turn).toBe(1);
+    expect(s.h.fake.requests).toHaveLength(2);
   } finally {
     await connection.close();
   }
