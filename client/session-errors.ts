@@ -50,10 +50,11 @@ export function serverDeadline(err: unknown): boolean {
  * (WorkflowNotReady, gRPC FAILED_PRECONDITION: "Unable to perform workflow execution update due to
  * unexpected workflow task failure."), seen when a history host dies while a worker completes that
  * task. The server dropped the update; one made again under the same id is taken at most once (the
- * server answers for it if it was taken after all), so asking again is safe.
+ * server answers for it if it was taken after all), so asking again is safe. Other answers with that
+ * code are not read as this one (they may not pass by themselves).
  */
 export function workflowTaskFailed(err: unknown): boolean {
-  return err instanceof ServiceError && grpcCode(err) === GRPC_FAILED_PRECONDITION;
+  return err instanceof ServiceError && grpcCode(err) === GRPC_FAILED_PRECONDITION && /workflow task failure/i.test(String((err.cause as { details?: unknown } | undefined)?.details ?? ''));
 }
 
 /**
