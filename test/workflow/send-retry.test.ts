@@ -25,6 +25,17 @@ const UpdateResponse = temporal.api.workflowservice.v1.UpdateWorkflowExecutionRe
 
 const s = useSessionHarness();
 
+/** Runs `body` with a client whose connection goes through `interceptor` (on the file's task queue), then closes the connection. */
+async function throughInterceptor(interceptor: Interceptor, body: (loopwright: LoopwrightClient, client: Client) => Promise<void>): Promise<void> {
+  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [interceptor] });
+  try {
+    const client = new Client({ connection });
+    await body(new LoopwrightClient(client, s.loopwright.taskQueue), client);
+  } finally {
+    await connection.close();
+  }
+}
+
 /** `iterations=<n>`: n model calls, each but the last reading a file. */
 function loop(request: RecordedRequest): Step {
   const messages: ChatMessage[] = request.body?.messages ?? [];
@@ -85,9 +96,7 @@ test('send: an answer lost in transit and repeated after the session continued a
     }
   };
   const repeat = repeatFirstUpdate(turnOver);
-  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [repeat.interceptor] });
-  try {
-    const lossy = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+  await throughInterceptor(repeat.interceptor, async (lossy) => {
     const result = await lossy.session(session.workflowId).send('iterations=8');
     expect(repeat.lost()).toBe(1);
     expect(result).toMatchObject({ success: true, turn: 1, iterations: 8, response: 'done after 8 calls' });
@@ -97,9 +106,7 @@ test('send: an answer lost in transit and repeated after the session continued a
     // One turn, each model call once.
     expect(state.turn).toBe(1);
     expect(s.h.fake.requests).toHaveLength(8);
-  } finally {
-    await connection.close();
-  }
+  });
   await session.end();
 });
 
@@ -124,17 +131,13 @@ test('send: an update call the server answered with a deadline (a loaded server)
       },
     });
   };
-  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [deadlineOnce] });
-  try {
-    const busy = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+  await throughInterceptor(deadlineOnce, async (busy) => {
     const result = await busy.session(session.workflowId).send('iterations=3');
     expect(timedOut).toBe(1);
     expect(result).toMatchObject({ success: true, turn: 1, iterations: 3, response: 'done after 3 calls' });
     expect((await session.state()).turn).toBe(1);
     expect(s.h.fake.requests).toHaveLength(3);
-  } finally {
-    await connection.close();
-  }
+  });
   await session.end();
 });
 
@@ -181,9 +184,7 @@ test('send: an update the server answers with a failed workflow task (a history 
   const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator' });
   // The first call reaches the server, which takes the message; its answer becomes the task failure.
   const failing = taskFailedOnce(true);
-  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [failing.interceptor] });
-  try {
-    const client = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+  await throughInterceptor(failing.interceptor, async (client) => {
     const result = await client.session(session.workflowId).send('iterations=3');
     expect(failing.failed()).toBe(1);
     expect(failing.ids.length).toBeGreaterThanOrEqual(2);
@@ -191,30 +192,27 @@ test('send: an update the server answers with a failed workflow task (a history 
     expect(result).toMatchObject({ success: true, turn: 1, iterations: 3, response: 'done after 3 calls' });
     expect((await session.state()).turn).toBe(1);
     expect(s.h.fake.requests).toHaveLength(3);
-  } finally {
-    await connection.close();
-  }
+  });
   await session.end();
 });
 
 test('web: a message whose update the server answers with a failed workflow task, not taking it, is offered again and starts one turn', async () => {
   s.h.fake.setResponder(loop);
   const session = await s.loopwright.start({ bundlePath: s.bundle, agentId: 'facilitator' });
+  // As the web API has it: the session is ready before a message comes (a turn taken while the
+  // agent still loads is numbered only once it starts).
+  while ((await session.state()).status !== 'waiting_for_user') await new Promise((resolve) => setTimeout(resolve, 25));
   // The first call never reaches the server; its answer is the task failure.
   const failing = taskFailedOnce(false);
-  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [failing.interceptor] });
-  try {
-    const client = new Client({ connection });
-    const handle = new LoopwrightClient(client, s.loopwright.taskQueue).session(session.workflowId);
+  await throughInterceptor(failing.interceptor, async (loopwright, client) => {
+    const handle = loopwright.session(session.workflowId);
     await expect(startTurn(handle, client, 'iterations=2')).resolves.toBe(1);
     expect(failing.failed()).toBe(1);
     expect(failing.ids).toHaveLength(2);
     await expect(session.awaitTurn(1)).resolves.toMatchObject({ success: true, turn: 1, iterations: 2, response: 'done after 2 calls' });
     expect((await session.state()).turn).toBe(1);
     expect(s.h.fake.requests).toHaveLength(2);
-  } finally {
-    await connection.close();
-  }
+  });
   await session.end();
 });
 
@@ -252,9 +250,7 @@ test('send: an update the server answers "wasn\'t processed by worker" (no worke
       },
     });
   };
-  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [unprocessedOnce] });
-  try {
-    const client = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+  await throughInterceptor(unprocessedOnce, async (client) => {
     const result = await client.session(session.workflowId).send('iterations=2');
     expect(rejected).toBe(1);
     expect(ids).toHaveLength(2);
@@ -262,9 +258,7 @@ test('send: an update the server answers "wasn\'t processed by worker" (no worke
     expect(result).toMatchObject({ success: true, turn: 1, iterations: 2, response: 'done after 2 calls' });
     expect((await session.state()).turn).toBe(1);
     expect(s.h.fake.requests).toHaveLength(2);
-  } finally {
-    await connection.close();
-  }
+  });
   await session.end();
 });
 
@@ -294,17 +288,13 @@ test('send: a message that reaches a run that has just ended, without being take
       },
     });
   };
-  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [staleLookUp] });
-  try {
-    const redirected = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+  await throughInterceptor(staleLookUp, async (redirected) => {
     const result = await redirected.session(session.workflowId).send('iterations=3');
     expect(armed).toBe(false);
     expect(result).toMatchObject({ success: true, turn: 2, iterations: 3, response: 'done after 3 calls' });
     expect((await session.state()).turn).toBe(2);
     expect(s.h.fake.requests).toHaveLength(11);
-  } finally {
-    await connection.close();
-  }
+  });
   await session.end();
 });
 
@@ -320,15 +310,11 @@ test('budget: a raise whose answer is lost in transit and repeated after the ses
   };
   // The first UpdateWorkflowExecution answer is lost; once the session is in its next run, the same request is made again.
   const repeat = repeatFirstUpdate(movedOn);
-  const connection = await Connection.connect({ address: s.h.server.address, interceptors: [repeat.interceptor] });
-  try {
-    const lossy = new LoopwrightClient(new Client({ connection }), s.loopwright.taskQueue);
+  await throughInterceptor(repeat.interceptor, async (lossy) => {
     const raised = await lossy.session(session.workflowId).budget({ sessionTokens: 500 });
     expect(repeat.lost()).toBe(1);
     expect(raised.sessionTokens.limit).toBe(1_000_500);
-  } finally {
-    await connection.close();
-  }
+  });
   await expect(turn).resolves.toMatchObject({ success: true, turn: 1 });
   const state = await session.state();
   expect(state.run).toBeGreaterThan(1);
