@@ -5,12 +5,10 @@
  * progress is on the event stream and its result comes from `awaitTurn`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import { sendUpdate } from '../common/contract/session-definitions';
-import { CONTINUED_AS_NEW } from '../common/failure-types';
-import { type SessionHandle, SessionRejectedError } from '../client/session-client';
-import { checkMessageSize, workflowTaskFailed } from '../client/session-errors';
+import type { SessionHandle } from '../client/session-client';
+import { checkMessageSize, continuedTurn, rejection, workflowTaskFailed } from '../client/session-errors';
 
 /** How long a message is offered to a session that is moving to its next run. */
 const HANDOVER_MS = 60_000;
@@ -47,24 +45,16 @@ export async function startTurn(session: SessionHandle, client: Client, message:
       if (await refused(client, () => update.result())) throw new Error('unreachable: a refusal throws');
       return before + 1;
     } catch (err) {
-      // The workflow task that carried it failed (a history host lost, say): the server dropped the
-      // message without taking it, so the turn is still the next one; offer it again.
-      if (workflowTaskFailed(err) && Date.now() < deadline) {
-        await sleep(100);
+      const moved = continuedTurn(err);
+      if (moved?.turn !== undefined) return moved.turn;
+      // Not taken, so the turn is still the next one: the run was handing over (offer the message to
+      // the next run), or the workflow task that carried it failed (a history host lost, say).
+      const pause = moved !== undefined ? 50 : workflowTaskFailed(err) ? 100 : undefined;
+      if (pause !== undefined && Date.now() < deadline) {
+        await sleep(pause);
         continue;
       }
-      const failure = err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure ? err.cause : undefined;
-      if (failure?.type === CONTINUED_AS_NEW) {
-        const turn = (failure.details?.[0] as { turn?: unknown } | undefined)?.turn;
-        if (typeof turn === 'number') return turn;
-        // The run was handing over and did not take the message: offer it to the next run.
-        if (Date.now() < deadline) {
-          await sleep(50);
-          continue;
-        }
-      }
-      if (err instanceof WorkflowUpdateFailedError && err.cause) throw new SessionRejectedError(err.cause.message, { cause: err, type: failure?.type ?? undefined });
-      throw err;
+      throw rejection(err);
     }
   }
 }
